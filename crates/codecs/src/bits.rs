@@ -1,0 +1,179 @@
+//! Scalar horizontal bit packing, shared by FOR and the PFOR family.
+//!
+//! Value `i` of width `b` occupies bits `[i*b, (i+1)*b)` of a little-endian bit stream:
+//!
+//! ```text
+//! byte:   0        1        2
+//! bits:   76543210 76543210 76543210
+//! b = 3:  11000000 ........             v0 = bits 0..3, v1 = bits 3..6, v2 = bits 6..9, ...
+//!           ^^^ v1
+//! ```
+//!
+//! For 32 values this is the same as packing into `b` little-endian `u32` words, LSB first (the
+//! layout of scalar frame-of-reference libraries). Width 0 stores nothing; width 32 is a plain
+//! little-endian array.
+
+/// Mask of the low `b` bits (`b <= 32`).
+#[inline]
+pub fn mask(b: u32) -> u32 {
+    if b >= 32 {
+        u32::MAX
+    } else {
+        (1u32 << b) - 1
+    }
+}
+
+/// Bits needed to store `v`: 0 for 0, else `32 - leading_zeros`.
+#[inline]
+pub fn width(v: u32) -> u32 {
+    32 - v.leading_zeros()
+}
+
+/// Bytes used by `n` values of width `b`.
+#[inline]
+pub fn packed_len(n: usize, b: u32) -> usize {
+    (n * b as usize).div_ceil(8)
+}
+
+/// Packs `values` (each `< 2^b`; higher bits are masked off) into `out[..packed_len(n, b)]`,
+/// overwriting those bytes. Panics if `out` is too short (callers check lengths first).
+pub fn pack(values: &[u32], b: u32, out: &mut [u8]) {
+    let len = packed_len(values.len(), b);
+    let out = &mut out[..len];
+    if b == 0 {
+        return;
+    }
+    let m = mask(b) as u64;
+    let mut acc: u64 = 0;
+    let mut nbits = 0u32;
+    let mut pos = 0;
+    for &v in values {
+        acc |= (v as u64 & m) << nbits;
+        nbits += b;
+        while nbits >= 8 {
+            out[pos] = acc as u8;
+            pos += 1;
+            acc >>= 8;
+            nbits -= 8;
+        }
+    }
+    if nbits > 0 {
+        out[pos] = acc as u8;
+    }
+}
+
+/// Reads value `i` of width `b`. Returns `None` when it would read past `data`.
+#[inline]
+pub fn get(data: &[u8], b: u32, i: usize) -> Option<u32> {
+    if b == 0 {
+        return Some(0);
+    }
+    let bit = i * b as usize;
+    let end_byte = (bit + b as usize).div_ceil(8);
+    if end_byte > data.len() {
+        return None;
+    }
+    let byte = bit / 8;
+    let shift = (bit % 8) as u32;
+    let mut buf = [0u8; 8];
+    let take = (data.len() - byte).min(8);
+    buf[..take].copy_from_slice(&data[byte..byte + take]);
+    Some(((u64::from_le_bytes(buf) >> shift) as u32) & mask(b))
+}
+
+/// Overwrites value `i` of width `b` with `v` (masked to `b` bits). Panics if out of bounds.
+#[inline]
+pub fn set(data: &mut [u8], b: u32, i: usize, v: u32) {
+    if b == 0 {
+        return;
+    }
+    let bit = i * b as usize;
+    let byte = bit / 8;
+    let shift = (bit % 8) as u32;
+    let end_byte = (bit + b as usize).div_ceil(8);
+    assert!(end_byte <= data.len(), "bits::set out of bounds");
+    let m = (mask(b) as u64) << shift;
+    let val = ((v & mask(b)) as u64) << shift;
+    for (k, slot) in data[byte..end_byte].iter_mut().enumerate() {
+        let mk = (m >> (8 * k)) as u8;
+        let vk = (val >> (8 * k)) as u8;
+        *slot = (*slot & !mk) | vk;
+    }
+}
+
+/// Unpacks `out.len()` values of width `b` from `data`. Returns `None` when `data` is too short.
+pub fn unpack(data: &[u8], b: u32, out: &mut [u32]) -> Option<()> {
+    let n = out.len();
+    if packed_len(n, b) > data.len() {
+        return None;
+    }
+    if b == 0 {
+        out.fill(0);
+        return Some(());
+    }
+    let m = mask(b) as u64;
+    let mut acc: u64 = 0;
+    let mut nbits = 0u32;
+    let mut pos = 0;
+    for o in out.iter_mut() {
+        while nbits < b {
+            acc |= (data[pos] as u64) << nbits;
+            pos += 1;
+            nbits += 8;
+        }
+        *o = (acc & m) as u32;
+        acc >>= b;
+        nbits -= b;
+    }
+    Some(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_every_width() {
+        let mut rng = fastrand::Rng::with_seed(7);
+        for b in 0..=32u32 {
+            for n in [0usize, 1, 7, 31, 32, 33, 128, 255, 256] {
+                let vals: Vec<u32> = (0..n).map(|_| rng.u32(..) & mask(b)).collect();
+                let mut buf = vec![0xAAu8; packed_len(n, b)];
+                pack(&vals, b, &mut buf);
+                let mut back = vec![0u32; n];
+                unpack(&buf, b, &mut back).unwrap();
+                assert_eq!(vals, back, "b={b} n={n}");
+                for (i, &v) in vals.iter().enumerate() {
+                    assert_eq!(get(&buf, b, i), Some(v), "b={b} i={i}");
+                }
+                // set then get, neighbours untouched
+                if n > 2 {
+                    let nv = rng.u32(..) & mask(b);
+                    set(&mut buf, b, 1, nv);
+                    assert_eq!(get(&buf, b, 0), Some(vals[0]));
+                    assert_eq!(get(&buf, b, 1), Some(nv));
+                    assert_eq!(get(&buf, b, 2), Some(vals[2]));
+                }
+                assert_eq!(
+                    get(&buf, b, n + (b > 0) as usize * 64),
+                    if b == 0 { Some(0) } else { None }
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn matches_u32_word_layout_for_32_values() {
+        // 32 values of width b fill b little-endian words, LSB first.
+        let vals: Vec<u32> = (0..32).map(|i| (i * 5 + 1) & mask(6)).collect();
+        let mut buf = vec![0u8; packed_len(32, 6)];
+        pack(&vals, 6, &mut buf);
+        let w0 = u32::from_le_bytes(buf[0..4].try_into().unwrap());
+        assert_eq!(w0 & 0x3f, vals[0]);
+        assert_eq!((w0 >> 6) & 0x3f, vals[1]);
+        assert_eq!(
+            (w0 >> 30) | ((u32::from_le_bytes(buf[4..8].try_into().unwrap()) & 0xf) << 2),
+            vals[5]
+        );
+    }
+}

@@ -1,0 +1,4 @@
+//! Per-ISA kernels. Every kernel is an `unsafe fn` with `#[target_feature]` in a per-ISA module,
+//! and has a scalar twin that tests compare it against byte for byte. Callers reach kernels only
+//! through safe dispatch functions in the codec modules, which check lengths first and pick the
+//! kernel from [`crate::isa::Isa::detect`].

@@ -1,0 +1,103 @@
+//! The engine's errors: one public [`Error`] with messages a user can act on.
+
+use std::fmt;
+use std::io;
+
+/// A page number: the page's byte offset in the file divided by the page size.
+pub type PageId = u64;
+
+/// Result type of the engine.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in the engine.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// The operating system reported an I/O error.
+    Io(io::Error),
+    /// A page failed its checksum or a structural check. Never a wrong answer instead.
+    Corrupted { page: PageId, what: String },
+    /// The file is not a tersedb file, or was written by an unsupported format version.
+    BadFormat(String),
+    /// An earlier write or fsync failed; the environment refuses writes until it is reopened,
+    /// because the state on disk is unknown (nothing committed before is lost).
+    PreviousIo,
+    /// Another handle or process holds the file open for writing.
+    Locked,
+    /// A write was attempted on an environment opened read-only.
+    ReadOnly,
+    /// A write transaction is already active in this environment.
+    WriteTxnActive,
+    /// The named database does not exist.
+    DbNotFound(String),
+    /// A database of that name already exists.
+    DbExists(String),
+    /// The database was opened with a configuration that differs from the stored one.
+    ConfigMismatch { db: String, what: String },
+    /// `insert` of a key that is already present (use upsert to overwrite).
+    KeyExists,
+    /// The key is not present.
+    KeyNotFound,
+    /// The key does not match the database's key type, or is too long.
+    InvalidKey(String),
+    /// The record does not match the database's record type, or is too large.
+    InvalidRecord(String),
+    /// An argument is out of range (page size, names, options).
+    InvalidArgument(String),
+    /// Storage is out of space; the transaction was not committed.
+    DiskFull,
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Io(e) => write!(f, "I/O error: {e}"),
+            Error::Corrupted { page, what } => write!(f, "corrupted page {page}: {what}"),
+            Error::BadFormat(what) => write!(f, "not a usable tersedb file: {what}"),
+            Error::PreviousIo => write!(
+                f,
+                "an earlier I/O error left the file in an unknown state; reopen the environment \
+                 (committed data is safe)"
+            ),
+            Error::Locked => write!(
+                f,
+                "the file is already open for writing by another handle or process"
+            ),
+            Error::ReadOnly => write!(f, "the environment was opened read-only"),
+            Error::WriteTxnActive => write!(f, "a write transaction is already active"),
+            Error::DbNotFound(n) => write!(f, "no database named {n:?}"),
+            Error::DbExists(n) => write!(f, "a database named {n:?} already exists"),
+            Error::ConfigMismatch { db, what } => {
+                write!(
+                    f,
+                    "database {db:?} was created with a different configuration: {what}"
+                )
+            }
+            Error::KeyExists => write!(f, "the key already exists"),
+            Error::KeyNotFound => write!(f, "the key was not found"),
+            Error::InvalidKey(w) => write!(f, "invalid key: {w}"),
+            Error::InvalidRecord(w) => write!(f, "invalid record: {w}"),
+            Error::InvalidArgument(w) => write!(f, "invalid argument: {w}"),
+            Error::DiskFull => write!(f, "the disk is full; the transaction was not committed"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Io(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<io::Error> for Error {
+    fn from(e: io::Error) -> Self {
+        if e.kind() == io::ErrorKind::StorageFull {
+            Error::DiskFull
+        } else {
+            Error::Io(e)
+        }
+    }
+}

@@ -1,0 +1,18 @@
+//! tersedb: an embedded, type-aware key-value store whose B+-tree keeps leaf keys compressed in
+//! memory and on disk.
+//!
+//! Layers (each knows nothing of those above it):
+//!
+//! ```text
+//! Env (one file) -> Db (one B+-tree) -> Txn -> Cursor / queries
+//!     btree/    nodes, key and record lists, descent with local balancing
+//!     storage/  pager: file format, page cache, free space, meta pages, checksums, I/O trait
+//! tersedb-codecs   integer codecs over sorted u32 blocks
+//! ```
+
+#![forbid(unsafe_code)]
+
+pub mod error;
+pub mod storage;
+
+pub use error::{Error, Result};

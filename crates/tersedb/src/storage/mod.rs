@@ -1,0 +1,118 @@
+//! Storage: the pager and everything below it. The B+-tree layer sees pages only through
+//! [`PageSource`] (read) and [`PageSink`] (copy-on-write), and the file only through [`Storage`].
+//!
+//! Every page starts with an 8-byte checksum that the pager owns; the byte after it names the
+//! page's kind, and the rest belongs to the page's owner:
+//!
+//! ```text
+//! offset 0         8      9                                                page_size
+//!        [checksum][kind][ owner's bytes ...................................]
+//!        checksum = XXH3-64(page[8..], seed = page id), little-endian; written at commit
+//! ```
+//!
+//! Seeding the checksum with the page id makes a page written at the wrong offset fail its check.
+//! Pages are cached as they are on disk (so compressed leaves stay compressed in RAM).
+
+use crate::error::{PageId, Result};
+use std::sync::Arc;
+
+/// Bytes at the start of every page that belong to the pager (the checksum).
+pub const PAGE_CHECKSUM_LEN: usize = 8;
+/// Offset of the page-kind byte.
+pub const PAGE_KIND_OFFSET: usize = 8;
+/// Smallest and largest supported page sizes; page sizes are powers of two.
+pub const MIN_PAGE_SIZE: usize = 512;
+pub const MAX_PAGE_SIZE: usize = 64 * 1024;
+pub const DEFAULT_PAGE_SIZE: usize = 16 * 1024;
+
+/// The kind byte at [`PAGE_KIND_OFFSET`]. Stored on disk: never renumber.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum PageKind {
+    /// One of the two meta pages (pages 0 and 1).
+    Meta = 1,
+    /// A page of the free-page list.
+    FreeList = 2,
+    /// A B+-tree internal node.
+    Branch = 3,
+    /// A B+-tree leaf.
+    Leaf = 4,
+    /// A page of a large record (overflow chain).
+    Overflow = 5,
+}
+
+impl PageKind {
+    pub fn from_u8(v: u8) -> Option<PageKind> {
+        Some(match v {
+            1 => PageKind::Meta,
+            2 => PageKind::FreeList,
+            3 => PageKind::Branch,
+            4 => PageKind::Leaf,
+            5 => PageKind::Overflow,
+            _ => return None,
+        })
+    }
+}
+
+/// How hard a commit tries to reach the disk.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Durability {
+    /// fsync the data pages, then the meta page: a commit that returned survives power loss.
+    #[default]
+    Immediate,
+    /// No fsync. Commits are still atomic and the file is never corrupt after a process crash,
+    /// but the last commits may be lost on power loss. For bulk loads.
+    None,
+}
+
+/// A page's bytes, shared between the cache and readers. Always exactly `page_size` long.
+pub type Page = Arc<[u8]>;
+
+/// All file I/O goes through this trait, so tests can run on memory and inject faults.
+///
+/// Offsets and lengths are in bytes. Implementations must be usable from several threads.
+pub trait Storage: Send + Sync + std::fmt::Debug {
+    /// Current length of the file in bytes.
+    fn len(&self) -> std::io::Result<u64>;
+    /// Whether the file is empty.
+    fn is_empty(&self) -> std::io::Result<bool> {
+        Ok(self.len()? == 0)
+    }
+    /// Fills `buf` from `offset`; reading past the end is an `UnexpectedEof` error.
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()>;
+    /// Writes all of `buf` at `offset`, extending the file if needed.
+    fn write_at(&self, offset: u64, buf: &[u8]) -> std::io::Result<()>;
+    /// Truncates or extends the file.
+    fn set_len(&self, len: u64) -> std::io::Result<()>;
+    /// Makes every write so far durable (fsync / fdatasync).
+    fn sync(&self) -> std::io::Result<()>;
+}
+
+/// Read access to the pages of one snapshot.
+pub trait PageSource {
+    /// Page size in bytes.
+    fn page_size(&self) -> usize;
+    /// The page `id` as of this snapshot; checksum-verified when it comes from disk.
+    /// An id outside the file, or a checksum mismatch, is `Error::Corrupted` naming the page.
+    fn page(&self, id: PageId) -> Result<Page>;
+}
+
+/// Copy-on-write access for the write transaction.
+///
+/// Pages allocated in this transaction are *dirty* and may be changed in place; any other page
+/// must first be copied with [`PageSink::cow`], which returns the id of the writable copy and
+/// frees the original (it becomes reusable once no reader can see it).
+pub trait PageSink: PageSource {
+    /// Allocates a zeroed dirty page (from the free list when possible, else at the file's end).
+    fn alloc(&mut self) -> Result<PageId>;
+    /// Mutable bytes of a dirty page (the whole page; bytes `0..PAGE_CHECKSUM_LEN` are rewritten
+    /// at commit). A page that is not dirty is an error.
+    fn page_mut(&mut self, id: PageId) -> Result<&mut [u8]>;
+    /// Whether `id` was allocated by this transaction.
+    fn is_dirty(&self, id: PageId) -> bool;
+    /// Returns a dirty page holding `id`'s content: `id` itself when dirty, else a fresh copy
+    /// (and `id` is freed).
+    fn cow(&mut self, id: PageId) -> Result<PageId>;
+    /// Frees `id` (dirty pages are reusable at once, others once no reader can see them).
+    fn free(&mut self, id: PageId) -> Result<()>;
+}
