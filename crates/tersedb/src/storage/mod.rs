@@ -116,3 +116,19 @@ pub trait PageSink: PageSource {
     /// Frees `id` (dirty pages are reusable at once, others once no reader can see them).
     fn free(&mut self, id: PageId) -> Result<()>;
 }
+
+mod cache;
+pub mod checksum;
+mod faulty;
+mod file;
+pub mod freelist;
+mod mem;
+pub mod meta;
+mod pager;
+
+pub use cache::CacheStats;
+pub use faulty::{CrashMode, FaultyStorage};
+pub use file::FileStorage;
+pub use freelist::SpaceInfo;
+pub use mem::MemStorage;
+pub use pager::{Pager, PagerOptions, ReadPages, WritePages, DEFAULT_CACHE_BYTES};
