@@ -2,11 +2,13 @@
 //! snapshot isolation (a reader keeps its pages while the writer frees them; reuse only after
 //! the reader is gone), the free list survives reopen, churn does not grow the file, file locks.
 
+mod storage_common;
+
 use std::collections::BTreeSet;
 use std::sync::Arc;
+use storage_common::{assert_accounting, read_chain, snapshot, write_chain};
 use tersedb::storage::{
-    Durability, FileStorage, MemStorage, PageKind, PageSink, PageSource, Pager, PagerOptions,
-    ReadPages, Storage, WritePages,
+    Durability, FileStorage, MemStorage, PageSink, PageSource, Pager, PagerOptions, Storage,
 };
 use tersedb::Error;
 
@@ -16,68 +18,6 @@ fn opts(page_size: usize) -> PagerOptions {
         cache_bytes: 1 << 20,
         read_only: false,
     }
-}
-
-/// Writes a chain of `values.len()` leaf pages (each: next id at 16, value at 24, value bytes
-/// repeated over the page) and makes its head the root. Frees the previous chain.
-fn write_chain(w: &mut WritePages, values: &[u64]) {
-    let mut old = w.root();
-    while old != 0 {
-        let p = w.page(old).unwrap();
-        let next = u64::from_le_bytes(p[16..24].try_into().unwrap());
-        w.free(old).unwrap();
-        old = next;
-    }
-    let mut next = 0u64;
-    for &v in values.iter().rev() {
-        let id = w.alloc().unwrap();
-        let p = w.page_mut(id).unwrap();
-        p[8] = PageKind::Leaf as u8;
-        p[16..24].copy_from_slice(&next.to_le_bytes());
-        p[24..32].copy_from_slice(&v.to_le_bytes());
-        for b in p[32..].iter_mut() {
-            *b = v as u8;
-        }
-        next = id;
-    }
-    w.set_root(next);
-}
-
-fn read_chain(r: &dyn PageSource, root: u64) -> tersedb::Result<Vec<u64>> {
-    let mut out = Vec::new();
-    let mut id = root;
-    while id != 0 {
-        let p = r.page(id)?;
-        assert_eq!(p.len(), r.page_size());
-        let v = u64::from_le_bytes(p[24..32].try_into().unwrap());
-        assert!(p[32..].iter().all(|&b| b == v as u8), "page {id} content");
-        out.push(v);
-        id = u64::from_le_bytes(p[16..24].try_into().unwrap());
-        assert!(out.len() < 100_000, "cycle");
-    }
-    Ok(out)
-}
-
-fn snapshot(pager: &Arc<Pager>) -> Vec<u64> {
-    let r = pager.begin_read().unwrap();
-    read_chain(&r, r.root()).unwrap()
-}
-
-/// Every page below the page count is a meta page, on the chain, free, or a free-list page.
-fn assert_accounting(r: &ReadPages) {
-    let space = r.space().unwrap();
-    let mut seen = BTreeSet::from([0u64, 1]);
-    let mut id = r.root();
-    while id != 0 {
-        assert!(seen.insert(id), "page {id} twice");
-        let p = r.page(id).unwrap();
-        id = u64::from_le_bytes(p[16..24].try_into().unwrap());
-    }
-    for &f in space.free.iter().chain(&space.freelist_pages) {
-        assert!(seen.insert(f), "page {f} twice");
-    }
-    assert_eq!(seen.len() as u64, space.page_count, "{space:?}");
-    assert_eq!(*seen.last().unwrap(), space.page_count - 1);
 }
 
 #[test]
