@@ -23,9 +23,13 @@
 #![warn(missing_debug_implementations)]
 
 pub mod bits;
+pub mod bp128;
 pub mod error;
+pub mod for_;
 pub mod isa;
 pub mod simd;
+pub mod simd_for;
+pub mod vertical;
 
 pub use error::CodecError;
 pub use isa::Isa;
