@@ -182,17 +182,18 @@ impl BlockCodec for For {
             return Ok((0, Some(desc.start)));
         }
         let target = key - desc.start;
+        // Branchless: `lo` only moves while the probed offset is below the target. Every probe
+        // is in range (checked above), so the fallback value is never used.
+        let off = |i: usize| bits::get(payload, b, i).unwrap_or(u32::MAX);
         let (mut lo, mut len) = (0usize, n);
-        while len > 0 {
+        while len > 1 {
             let half = len / 2;
-            let mid = lo + half;
-            if bits::get(payload, b, mid).ok_or(corrupt("offsets"))? < target {
-                lo = mid + 1;
-                len -= half + 1;
-            } else {
-                len = half;
+            if off(lo + half) < target {
+                lo += half;
             }
+            len -= half;
         }
+        let lo = lo + (off(lo) < target) as usize;
         if lo >= n {
             return Ok((count, None));
         }
@@ -252,15 +253,21 @@ impl BlockCodec for For {
             desc.size = new_size as u32;
             return Ok(AppendOutcome::Appended);
         }
-        let (mut keys, count) = all_keys(desc, payload)?;
-        keys[count] = key;
-        match reencode(&keys[..count + 1], payload)? {
-            Some(nd) => {
-                *desc = nd;
-                Ok(AppendOutcome::Appended)
-            }
-            None => Ok(AppendOutcome::NoRoom),
+        // The offset needs a wider b: repack the offsets (no keys materialised).
+        let nb = width(o);
+        let new_size = packed_len(n + 1, nb);
+        if new_size > payload.len() {
+            return Ok(AppendOutcome::NoRoom);
         }
+        let mut buf = [0u32; MAX - 1];
+        bits::unpack(&payload[..desc.size as usize], b, &mut buf[..n]).ok_or(corrupt("offsets"))?;
+        buf[n] = o;
+        bits::pack(&buf[..n + 1], nb, payload);
+        desc.count += 1;
+        desc.last = key;
+        desc.bits = nb as u8;
+        desc.size = new_size as u32;
+        Ok(AppendOutcome::Appended)
     }
 
     fn remove(desc: &mut Descriptor, payload: &mut [u8], slot: usize) -> Result<RemoveOutcome> {

@@ -93,17 +93,18 @@ impl BlockCodec for SimdFor {
         }
         // First offset >= target among o[0..n], searched on the packed bits.
         let target = key - desc.start;
+        // Branchless: `lo` only moves while the probed offset is below the target. Every probe
+        // is in range (checked above), so the fallback value is never used.
+        let off = |i: usize| vertical::get(payload, b, i).unwrap_or(u32::MAX);
         let (mut lo, mut len) = (0usize, n);
-        while len > 0 {
+        while len > 1 {
             let half = len / 2;
-            let mid = lo + half;
-            if vertical::get(payload, b, mid).ok_or(FRAME_ERR)? < target {
-                lo = mid + 1;
-                len -= half + 1;
-            } else {
-                len = half;
+            if off(lo + half) < target {
+                lo += half;
             }
+            len -= half;
         }
+        let lo = lo + (off(lo) < target) as usize;
         if lo >= n {
             return Ok((count, None));
         }

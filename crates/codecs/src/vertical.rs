@@ -166,6 +166,7 @@ macro_rules! pick {
         match $isa {
             Isa::Scalar => None,
             Isa::Sse41 => Some(crate::simd::vertical_sse41::$table[$b as usize]),
+            // AVX-512 kernels were measured no faster here (see simd::vertical_avx2).
             Isa::Avx2 | Isa::Avx512 => Some(crate::simd::vertical_avx2::$table[$b as usize]),
         }
     };
@@ -174,7 +175,7 @@ macro_rules! pick {
 /// Decodes a whole frame into `out`: `out[i] = base + v[0] + .. + v[i]` when `delta`, else
 /// `base + v[i]` (wrapping). Levels this CPU lacks fall back. `None` if `data` is
 /// shorter than the frame or `b > 32`.
-#[inline]
+#[inline(always)]
 pub fn unpack(
     isa: Isa,
     data: &[u8],
@@ -202,6 +203,18 @@ pub fn unpack(
         }
     }
     let _ = isa;
+    unpack_scalar_keys(data, b, base, delta, out)
+}
+
+/// Scalar [`unpack`] (kept out of line so the SIMD dispatch stays small).
+#[inline(never)]
+fn unpack_scalar_keys(
+    data: &[u8],
+    b: u32,
+    base: u32,
+    delta: bool,
+    out: &mut [u32; FRAME],
+) -> Option<()> {
     unpack_scalar(data, b, out)?;
     let mut acc = base;
     for v in out.iter_mut() {
@@ -411,6 +424,7 @@ pub(crate) fn encode(isa: Isa, delta: bool, keys: &[u32], out: &mut [u8]) -> Res
     })
 }
 
+#[inline]
 pub(crate) fn decode(
     isa: Isa,
     delta: bool,
@@ -523,15 +537,22 @@ pub(crate) fn append(
         d.last = key;
         return Ok(AppendOutcome::Appended);
     }
-    let (mut keys, count) = all_keys(isa, delta, d, payload)?;
-    keys[count] = key;
-    match reencode(isa, delta, &keys[..count + 1], payload)? {
-        Some(nd) => {
-            *d = nd;
-            Ok(AppendOutcome::Appended)
-        }
-        None => Ok(AppendOutcome::NoRoom),
+    // The value needs a wider frame: repack the raw values (no keys materialised).
+    let nb = width(v);
+    if frame_len(nb) > payload.len() {
+        return Ok(AppendOutcome::NoRoom);
     }
+    let mut raw = [0u32; FRAME];
+    if n > 0 {
+        unpack(isa, payload, b, 0, false, &mut raw).ok_or(corrupt("frame"))?;
+    }
+    raw[n] = v;
+    pack(isa, &raw, 0, false, nb, payload);
+    d.count += 1;
+    d.last = key;
+    d.bits = nb as u8;
+    d.size = frame_len(nb) as u32;
+    Ok(AppendOutcome::Appended)
 }
 
 pub(crate) fn remove(
