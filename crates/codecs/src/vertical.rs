@@ -40,7 +40,7 @@ pub fn frame_len(b: u32) -> usize {
 #[inline]
 fn word(data: &[u8], k: usize, lane: usize) -> u32 {
     let at = 16 * k + 4 * lane;
-    u32::from_le_bytes([data[at], data[at + 1], data[at + 2], data[at + 3]])
+    u32::from_le_bytes(data[at..at + 4].try_into().expect("4 bytes"))
 }
 
 #[inline]
@@ -50,7 +50,7 @@ fn put_word(data: &mut [u8], k: usize, lane: usize, w: u32) {
 }
 
 /// Value `i` (`< 128`) of a frame of width `b` (`<= 32`); `None` if `data` is shorter than the
-/// frame or the arguments are out of range. O(1).
+/// frame or the arguments are out of range. O(1) and branch-free on the value's position.
 #[inline]
 pub fn get(data: &[u8], b: u32, i: usize) -> Option<u32> {
     if i >= FRAME || b > 32 || data.len() < frame_len(b) {
@@ -61,12 +61,13 @@ pub fn get(data: &[u8], b: u32, i: usize) -> Option<u32> {
     }
     let lane = i % 4;
     let bit = (i / 4) * b as usize;
-    let (k, s) = (bit / 32, (bit % 32) as u32);
-    let mut v = word(data, k, lane) >> s;
-    if s + b > 32 {
-        v |= word(data, k + 1, lane) << (32 - s);
-    }
-    Some(v & mask(b))
+    let (k, s) = (bit / 32, bit % 32);
+    // Words k and k+1 of the lane as one 64-bit window. When the value does not straddle, the
+    // second word is only needed as filler: row k+1 may not exist (k = b-1), so re-read row k;
+    // its bits land at or above bit b of the result and are masked off.
+    let k1 = (k + 1).min(b as usize - 1);
+    let w = word(data, k, lane) as u64 | (word(data, k1, lane) as u64) << 32;
+    Some((w >> s) as u32 & mask(b))
 }
 
 /// Overwrites value `i` of a frame of width `b` with `v & mask(b)`. Panics when out of range
