@@ -87,15 +87,13 @@ fn all_keys(d: &Descriptor, payload: &[u8]) -> Result<([u32; MAX], usize)> {
     Ok((buf, n))
 }
 
+/// Re-encodes `keys` into `payload` if it fits (`encode` checks the size before writing).
 fn reencode(keys: &[u32], payload: &mut [u8]) -> Result<Option<Descriptor>> {
-    let mut tmp = [0u8; 4 * (MAX - 1)];
-    let nd = For::encode(keys, &mut tmp)?;
-    let size = nd.size as usize;
-    if size > payload.len() {
-        return Ok(None);
+    match For::encode(keys, payload) {
+        Ok(nd) => Ok(Some(nd)),
+        Err(CodecError::NoRoom { .. }) => Ok(None),
+        Err(e) => Err(e),
     }
-    payload[..size].copy_from_slice(&tmp[..size]);
-    Ok(Some(nd))
 }
 
 impl BlockCodec for For {
@@ -110,7 +108,8 @@ impl BlockCodec for For {
         if keys.len() > MAX {
             return Err(invalid("more than 257 keys"));
         }
-        if !keys.windows(2).all(|w| w[0] < w[1]) {
+        // Branch-free order check (no early exit, so it vectorises).
+        if keys.windows(2).fold(false, |bad, w| bad | (w[1] <= w[0])) {
             return Err(invalid("keys not strictly increasing"));
         }
         let (Some(&start), Some(&last)) = (keys.first(), keys.last()) else {

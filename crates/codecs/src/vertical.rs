@@ -379,13 +379,19 @@ pub(crate) fn encode(isa: Isa, delta: bool, keys: &[u32], out: &mut [u8]) -> Res
     if keys.len() > MAX_KEYS {
         return Err(invalid("more than 129 keys"));
     }
-    if !keys.windows(2).all(|w| w[0] < w[1]) {
-        return Err(invalid("keys not strictly increasing"));
-    }
     let (Some(&start), Some(&last)) = (keys.first(), keys.last()) else {
         return Ok(Descriptor::default());
     };
     let rest = &keys[1..];
+    // One branch-free pass: order check and the OR of all deltas.
+    let (mut or, mut unsorted) = (0u32, false);
+    for w in keys.windows(2) {
+        or |= w[1].wrapping_sub(w[0]);
+        unsorted |= w[1] <= w[0];
+    }
+    if unsorted {
+        return Err(invalid("keys not strictly increasing"));
+    }
     if rest.is_empty() {
         return Ok(Descriptor {
             start,
@@ -396,12 +402,6 @@ pub(crate) fn encode(isa: Isa, delta: bool, keys: &[u32], out: &mut [u8]) -> Res
         });
     }
     let b = if delta {
-        let mut prev = start;
-        let mut or = 0;
-        for &k in rest {
-            or |= k - prev;
-            prev = k;
-        }
         width(or)
     } else {
         width(last - start)
@@ -468,16 +468,13 @@ fn all_keys(
 }
 
 /// Re-encodes `keys` into `payload` if the result fits its capacity; the block is untouched
-/// otherwise (returns `None`).
+/// otherwise (returns `None`): `encode` checks the size before writing.
 fn reencode(isa: Isa, delta: bool, keys: &[u32], payload: &mut [u8]) -> Result<Option<Descriptor>> {
-    let mut tmp = [0u8; 16 * 32];
-    let nd = encode(isa, delta, keys, &mut tmp)?;
-    let size = nd.size as usize;
-    if size > payload.len() {
-        return Ok(None);
+    match encode(isa, delta, keys, payload) {
+        Ok(nd) => Ok(Some(nd)),
+        Err(CodecError::NoRoom { .. }) => Ok(None),
+        Err(e) => Err(e),
     }
-    payload[..size].copy_from_slice(&tmp[..size]);
-    Ok(Some(nd))
 }
 
 pub(crate) fn insert(
