@@ -449,10 +449,25 @@ pub(crate) fn decode(
         let full: &mut [u32; FRAME] = full.try_into().expect("128 slots");
         unpack(isa, payload, b, d.start, delta, full).ok_or(corrupt("frame"))?;
     } else {
-        let keys = frame_keys(isa, d, payload, b, delta)?;
-        out[1..count].copy_from_slice(&keys[..n]);
+        decode_short(isa, delta, d, payload, b, &mut out[1..count])?;
     }
     Ok(count)
+}
+
+/// Decode into an output with fewer than 128 slots after the start key: through a stack frame
+/// (out of line, so the common path stays small).
+#[inline(never)]
+fn decode_short(
+    isa: Isa,
+    delta: bool,
+    d: &Descriptor,
+    payload: &[u8],
+    b: u32,
+    out: &mut [u32],
+) -> Result<()> {
+    let keys = frame_keys(isa, d, payload, b, delta)?;
+    out.copy_from_slice(&keys[..out.len()]);
+    Ok(())
 }
 
 /// All `count` keys into a stack buffer.

@@ -89,18 +89,19 @@ const fn mask(b: u32) -> u32 {
     }
 }
 
-/// Rows `k0` (low half) and `k1` (high half) as one register.
+/// Rows `k0` (low half) and `k1` (high half) as one register, `k1 - k0` in {0, 1}: one
+/// broadcast or one 32-byte load, never an ALU op.
 #[inline(always)]
 unsafe fn rows2(packed: *const u8, k0: u32, k1: u32) -> __m256i {
-    // SAFETY: callers pass rows < B, inside the 16*B bytes of the kernel contract; AVX2 is
-    // enabled by every caller.
+    debug_assert!(k1 == k0 || k1 == k0 + 1);
+    // SAFETY: callers pass rows k0, k1 < B, inside the 16*B bytes of the kernel contract; the
+    // 32-byte load covers exactly rows k0 and k0 + 1 = k1. AVX2 is enabled by every caller.
     unsafe {
-        let lo = _mm_loadu_si128(packed.add(16 * k0 as usize) as *const __m128i);
+        let p = packed.add(16 * k0 as usize);
         if k0 == k1 {
-            _mm256_broadcastsi128_si256(lo)
+            _mm256_broadcastsi128_si256(_mm_loadu_si128(p as *const __m128i))
         } else {
-            let hi = _mm_loadu_si128(packed.add(16 * k1 as usize) as *const __m128i);
-            _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(lo), hi)
+            _mm256_loadu_si256(p as *const __m256i)
         }
     }
 }
@@ -118,13 +119,15 @@ unsafe fn extract2<const B: u32>(packed: *const u8, j: u32) -> __m256i {
         let mut v = _mm256_srlv_epi32(lo, _mm256_setr_epi32(r0, r0, r0, r0, r1, r1, r1, r1));
         let (st0, st1) = (s0 + B > 32, s1 + B > 32);
         if st0 || st1 {
-            // A half that does not straddle re-reads its own row: its bits land at or above B
-            // (or vanish for a count of 32) and are masked off.
-            let hi = rows2(
-                packed,
-                if st0 { k0 + 1 } else { k0 },
-                if st1 { k1 + 1 } else { k1 },
-            );
+            // A half that does not straddle reads any row of the frame as filler: shifted left
+            // by 32 - s its bits land at or above B (or vanish for a count of 32) and are masked
+            // off. The filler is chosen so the two rows are equal or consecutive.
+            let (h0, h1) = match (st0, st1) {
+                (true, true) => (k0 + 1, k1 + 1),
+                (true, false) => (k0 + 1, k0 + 1),
+                _ => (k1, k1 + 1),
+            };
+            let hi = rows2(packed, h0, h1);
             let (l0, l1) = ((32 - s0) as i32, (32 - s1) as i32);
             let h = _mm256_sllv_epi32(hi, _mm256_setr_epi32(l0, l0, l0, l0, l1, l1, l1, l1));
             v = _mm256_or_si256(v, h);
