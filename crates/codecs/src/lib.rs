@@ -28,6 +28,7 @@ pub mod isa;
 pub mod masked_vbyte;
 pub mod simd;
 pub mod streamvbyte;
+pub mod varintgb;
 pub mod vbyte;
 
 pub use error::CodecError;
