@@ -123,13 +123,20 @@ pub(crate) static META: [Meta; 4096] = build_meta();
 /// `pshufb` pattern per 12-bit continuation mask.
 pub(crate) static SHUFFLE: [[u8; 16]; 4096] = build_shuffle();
 
-/// `isa` if this CPU supports it, else scalar (public entry points take any level).
+/// `isa` capped at the best level this CPU supports (public entry points take any level).
+/// Cached: this runs on every call of the `*_with` functions.
 pub(crate) fn usable(isa: Isa) -> Isa {
-    if isa.is_supported() {
-        isa
+    use std::sync::atomic::{AtomicU8, Ordering};
+    static BEST: AtomicU8 = AtomicU8::new(u8::MAX);
+    let b = BEST.load(Ordering::Relaxed);
+    let best = if b == u8::MAX {
+        let best = Isa::available().last().copied().unwrap_or(Isa::Scalar);
+        BEST.store(best as u8, Ordering::Relaxed);
+        best
     } else {
-        Isa::Scalar
-    }
+        Isa::ALL[b as usize]
+    };
+    isa.min(best)
 }
 
 /// Decodes `out.len()` deltas from `data[pos..]` prefix-summed from `prev` with the kernel of

@@ -142,6 +142,33 @@ pub(crate) fn decode_n(
             // SAFETY: as above, with SSSE3/SSE4.1 supported at Isa::Sse41.
             unsafe { crate::simd::streamvbyte_sse41::decode(groups, data, pos, prev, out) }
         };
+        let (mut pos, mut done) = (pos, done);
+        let rest = &data[pos.min(data.len())..];
+        if done + 4 <= out.len() && rest.len() < 16 {
+            // The last whole groups, whose 16-byte loads would cross the end of `data`: decode
+            // them from a zero-padded copy, then check they stayed within the real bytes.
+            let mut pad = [0u8; 64];
+            // A fixed-size copy of the last 16 bytes when there are that many (no memcpy call).
+            let skip = if data.len() >= 16 {
+                pad[..16].copy_from_slice(&data[data.len() - 16..]);
+                16 - rest.len()
+            } else {
+                pad[..rest.len()].copy_from_slice(rest);
+                0
+            };
+            let prev = if done > 0 { out[done - 1] } else { prev };
+            let tail = &groups[done / 4..];
+            // SAFETY: as above; `out[done..]` has 4 slots per control byte of `tail`.
+            let (p2, d2) = unsafe {
+                crate::simd::streamvbyte_sse41::decode(tail, &pad, skip, prev, &mut out[done..])
+            };
+            let p2 = p2 - skip;
+            if p2 > rest.len() {
+                return Err(corrupt("data bytes run past the payload"));
+            }
+            pos += p2;
+            done += d2;
+        }
         let prev = if done > 0 { out[done - 1] } else { prev };
         return decode_scalar(ctrl, data, v0 + done, pos, prev, &mut out[done..]);
     }

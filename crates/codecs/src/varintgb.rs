@@ -72,6 +72,33 @@ pub(crate) fn decode_n(
             // SAFETY: as above, with SSSE3/SSE4.1 supported at Isa::Sse41.
             unsafe { crate::simd::varintgb_sse41::decode(data, pos, prev, out) }
         };
+        let (mut pos, mut done) = (pos, done);
+        let rest = &data[pos.min(data.len())..];
+        if done + 4 <= out.len() && rest.len() < 17 {
+            // The last whole groups, whose 16-byte loads would cross the end of `data`: decode
+            // them from a zero-padded copy, then check they stayed within the real bytes.
+            let mut pad = [0u8; 64];
+            // A fixed-size copy of the last 17 bytes when there are that many (no memcpy call).
+            let skip = if data.len() >= 17 {
+                pad[..17].copy_from_slice(&data[data.len() - 17..]);
+                17 - rest.len()
+            } else {
+                pad[..rest.len()].copy_from_slice(rest);
+                0
+            };
+            let prev = if done > 0 { out[done - 1] } else { prev };
+            let whole = (out.len() - done) / 4 * 4;
+            // SAFETY: SSSE3/SSE4.1 are supported at Isa::Sse41 and above.
+            let (p2, d2) = unsafe {
+                crate::simd::varintgb_sse41::decode(&pad, skip, prev, &mut out[done..done + whole])
+            };
+            let p2 = p2 - skip;
+            if p2 > rest.len() {
+                return Err(corrupt("group runs past the payload"));
+            }
+            pos += p2;
+            done += d2;
+        }
         let prev = if done > 0 { out[done - 1] } else { prev };
         return decode_scalar(data, pos, prev, &mut out[done..]);
     }

@@ -40,10 +40,11 @@ pub unsafe fn decode(
                 _mm_loadu_si128(GROUP_SHUFFLE[c].as_ptr() as *const __m128i),
             )
         };
-        let x = prefix4(_mm_shuffle_epi8(v, shuf), acc);
+        // The local prefix sum does not depend on `acc`; the loop-carried chain is one add.
+        let x = prefix4(_mm_shuffle_epi8(v, shuf), _mm_setzero_si128());
         // SAFETY: g < ctrl.len() and out.len() >= 4 * ctrl.len(): out[4g..4g + 4] exists.
-        unsafe { _mm_storeu_si128(dst.add(g), x) };
-        acc = _mm_shuffle_epi32::<0xFF>(x);
+        unsafe { _mm_storeu_si128(dst.add(g), _mm_add_epi32(x, acc)) };
+        acc = _mm_add_epi32(acc, _mm_shuffle_epi32::<0xFF>(x));
         pos += GROUP_LEN[c] as usize;
         g += 1;
     }

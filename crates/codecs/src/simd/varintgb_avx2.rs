@@ -42,10 +42,11 @@ pub unsafe fn decode(data: &[u8], mut pos: usize, prev: u32, out: &mut [u32]) ->
             let x = _mm256_add_epi32(x, _mm256_slli_si256::<4>(x));
             let x = _mm256_add_epi32(x, _mm256_slli_si256::<8>(x));
             let carry = _mm256_permute2x128_si256::<0x08>(_mm256_shuffle_epi32::<0xFF>(x), x);
-            let x = _mm256_add_epi32(_mm256_add_epi32(x, carry), acc);
-            // SAFETY: g + 2 <= groups = out.len() / 4: out[4g..4g + 8] exists.
-            unsafe { _mm256_storeu_si256(dst.add(g) as *mut __m256i, x) };
-            acc = _mm256_permutevar8x32_epi32(x, last);
+            // The local prefix sum does not depend on `acc`; the loop-carried chain is one add.
+            let x = _mm256_add_epi32(x, carry);
+            // SAFETY: out[4g..4g + 8] exists (see the loop condition).
+            unsafe { _mm256_storeu_si256(dst.add(g) as *mut __m256i, _mm256_add_epi32(x, acc)) };
+            acc = _mm256_add_epi32(acc, _mm256_permutevar8x32_epi32(x, last));
             pos += 2 * step;
             g += 2;
             if !(g + 2 <= groups

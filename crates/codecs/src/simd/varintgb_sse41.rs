@@ -29,10 +29,10 @@ pub unsafe fn decode(data: &[u8], mut pos: usize, prev: u32, out: &mut [u32]) ->
         loop {
             // SAFETY: pos + 17 <= data.len() (loop conditions), so bytes pos+1..pos+17 exist.
             let v = unsafe { _mm_loadu_si128(data.as_ptr().add(pos + 1) as *const __m128i) };
-            let x = prefix4(_mm_shuffle_epi8(v, shuf), acc);
+            let x = prefix4(_mm_shuffle_epi8(v, shuf), _mm_setzero_si128());
             // SAFETY: g < groups = out.len() / 4: out[4g..4g + 4] exists.
-            unsafe { _mm_storeu_si128(dst.add(g), x) };
-            acc = _mm_shuffle_epi32::<0xFF>(x);
+            unsafe { _mm_storeu_si128(dst.add(g), _mm_add_epi32(x, acc)) };
+            acc = _mm_add_epi32(acc, _mm_shuffle_epi32::<0xFF>(x));
             pos += step;
             g += 1;
             if !(g < groups && pos + 17 <= data.len() && data[pos] == key) {
