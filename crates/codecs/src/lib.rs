@@ -25,7 +25,11 @@
 pub mod bits;
 pub mod error;
 pub mod isa;
+pub mod masked_vbyte;
 pub mod simd;
+pub mod streamvbyte;
+pub mod varintgb;
+pub mod vbyte;
 
 pub use error::CodecError;
 pub use isa::Isa;
