@@ -48,18 +48,18 @@ pub fn pack(values: &[u32], b: u32, out: &mut [u8]) {
     let mut nbits = 0u32;
     let mut pos = 0;
     for &v in values {
+        // nbits < 32 here and b <= 32, so the accumulator never holds more than 63 bits.
         acc |= (v as u64 & m) << nbits;
         nbits += b;
-        while nbits >= 8 {
-            out[pos] = acc as u8;
-            pos += 1;
-            acc >>= 8;
-            nbits -= 8;
+        if nbits >= 32 {
+            out[pos..pos + 4].copy_from_slice(&(acc as u32).to_le_bytes());
+            pos += 4;
+            acc >>= 32;
+            nbits -= 32;
         }
     }
-    if nbits > 0 {
-        out[pos] = acc as u8;
-    }
+    let tail = nbits.div_ceil(8) as usize;
+    out[pos..pos + tail].copy_from_slice(&acc.to_le_bytes()[..tail]);
 }
 
 /// Reads value `i` of width `b`. Returns `None` when it would read past `data`.
@@ -69,12 +69,17 @@ pub fn get(data: &[u8], b: u32, i: usize) -> Option<u32> {
         return Some(0);
     }
     let bit = i * b as usize;
+    let byte = bit / 8;
+    let shift = (bit % 8) as u32;
+    // A value spans at most 5 bytes from `byte` (shift <= 7, b <= 32): one 8-byte read.
+    if let Some(w) = data.get(byte..byte + 8) {
+        let w = u64::from_le_bytes(w.try_into().expect("8 bytes"));
+        return Some(((w >> shift) as u32) & mask(b));
+    }
     let end_byte = (bit + b as usize).div_ceil(8);
     if end_byte > data.len() {
         return None;
     }
-    let byte = bit / 8;
-    let shift = (bit % 8) as u32;
     let mut buf = [0u8; 8];
     let take = (data.len() - byte).min(8);
     buf[..take].copy_from_slice(&data[byte..byte + take]);
@@ -112,18 +117,22 @@ pub fn unpack(data: &[u8], b: u32, out: &mut [u32]) -> Option<()> {
         return Some(());
     }
     let m = mask(b) as u64;
-    let mut acc: u64 = 0;
-    let mut nbits = 0u32;
-    let mut pos = 0;
-    for o in out.iter_mut() {
-        while nbits < b {
-            acc |= (data[pos] as u64) << nbits;
-            pos += 1;
-            nbits += 8;
-        }
-        *o = (acc & m) as u32;
-        acc >>= b;
-        nbits -= b;
+    // Values whose 8-byte window lies inside `data` are read with one unaligned load each.
+    let fast = if data.len() >= 8 {
+        ((((data.len() - 8) * 8 + 7) / b as usize) + 1).min(n)
+    } else {
+        0
+    };
+    let (head, tail) = out.split_at_mut(fast);
+    let mut bit = 0usize;
+    for o in head.iter_mut() {
+        let byte = bit / 8;
+        let w = u64::from_le_bytes(data[byte..byte + 8].try_into().expect("8 bytes"));
+        *o = ((w >> (bit % 8)) & m) as u32;
+        bit += b as usize;
+    }
+    for (k, o) in tail.iter_mut().enumerate() {
+        *o = get(data, b, fast + k)?;
     }
     Some(())
 }
