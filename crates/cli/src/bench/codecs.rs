@@ -362,15 +362,24 @@ impl Subject for Bitpacking4x {
     }
 }
 
-#[allow(dead_code)] // until the codecs land
 fn codec<C: BlockCodec + 'static>() -> Box<dyn Subject> {
     Box::new(Codec::<C>(PhantomData))
 }
 
 /// Every subject, codecs first (in id order), then the peers.
 fn subjects() -> Vec<Box<dyn Subject>> {
-    // Codecs are listed here (with `codec::<T>()`) as they land in tersedb-codecs.
-    vec![Box::new(Memcpy), Box::new(Bitpacking4x)]
+    use tersedb_codecs::*;
+    vec![
+        codec::<vbyte::VByte>(),
+        codec::<masked_vbyte::MaskedVByte>(),
+        codec::<varintgb::VarIntGb>(),
+        codec::<streamvbyte::StreamVByte>(),
+        codec::<bp128::Bp128>(),
+        codec::<for_::For>(),
+        codec::<simd_for::SimdFor>(),
+        Box::new(Memcpy),
+        Box::new(Bitpacking4x),
+    ]
 }
 
 /// Runs the benchmark and prints the tables (or JSON lines) to stdout; progress goes to stderr.
