@@ -4,6 +4,16 @@
 //! kernel from [`crate::isa::Isa::detect`].
 
 #[cfg(target_arch = "x86_64")]
+pub mod masked_vbyte_sse41;
+#[cfg(target_arch = "x86_64")]
+pub mod streamvbyte_avx2;
+#[cfg(target_arch = "x86_64")]
+pub mod streamvbyte_sse41;
+#[cfg(target_arch = "x86_64")]
+pub mod varintgb_avx2;
+#[cfg(target_arch = "x86_64")]
+pub mod varintgb_sse41;
+#[cfg(target_arch = "x86_64")]
 pub mod vertical_avx2;
 #[cfg(target_arch = "x86_64")]
 pub mod vertical_sse41;

@@ -1,0 +1,5 @@
+//! The shared model-based suite for VarIntGb, plus VarIntGB-specific format and kernel tests.
+
+mod common;
+
+codec_suite!(varintgb, tersedb_codecs::varintgb::VarIntGb);
