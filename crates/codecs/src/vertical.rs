@@ -327,7 +327,7 @@ fn invalid(what: &'static str) -> CodecError {
 }
 
 /// Cheap descriptor checks; returns `(b, n)` with `n = count - 1` values in the frame.
-#[inline]
+#[inline(always)]
 pub(crate) fn check(d: &Descriptor, payload: &[u8]) -> Result<(u32, usize)> {
     let count = d.count as usize;
     if count > MAX_KEYS {
@@ -425,7 +425,7 @@ pub(crate) fn encode(isa: Isa, delta: bool, keys: &[u32], out: &mut [u8]) -> Res
     })
 }
 
-#[inline]
+#[inline(always)]
 pub(crate) fn decode(
     isa: Isa,
     delta: bool,
