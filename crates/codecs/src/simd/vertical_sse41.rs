@@ -221,8 +221,7 @@ unsafe fn extract<const B: u32>(packed: *const u8, j: u32) -> __m128i {
 unsafe fn scan4(v: __m128i) -> __m128i {
     // SAFETY: SSE2 is baseline.
     unsafe {
-        // [a b c d] -> [a, a+b, c, c+d] with a 64-bit shift (not a shuffle), then the low pair.
-        let v = _mm_add_epi32(v, _mm_slli_epi64::<32>(v));
+        let v = _mm_add_epi32(v, _mm_slli_si128::<4>(v));
         _mm_add_epi32(v, _mm_slli_si128::<8>(v))
     }
 }
