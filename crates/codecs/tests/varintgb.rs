@@ -114,3 +114,38 @@ fn kernels_match_scalar_on_every_isa() {
         varintgb::lower_bound_with,
     ));
 }
+
+/// Runs of values of one byte width (the kernels' fast paths), switching width at random points.
+#[test]
+fn uniform_width_runs_match_scalar() {
+    use tersedb_codecs::varintgb;
+    let mut rng = fastrand::Rng::with_seed(seed());
+    let f: (DecodeFn, SelectFn, LowerBoundFn) = (
+        varintgb::decode_with,
+        varintgb::select_with,
+        varintgb::lower_bound_with,
+    );
+    for _ in 0..300 {
+        let n = rng.usize(1..=257);
+        let mut keys = vec![rng.u32(..1000)];
+        let mut w = rng.u32(1..=4);
+        while keys.len() < n {
+            if rng.u8(..40) == 0 {
+                w = rng.u32(1..=4);
+            }
+            let lo = if w == 1 { 1 } else { 1u64 << (8 * (w - 1)) };
+            let d = (lo + rng.u64(..lo.min(1 << 16))) as u32;
+            match keys.last().unwrap().checked_add(d) {
+                Some(k) => keys.push(k),
+                None => break,
+            }
+        }
+        let (d, p) = common::encode_vec::<tersedb_codecs::varintgb::VarIntGb>(&keys);
+        same_on_every_isa(&d, &p, &mut rng, f);
+        let mut out = vec![0u32; keys.len()];
+        for isa in Isa::available() {
+            varintgb::decode_with(isa, &d, &p, &mut out).unwrap();
+            assert_eq!(out, keys, "isa={isa}");
+        }
+    }
+}

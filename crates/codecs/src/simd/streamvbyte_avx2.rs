@@ -24,11 +24,14 @@ pub unsafe fn decode(
     let last = _mm256_set1_epi32(7);
     let dst = out.as_mut_ptr() as *mut __m128i;
     let mut g = 0;
-    // Two groups take at most 32 data bytes: the second load starts at most 16 bytes in.
-    while g + 2 <= ctrl.len() && pos + 32 <= data.len() {
+    while g + 2 <= ctrl.len() {
         let (c0, c1) = (ctrl[g] as usize, ctrl[g + 1] as usize);
         let p1 = pos + GROUP_LEN[c0] as usize;
-        // SAFETY: pos + 16 <= p1 + 16 <= pos + 32 <= data.len(); the shuffle rows are 16 bytes.
+        if p1 + 16 > data.len() {
+            break;
+        }
+        // SAFETY: pos < p1 and p1 + 16 <= data.len(): both loads are inside `data`; the shuffle
+        // rows are 16 bytes.
         let (v, shuf) = unsafe {
             (
                 _mm256_loadu2_m128i(
@@ -53,6 +56,9 @@ pub unsafe fn decode(
         acc = _mm256_add_epi32(acc, _mm256_permutevar8x32_epi32(x, last));
         pos = p1 + GROUP_LEN[c1] as usize;
         g += 2;
+    }
+    if g == ctrl.len() {
+        return (pos, 4 * g);
     }
     let prev = if g > 0 { out[4 * g - 1] } else { prev };
     // SAFETY: SSE4.1 and SSSE3 are implied by AVX2 support; the slices keep the length contract.
