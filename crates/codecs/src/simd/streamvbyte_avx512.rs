@@ -48,6 +48,60 @@ static WIDEN3: [u8; 64] = {
     t
 };
 
+/// Decodes sixteen-value steps while four control bytes code width `W` for all values and the
+/// loads fit in `data`. Returns the new group index, data position and running key vector.
+///
+/// # Safety
+/// The CPU must support AVX-512 F, BW and VBMI. `out.len() >= 4 * ctrl.len()`.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+unsafe fn run<const W: usize>(
+    ctrl: &[u8],
+    data: &[u8],
+    out: &mut [u32],
+    mut g: usize,
+    mut pos: usize,
+    mut acc: __m512i,
+) -> (usize, usize, __m512i) {
+    let code = [0u32, 0x5555_5555, 0xAAAA_AAAA, 0xFFFF_FFFF][W - 1];
+    let last = _mm512_set1_epi32(15);
+    // SAFETY: WIDEN3 is 64 bytes.
+    let widen3 = unsafe { _mm512_loadu_si512(WIDEN3.as_ptr() as *const _) };
+    // Width 3 loads 64 bytes for its 48.
+    let span = if W == 3 { 64 } else { 16 * W };
+    while let Some(&c4) = ctrl.get(g..g + 4).and_then(|c| c.first_chunk::<4>()) {
+        if u32::from_le_bytes(c4) != code || pos + span > data.len() {
+            break;
+        }
+        let at = data.as_ptr().wrapping_add(pos);
+        // SAFETY: pos + span <= data.len(): every load below ends inside `data`.
+        let x = unsafe {
+            match W {
+                1 => _mm512_cvtepu8_epi32(_mm_loadu_si128(at as *const __m128i)),
+                2 => _mm512_cvtepu16_epi32(_mm256_loadu_si256(at as *const __m256i)),
+                3 => _mm512_maskz_permutexvar_epi8(
+                    0x7777_7777_7777_7777,
+                    widen3,
+                    _mm512_loadu_si512(at as *const _),
+                ),
+                _ => _mm512_loadu_si512(at as *const _),
+            }
+        };
+        let x = prefix16(x);
+        // SAFETY: g + 4 <= ctrl.len() and out.len() >= 4 * ctrl.len(): out[4g..4g + 16] exists.
+        unsafe {
+            _mm512_storeu_si512(
+                out.as_mut_ptr().add(4 * g) as *mut _,
+                _mm512_add_epi32(x, acc),
+            )
+        };
+        acc = _mm512_add_epi32(acc, _mm512_permutexvar_epi32(last, x));
+        pos += 16 * W;
+        g += 4;
+    }
+    (g, pos, acc)
+}
+
 /// Decodes groups of four values (one per control byte of `ctrl`) from `data[pos..]` into `out`,
 /// prefix-summed from `prev`, while the loads stay inside `data`. Returns the new position and the
 /// number of keys written (a multiple of 4).
@@ -68,29 +122,25 @@ pub unsafe fn decode(
     let mut g = 0;
     while let Some(&c4) = ctrl.get(g..g + 4).and_then(|c| c.first_chunk::<4>()) {
         let c4 = u32::from_le_bytes(c4);
-        let x = if let Some(width) = uniform_width(c4) {
-            // Sixteen values of the same byte width, back to back: one load and a fixed
-            // widening, no table lookups.
-            if pos + 16 * width > data.len() || (width == 3 && pos + 64 > data.len()) {
-                break;
-            }
-            let at = data.as_ptr().wrapping_add(pos);
-            pos += 16 * width;
-            // SAFETY: each load below reads at most 16 * width bytes from `at` (64 for width 3),
-            // checked against data.len() just above.
-            unsafe {
+        if let Some(width) = uniform_width(c4) {
+            // A run of sixteen-value steps of one byte width: a loop specialised per width.
+            // SAFETY: AVX-512 F/BW/VBMI are enabled here; `run` keeps g + 4 <= ctrl.len() and
+            // its loads in `data`.
+            let (g2, p2, a2) = unsafe {
                 match width {
-                    1 => _mm512_cvtepu8_epi32(_mm_loadu_si128(at as *const __m128i)),
-                    2 => _mm512_cvtepu16_epi32(_mm256_loadu_si256(at as *const __m256i)),
-                    3 => _mm512_maskz_permutexvar_epi8(
-                        0x7777_7777_7777_7777,
-                        _mm512_loadu_si512(WIDEN3.as_ptr() as *const _),
-                        _mm512_loadu_si512(at as *const _),
-                    ),
-                    _ => _mm512_loadu_si512(at as *const _),
+                    1 => run::<1>(ctrl, data, out, g, pos, acc),
+                    2 => run::<2>(ctrl, data, out, g, pos, acc),
+                    3 => run::<3>(ctrl, data, out, g, pos, acc),
+                    _ => run::<4>(ctrl, data, out, g, pos, acc),
                 }
+            };
+            if g2 == g {
+                break; // not even one step fits before the end of `data`
             }
-        } else {
+            (g, pos, acc) = (g2, p2, a2);
+            continue;
+        }
+        let x = {
             let c = [
                 c4 as u8,
                 (c4 >> 8) as u8,
