@@ -145,14 +145,22 @@ fn put_groups(deltas: &[u32], out: &mut [u8]) -> usize {
     pos
 }
 
-/// Byte offset of group `g` (walking the key bytes of the full groups before it).
+/// Byte offset of group `g` (walking the key bytes of the full groups before it). Runs of equal
+/// key bytes advance by a constant step, so the walk is not one dependent load per group.
 fn group_offset(data: &[u8], g: usize) -> Result<usize> {
     let mut pos = 0;
-    for _ in 0..g {
+    let mut k = 0;
+    while k < g {
         let key = *data
             .get(pos)
             .ok_or(corrupt("group key byte past the payload"))?;
-        pos += 1 + GROUP_LEN[key as usize] as usize;
+        let step = 1 + GROUP_LEN[key as usize] as usize;
+        pos += step;
+        k += 1;
+        while k < g && data.get(pos) == Some(&key) {
+            pos += step;
+            k += 1;
+        }
     }
     if pos > data.len() {
         return Err(corrupt("groups run past the payload"));
