@@ -134,7 +134,11 @@ pub(crate) fn decode_n(
     #[cfg(target_arch = "x86_64")]
     if isa >= Isa::Sse41 && out.len() >= 4 {
         let groups = &ctrl[v0 / 4..v0 / 4 + out.len() / 4];
-        let (pos, done) = if isa >= Isa::Avx2 {
+        let (pos, done) = if isa >= Isa::Avx512 {
+            // SAFETY: AVX-512 F/BW are supported at Isa::Avx512 (callers pass supported levels
+            // only); as below otherwise.
+            unsafe { crate::simd::streamvbyte_avx512::decode(groups, data, pos, prev, out) }
+        } else if isa >= Isa::Avx2 {
             // SAFETY: AVX2 is supported (callers pass supported levels only); `groups` has one
             // control byte per 4 slots of `out`, and the kernel bounds its reads by `data`.
             unsafe { crate::simd::streamvbyte_avx2::decode(groups, data, pos, prev, out) }
@@ -168,6 +172,9 @@ pub(crate) fn decode_n(
             }
             pos += p2;
             done += d2;
+        }
+        if done == out.len() {
+            return Ok(pos);
         }
         let prev = if done > 0 { out[done - 1] } else { prev };
         return decode_scalar(ctrl, data, v0 + done, pos, prev, &mut out[done..]);
