@@ -87,15 +87,38 @@ fn all_keys(d: &Descriptor, payload: &[u8]) -> Result<([u32; MAX], usize)> {
     Ok((buf, n))
 }
 
+/// Re-encodes `keys` into `payload` if it fits (`encode` checks the size before writing).
 fn reencode(keys: &[u32], payload: &mut [u8]) -> Result<Option<Descriptor>> {
-    let mut tmp = [0u8; 4 * (MAX - 1)];
-    let nd = For::encode(keys, &mut tmp)?;
-    let size = nd.size as usize;
-    if size > payload.len() {
-        return Ok(None);
+    match For::encode(keys, payload) {
+        Ok(nd) => Ok(Some(nd)),
+        Err(CodecError::NoRoom { .. }) => Ok(None),
+        Err(e) => Err(e),
     }
-    payload[..size].copy_from_slice(&tmp[..size]);
-    Ok(Some(nd))
+}
+
+/// Inserts offset `insert` at position `at` (or removes the offset at `at` when `None`) of the
+/// `n` packed offsets, repacking from `at`'s 32-value frame on; earlier frames are untouched. The
+/// caller has checked that the new length fits `payload`.
+fn shift_tail(payload: &mut [u8], b: u32, n: usize, at: usize, insert: Option<u32>) -> Result<()> {
+    let first = at / FRAME * FRAME;
+    let from = first * b as usize / 8; // byte-aligned: 32 values take 4b bytes
+    let mut buf = [0u32; MAX];
+    let old = n - first;
+    bits::unpack(&payload[from..], b, &mut buf[..old]).ok_or(corrupt("offsets"))?;
+    let rel = at - first;
+    let new = match insert {
+        Some(o) => {
+            buf.copy_within(rel..old, rel + 1);
+            buf[rel] = o;
+            old + 1
+        }
+        None => {
+            buf.copy_within(rel + 1..old, rel);
+            old - 1
+        }
+    };
+    bits::pack(&buf[..new], b, &mut payload[from..]);
+    Ok(())
 }
 
 impl BlockCodec for For {
@@ -110,7 +133,8 @@ impl BlockCodec for For {
         if keys.len() > MAX {
             return Err(invalid("more than 257 keys"));
         }
-        if !keys.windows(2).all(|w| w[0] < w[1]) {
+        // Branch-free order check (no early exit, so it vectorises).
+        if keys.windows(2).fold(false, |bad, w| bad | (w[1] <= w[0])) {
             return Err(invalid("keys not strictly increasing"));
         }
         let (Some(&start), Some(&last)) = (keys.first(), keys.last()) else {
@@ -202,6 +226,27 @@ impl BlockCodec for For {
     }
 
     fn insert(desc: &mut Descriptor, payload: &mut [u8], key: u32) -> Result<InsertOutcome> {
+        let (b, n) = check(desc, payload)?;
+        let count = desc.count as usize;
+        if count >= 2 && desc.start < key && key < desc.last {
+            // Between the first and last key: b = width(last - start) stays, offsets before the
+            // slot's frame stay; found and shifted on the packed bits.
+            let (slot, at) = Self::lower_bound(desc, payload, key)?;
+            if at == Some(key) {
+                return Ok(InsertOutcome::Exists { slot });
+            }
+            if count == MAX {
+                return Ok(InsertOutcome::NoRoom);
+            }
+            let new_size = packed_len(n + 1, b);
+            if new_size > payload.len() {
+                return Ok(InsertOutcome::NoRoom);
+            }
+            shift_tail(payload, b, n, slot - 1, Some(key - desc.start))?;
+            desc.count += 1;
+            desc.size = new_size as u32;
+            return Ok(InsertOutcome::Inserted { slot });
+        }
         let (mut keys, count) = all_keys(desc, payload)?;
         let slot = keys[..count].partition_point(|&k| k < key);
         if slot < count && keys[slot] == key {
@@ -271,10 +316,19 @@ impl BlockCodec for For {
     }
 
     fn remove(desc: &mut Descriptor, payload: &mut [u8], slot: usize) -> Result<RemoveOutcome> {
-        let (mut keys, count) = all_keys(desc, payload)?;
+        let (b, n) = check(desc, payload)?;
+        let count = desc.count as usize;
         if slot >= count {
             return Err(invalid("slot out of range"));
         }
+        if 0 < slot && slot + 1 < count {
+            // Neither the start nor the last key: b stays; only the slot's frame onwards moves.
+            shift_tail(payload, b, n, slot - 1, None)?;
+            desc.count -= 1;
+            desc.size = packed_len(n - 1, b) as u32;
+            return Ok(RemoveOutcome::Removed { grew: false });
+        }
+        let (mut keys, count) = all_keys(desc, payload)?;
         keys.copy_within(slot + 1..count, slot);
         match reencode(&keys[..count - 1], payload)? {
             Some(nd) => {

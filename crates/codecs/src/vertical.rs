@@ -40,7 +40,7 @@ pub fn frame_len(b: u32) -> usize {
 #[inline]
 fn word(data: &[u8], k: usize, lane: usize) -> u32 {
     let at = 16 * k + 4 * lane;
-    u32::from_le_bytes([data[at], data[at + 1], data[at + 2], data[at + 3]])
+    u32::from_le_bytes(data[at..at + 4].try_into().expect("4 bytes"))
 }
 
 #[inline]
@@ -50,7 +50,7 @@ fn put_word(data: &mut [u8], k: usize, lane: usize, w: u32) {
 }
 
 /// Value `i` (`< 128`) of a frame of width `b` (`<= 32`); `None` if `data` is shorter than the
-/// frame or the arguments are out of range. O(1).
+/// frame or the arguments are out of range. O(1) and branch-free on the value's position.
 #[inline]
 pub fn get(data: &[u8], b: u32, i: usize) -> Option<u32> {
     if i >= FRAME || b > 32 || data.len() < frame_len(b) {
@@ -61,12 +61,13 @@ pub fn get(data: &[u8], b: u32, i: usize) -> Option<u32> {
     }
     let lane = i % 4;
     let bit = (i / 4) * b as usize;
-    let (k, s) = (bit / 32, (bit % 32) as u32);
-    let mut v = word(data, k, lane) >> s;
-    if s + b > 32 {
-        v |= word(data, k + 1, lane) << (32 - s);
-    }
-    Some(v & mask(b))
+    let (k, s) = (bit / 32, bit % 32);
+    // Words k and k+1 of the lane as one 64-bit window. When the value does not straddle, the
+    // second word is only needed as filler: row k+1 may not exist (k = b-1), so re-read row k;
+    // its bits land at or above bit b of the result and are masked off.
+    let k1 = (k + 1).min(b as usize - 1);
+    let w = word(data, k, lane) as u64 | (word(data, k1, lane) as u64) << 32;
+    Some((w >> s) as u32 & mask(b))
 }
 
 /// Overwrites value `i` of a frame of width `b` with `v & mask(b)`. Panics when out of range
@@ -378,13 +379,19 @@ pub(crate) fn encode(isa: Isa, delta: bool, keys: &[u32], out: &mut [u8]) -> Res
     if keys.len() > MAX_KEYS {
         return Err(invalid("more than 129 keys"));
     }
-    if !keys.windows(2).all(|w| w[0] < w[1]) {
-        return Err(invalid("keys not strictly increasing"));
-    }
     let (Some(&start), Some(&last)) = (keys.first(), keys.last()) else {
         return Ok(Descriptor::default());
     };
     let rest = &keys[1..];
+    // One branch-free pass: order check and the OR of all deltas.
+    let (mut or, mut unsorted) = (0u32, false);
+    for w in keys.windows(2) {
+        or |= w[1].wrapping_sub(w[0]);
+        unsorted |= w[1] <= w[0];
+    }
+    if unsorted {
+        return Err(invalid("keys not strictly increasing"));
+    }
     if rest.is_empty() {
         return Ok(Descriptor {
             start,
@@ -395,12 +402,6 @@ pub(crate) fn encode(isa: Isa, delta: bool, keys: &[u32], out: &mut [u8]) -> Res
         });
     }
     let b = if delta {
-        let mut prev = start;
-        let mut or = 0;
-        for &k in rest {
-            or |= k - prev;
-            prev = k;
-        }
         width(or)
     } else {
         width(last - start)
@@ -448,10 +449,25 @@ pub(crate) fn decode(
         let full: &mut [u32; FRAME] = full.try_into().expect("128 slots");
         unpack(isa, payload, b, d.start, delta, full).ok_or(corrupt("frame"))?;
     } else {
-        let keys = frame_keys(isa, d, payload, b, delta)?;
-        out[1..count].copy_from_slice(&keys[..n]);
+        decode_short(isa, delta, d, payload, b, &mut out[1..count])?;
     }
     Ok(count)
+}
+
+/// Decode into an output with fewer than 128 slots after the start key: through a stack frame
+/// (out of line, so the common path stays small).
+#[inline(never)]
+fn decode_short(
+    isa: Isa,
+    delta: bool,
+    d: &Descriptor,
+    payload: &[u8],
+    b: u32,
+    out: &mut [u32],
+) -> Result<()> {
+    let keys = frame_keys(isa, d, payload, b, delta)?;
+    out.copy_from_slice(&keys[..out.len()]);
+    Ok(())
 }
 
 /// All `count` keys into a stack buffer.
@@ -467,16 +483,13 @@ fn all_keys(
 }
 
 /// Re-encodes `keys` into `payload` if the result fits its capacity; the block is untouched
-/// otherwise (returns `None`).
+/// otherwise (returns `None`): `encode` checks the size before writing.
 fn reencode(isa: Isa, delta: bool, keys: &[u32], payload: &mut [u8]) -> Result<Option<Descriptor>> {
-    let mut tmp = [0u8; 16 * 32];
-    let nd = encode(isa, delta, keys, &mut tmp)?;
-    let size = nd.size as usize;
-    if size > payload.len() {
-        return Ok(None);
+    match encode(isa, delta, keys, payload) {
+        Ok(nd) => Ok(Some(nd)),
+        Err(CodecError::NoRoom { .. }) => Ok(None),
+        Err(e) => Err(e),
     }
-    payload[..size].copy_from_slice(&tmp[..size]);
-    Ok(Some(nd))
 }
 
 pub(crate) fn insert(

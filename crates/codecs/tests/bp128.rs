@@ -8,6 +8,15 @@ use tersedb_codecs::bp128::Bp128;
 use tersedb_codecs::vertical::{self, FRAME};
 use tersedb_codecs::{BlockCodec, Isa};
 
+/// Random rounds per width: `TERSEDB_LONG=1` runs 50 times more.
+fn rounds(default: usize) -> usize {
+    if std::env::var_os("TERSEDB_LONG").is_some() {
+        default * 50
+    } else {
+        default
+    }
+}
+
 fn seed() -> u64 {
     let s = std::env::var("SEED")
         .ok()
@@ -41,7 +50,7 @@ fn values(rng: &mut fastrand::Rng, b: u32) -> [u32; FRAME] {
 fn vertical_kernels_match_scalar() {
     let mut rng = fastrand::Rng::with_seed(seed());
     for b in 0..=32u32 {
-        for _ in 0..12 {
+        for _ in 0..rounds(12) {
             let vals = values(&mut rng, b);
             let base = if rng.bool() {
                 u32::MAX - rng.u32(..4)
@@ -203,4 +212,37 @@ fn bp128_validate_detects_corruption() {
         ..d
     };
     assert!(Bp128::validate(&wrong_last, &p).is_err(), "last");
+}
+
+/// Removing a key merges two deltas: the width may rise and the block grow, which `remove`
+/// reports; without the room it refuses and leaves the block as it was.
+#[test]
+fn bp128_remove_may_grow() {
+    use tersedb_codecs::RemoveOutcome;
+    let keys = [100u32, 108, 116, 124];
+    let mut p = vec![0u8; 512];
+    let mut d = Bp128::encode(&keys, &mut p).unwrap();
+    assert_eq!((d.bits, d.size), (4, 64));
+    // Exactly the current size as capacity: the wider block does not fit.
+    let mut tight = p[..64].to_vec();
+    let before = (d, tight.clone());
+    assert_eq!(
+        Bp128::remove(&mut d, &mut tight, 1).unwrap(),
+        RemoveOutcome::NoRoom
+    );
+    assert_eq!((d, tight), before);
+    assert_eq!(
+        Bp128::remove(&mut d, &mut p, 1).unwrap(),
+        RemoveOutcome::Removed { grew: true }
+    );
+    assert_eq!((d.bits, d.size, d.count), (5, 80, 3));
+    let mut out = [0u32; 3];
+    Bp128::decode(&d, &p, &mut out).unwrap();
+    assert_eq!(out, [100, 116, 124]);
+    // Removing the start key drops a delta: never grows.
+    assert_eq!(
+        Bp128::remove(&mut d, &mut p, 0).unwrap(),
+        RemoveOutcome::Removed { grew: false }
+    );
+    assert_eq!((d.start, d.count, d.bits), (116, 2, 4));
 }

@@ -9,6 +9,15 @@ use tersedb_codecs::simd_for::SimdFor;
 use tersedb_codecs::vertical::{self, FRAME};
 use tersedb_codecs::{BlockCodec, Isa};
 
+/// Random rounds per width: `TERSEDB_LONG=1` runs 50 times more.
+fn rounds(default: usize) -> usize {
+    if std::env::var_os("TERSEDB_LONG").is_some() {
+        default * 50
+    } else {
+        default
+    }
+}
+
 fn seed() -> u64 {
     let s = std::env::var("SEED")
         .ok()
@@ -40,7 +49,7 @@ fn bp128_frames_match_bitpacker4x_compress_sorted() {
     let mut rng = fastrand::Rng::with_seed(seed());
     let bp = BitPacker4x::new();
     for b in 0..=32u32 {
-        for round in 0..20 {
+        for round in 0..rounds(20) {
             let start = if round % 2 == 0 { rng.u32(..) } else { 0 };
             let keys = sorted_frame(&mut rng, start, b);
             let mut theirs = vec![0u8; 16 * b as usize];
@@ -70,7 +79,7 @@ fn simd_for_frames_match_bitpacker4x_compress_of_offsets() {
     let bp = BitPacker4x::new();
     for b in 0..=32u32 {
         let m = if b == 32 { u32::MAX } else { (1u32 << b) - 1 };
-        for _ in 0..20 {
+        for _ in 0..rounds(20) {
             let start = rng.u32(..);
             let offs: Vec<u32> = (0..FRAME)
                 .map(|i| if i % 5 == 0 { m } else { rng.u32(..) & m })
