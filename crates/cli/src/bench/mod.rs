@@ -1,0 +1,4 @@
+//! `tersedb bench ...`: benchmark harnesses.
+
+pub mod codecs;
+pub mod timing;
