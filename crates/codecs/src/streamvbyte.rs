@@ -132,13 +132,20 @@ pub(crate) fn decode_n(
 ) -> Result<usize> {
     debug_assert!(v0 % 4 == 0 && ctrl.len() * 4 >= v0 + out.len());
     #[cfg(target_arch = "x86_64")]
+    if isa >= Isa::Avx512 && !out.is_empty() {
+        let groups = &ctrl[v0 / 4..v0 / 4 + out.len().div_ceil(4)];
+        // SAFETY: AVX-512 F/BW/VL/VBMI are supported at Isa::Avx512 (callers pass supported
+        // levels only); `groups` has one control byte per four values of `out`.
+        let end = unsafe { crate::simd::streamvbyte_avx512::decode(groups, data, pos, prev, out) };
+        if end > data.len() {
+            return Err(corrupt("data bytes run past the payload"));
+        }
+        return Ok(end);
+    }
+    #[cfg(target_arch = "x86_64")]
     if isa >= Isa::Sse41 && out.len() >= 4 {
         let groups = &ctrl[v0 / 4..v0 / 4 + out.len() / 4];
-        let (pos, done) = if isa >= Isa::Avx512 {
-            // SAFETY: AVX-512 F/BW are supported at Isa::Avx512 (callers pass supported levels
-            // only); as below otherwise.
-            unsafe { crate::simd::streamvbyte_avx512::decode(groups, data, pos, prev, out) }
-        } else if isa >= Isa::Avx2 {
+        let (pos, done) = if isa >= Isa::Avx2 {
             // SAFETY: AVX2 is supported (callers pass supported levels only); `groups` has one
             // control byte per 4 slots of `out`, and the kernel bounds its reads by `data`.
             unsafe { crate::simd::streamvbyte_avx2::decode(groups, data, pos, prev, out) }

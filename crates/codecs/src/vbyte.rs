@@ -715,7 +715,13 @@ mod tests {
         let mut rng = fastrand::Rng::with_seed(7);
         for _ in 0..2000 {
             let data: Vec<u8> = (0..rng.usize(..64))
-                .map(|_| if rng.bool() { rng.u8(..) } else { 0x80 | rng.u8(..) })
+                .map(|_| {
+                    if rng.bool() {
+                        rng.u8(..)
+                    } else {
+                        0x80 | rng.u8(..)
+                    }
+                })
                 .collect();
             let ends: Vec<usize> = (0..data.len()).filter(|&i| data[i] < 0x80).collect();
             for j in 0..=ends.len() + 1 {

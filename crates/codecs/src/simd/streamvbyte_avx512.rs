@@ -102,36 +102,42 @@ unsafe fn run<const W: usize>(
     (g, pos, acc)
 }
 
-/// Decodes groups of four values (one per control byte of `ctrl`) from `data[pos..]` into `out`,
-/// prefix-summed from `prev`, while the loads stay inside `data`. Returns the new position and the
-/// number of keys written (a multiple of 4).
+/// Decodes `out.len()` values whose control bytes are `ctrl` (`ceil(out.len() / 4)` of them; in
+/// a last partial byte only the codes of present values count) from `data[pos..]`, prefix-summed
+/// from `prev`. Returns the data position after the values; a position beyond `data.len()` means
+/// the control bytes ask for more data than there is (the caller reports corruption; the bytes
+/// past the end were read as zeros, never from memory).
+///
+/// Whole sixteen-value steps run while their loads fit in `data`; the rest (at most a few steps)
+/// uses masked loads and a masked store, so there is no scalar or narrower-ISA tail.
 ///
 /// # Safety
-/// The CPU must support AVX-512 F, BW and VBMI (and AVX2). `out.len() >= 4 * ctrl.len()`.
-#[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx2,sse4.1,ssse3")]
+/// The CPU must support AVX-512 F, BW, VL and VBMI (and AVX2).
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi,avx2,sse4.1,ssse3")]
 pub unsafe fn decode(
     ctrl: &[u8],
     data: &[u8],
     mut pos: usize,
     prev: u32,
     out: &mut [u32],
-) -> (usize, usize) {
-    assert!(out.len() >= 4 * ctrl.len());
+) -> usize {
+    assert!(ctrl.len() == out.len().div_ceil(4));
     let mut acc = _mm512_set1_epi32(prev as i32);
     let last = _mm512_set1_epi32(15);
+    let full = out.len() / 4;
     let mut g = 0;
-    while let Some(&c4) = ctrl.get(g..g + 4).and_then(|c| c.first_chunk::<4>()) {
-        let c4 = u32::from_le_bytes(c4);
+    while g + 4 <= full {
+        let c4 = u32::from_le_bytes([ctrl[g], ctrl[g + 1], ctrl[g + 2], ctrl[g + 3]]);
         if let Some(width) = uniform_width(c4) {
             // A run of sixteen-value steps of one byte width: a loop specialised per width.
-            // SAFETY: AVX-512 F/BW/VBMI are enabled here; `run` keeps g + 4 <= ctrl.len() and
-            // its loads in `data`.
+            // SAFETY: AVX-512 F/BW/VBMI are enabled here; `run` keeps g + 4 <= full and its
+            // loads in `data`.
             let (g2, p2, a2) = unsafe {
                 match width {
-                    1 => run::<1>(ctrl, data, out, g, pos, acc),
-                    2 => run::<2>(ctrl, data, out, g, pos, acc),
-                    3 => run::<3>(ctrl, data, out, g, pos, acc),
-                    _ => run::<4>(ctrl, data, out, g, pos, acc),
+                    1 => run::<1>(&ctrl[..full], data, out, g, pos, acc),
+                    2 => run::<2>(&ctrl[..full], data, out, g, pos, acc),
+                    3 => run::<3>(&ctrl[..full], data, out, g, pos, acc),
+                    _ => run::<4>(&ctrl[..full], data, out, g, pos, acc),
                 }
             };
             if g2 == g {
@@ -140,40 +146,31 @@ pub unsafe fn decode(
             (g, pos, acc) = (g2, p2, a2);
             continue;
         }
-        let x = {
-            let c = [
-                c4 as u8,
-                (c4 >> 8) as u8,
-                (c4 >> 16) as u8,
-                (c4 >> 24) as u8,
-            ]
-            .map(usize::from);
-            let p1 = pos + GROUP_LEN[c[0]] as usize;
-            let p2 = p1 + GROUP_LEN[c[1]] as usize;
-            let p3 = p2 + GROUP_LEN[c[2]] as usize;
-            if p3 + 16 > data.len() {
-                break;
-            }
-            let row = |k: usize| GROUP_SHUFFLE[c[k]].as_ptr() as *const __m128i;
-            let at = |p: usize| data.as_ptr().wrapping_add(p) as *const __m128i;
-            // SAFETY: pos <= p1 <= p2 <= p3 and p3 + 16 <= data.len(): the four 16-byte loads
-            // are inside `data`; shuffle rows are 16 bytes.
-            let (v, s) = unsafe {
-                let v = _mm512_castsi128_si512(_mm_loadu_si128(at(pos)));
-                let v = _mm512_inserti32x4::<1>(v, _mm_loadu_si128(at(p1)));
-                let v = _mm512_inserti32x4::<2>(v, _mm_loadu_si128(at(p2)));
-                let v = _mm512_inserti32x4::<3>(v, _mm_loadu_si128(at(p3)));
-                let s = _mm512_castsi128_si512(_mm_loadu_si128(row(0)));
-                let s = _mm512_inserti32x4::<1>(s, _mm_loadu_si128(row(1)));
-                let s = _mm512_inserti32x4::<2>(s, _mm_loadu_si128(row(2)));
-                let s = _mm512_inserti32x4::<3>(s, _mm_loadu_si128(row(3)));
-                (v, s)
-            };
-            pos = p3 + GROUP_LEN[c[3]] as usize;
-            _mm512_shuffle_epi8(v, s)
+        let c = c4.to_le_bytes().map(usize::from);
+        let p1 = pos + GROUP_LEN[c[0]] as usize;
+        let p2 = p1 + GROUP_LEN[c[1]] as usize;
+        let p3 = p2 + GROUP_LEN[c[2]] as usize;
+        if p3 + 16 > data.len() {
+            break;
+        }
+        let row = |k: usize| GROUP_SHUFFLE[c[k]].as_ptr() as *const __m128i;
+        let at = |p: usize| data.as_ptr().wrapping_add(p) as *const __m128i;
+        // SAFETY: pos <= p1 <= p2 <= p3 and p3 + 16 <= data.len(): the four 16-byte loads are
+        // inside `data`; shuffle rows are 16 bytes.
+        let (v, s) = unsafe {
+            let v = _mm512_castsi128_si512(_mm_loadu_si128(at(pos)));
+            let v = _mm512_inserti32x4::<1>(v, _mm_loadu_si128(at(p1)));
+            let v = _mm512_inserti32x4::<2>(v, _mm_loadu_si128(at(p2)));
+            let v = _mm512_inserti32x4::<3>(v, _mm_loadu_si128(at(p3)));
+            let s = _mm512_castsi128_si512(_mm_loadu_si128(row(0)));
+            let s = _mm512_inserti32x4::<1>(s, _mm_loadu_si128(row(1)));
+            let s = _mm512_inserti32x4::<2>(s, _mm_loadu_si128(row(2)));
+            let s = _mm512_inserti32x4::<3>(s, _mm_loadu_si128(row(3)));
+            (v, s)
         };
-        let x = prefix16(x);
-        // SAFETY: g + 4 <= ctrl.len(): out[4g..4g + 16] exists.
+        pos = p3 + GROUP_LEN[c[3]] as usize;
+        let x = prefix16(_mm512_shuffle_epi8(v, s));
+        // SAFETY: g + 4 <= full = out.len() / 4: out[4g..4g + 16] exists.
         unsafe {
             _mm512_storeu_si512(
                 out.as_mut_ptr().add(4 * g) as *mut _,
@@ -184,12 +181,64 @@ pub unsafe fn decode(
         acc = _mm512_add_epi32(acc, _mm512_permutexvar_epi32(last, x));
         g += 4;
     }
-    if g == ctrl.len() {
-        return (pos, 4 * g);
+    // The tail: up to sixteen values per step, loads masked to the bytes of `data`, the store
+    // masked to the slots of `out`.
+    let mut v = 4 * g;
+    while v < out.len() {
+        let n = (out.len() - v).min(16);
+        let mut c = [0usize; 4];
+        let mut p = [0usize; 4];
+        let mut q = pos;
+        for k in 0..4 {
+            p[k] = q;
+            let present = n.saturating_sub(4 * k).min(4);
+            if present > 0 {
+                // Codes of values past the end do not count, whatever their bits.
+                c[k] = ctrl[v / 4 + k] as usize & ((1usize << (2 * present)) - 1);
+                q += GROUP_LEN[c[k]] as usize - (4 - present);
+            }
+        }
+        pos = q;
+        let load = |q: usize| {
+            let avail = data.len().saturating_sub(q).min(16);
+            let mask = ((1u32 << avail) - 1) as __mmask16;
+            // SAFETY: the mask covers only bytes q..q + avail, which are inside `data`; masked
+            // lanes are not read (and are zero).
+            unsafe { _mm_maskz_loadu_epi8(mask, data.as_ptr().wrapping_add(q) as *const i8) }
+        };
+        let row = |k: usize| {
+            // SAFETY: shuffle rows are 16 bytes.
+            unsafe { _mm_loadu_si128(GROUP_SHUFFLE[c[k]].as_ptr() as *const __m128i) }
+        };
+        let vv = _mm512_inserti32x4::<3>(
+            _mm512_inserti32x4::<2>(
+                _mm512_inserti32x4::<1>(_mm512_castsi128_si512(load(p[0])), load(p[1])),
+                load(p[2]),
+            ),
+            load(p[3]),
+        );
+        let ss = _mm512_inserti32x4::<3>(
+            _mm512_inserti32x4::<2>(
+                _mm512_inserti32x4::<1>(_mm512_castsi128_si512(row(0)), row(1)),
+                row(2),
+            ),
+            row(3),
+        );
+        let x = prefix16(_mm512_shuffle_epi8(vv, ss));
+        let keep = ((1u32 << n) - 1) as __mmask16;
+        // SAFETY: the store mask covers out[v..v + n], inside `out`; masked lanes are not written.
+        unsafe {
+            _mm512_mask_storeu_epi32(
+                out.as_mut_ptr().add(v) as *mut _,
+                keep,
+                _mm512_add_epi32(x, acc),
+            )
+        };
+        acc = _mm512_add_epi32(
+            acc,
+            _mm512_permutexvar_epi32(_mm512_set1_epi32(n as i32 - 1), x),
+        );
+        v += n;
     }
-    let prev = if g > 0 { out[4 * g - 1] } else { prev };
-    // SAFETY: AVX2 is supported; the slices keep the length contract.
-    let (pos, done) =
-        unsafe { super::streamvbyte_avx2::decode(&ctrl[g..], data, pos, prev, &mut out[4 * g..]) };
-    (pos, 4 * g + done)
+    pos
 }
