@@ -82,7 +82,13 @@ fn kernels_match_scalar<C: BlockCodec>(f: (DecodeFn, SelectFn, LowerBoundFn)) {
             }
         }
     }
-    for _ in 0..2000 {
+    // TERSEDB_LONG=1: 50 times as many random payloads.
+    let rounds = if std::env::var("TERSEDB_LONG").as_deref() == Ok("1") {
+        100_000
+    } else {
+        2000
+    };
+    for _ in 0..rounds {
         let count = rng.u32(..=C::MAX_KEYS as u32 + 1);
         let p: Vec<u8> = (0..rng.usize(..1200))
             .map(|_| {

@@ -2,6 +2,7 @@
 //! `streamvbyte_delta_encode(keys[1..], n, out, keys[0])` produces our payload, its
 //! `streamvbyte_delta_decode` reads our payload, and we read its output, for every block size
 //! 0..=256 and a range of delta widths. Compiled only when `build.rs` found the library.
+//! `TERSEDB_LONG=1` repeats the sweep 20 times.
 //! Seeded: re-run with `SEED=<n>`.
 
 #![cfg(has_libstreamvbyte)]
@@ -68,7 +69,13 @@ fn keys(rng: &mut fastrand::Rng, n: usize, b: u32) -> Vec<u32> {
 #[test]
 fn both_directions_every_size_and_width() {
     let mut rng = fastrand::Rng::with_seed(seed());
-    for n in 0..=256usize {
+    // TERSEDB_LONG=1: 20 sweeps instead of one.
+    let sweeps = if std::env::var("TERSEDB_LONG").as_deref() == Ok("1") {
+        20
+    } else {
+        1
+    };
+    for n in (0..sweeps).flat_map(|_| 0..=256usize) {
         for b in [0u32, 1, 2, 7, 8, 9, 15, 16, 17, 23, 24, 25, 31, 32] {
             let keys = keys(&mut rng, n, b);
             let mut ours = vec![0u8; StreamVByte::max_payload_len(keys.len())];

@@ -82,7 +82,13 @@ fn kernels_match_scalar<C: BlockCodec>(f: (DecodeFn, SelectFn, LowerBoundFn)) {
             }
         }
     }
-    for _ in 0..2000 {
+    // TERSEDB_LONG=1: 50 times as many random payloads.
+    let rounds = if std::env::var("TERSEDB_LONG").as_deref() == Ok("1") {
+        100_000
+    } else {
+        2000
+    };
+    for _ in 0..rounds {
         let count = rng.u32(..=C::MAX_KEYS as u32 + 1);
         let p: Vec<u8> = (0..rng.usize(..1200))
             .map(|_| {
@@ -125,7 +131,12 @@ fn uniform_width_runs_match_scalar() {
         varintgb::select_with,
         varintgb::lower_bound_with,
     );
-    for _ in 0..300 {
+    let rounds = if std::env::var("TERSEDB_LONG").as_deref() == Ok("1") {
+        15_000
+    } else {
+        300
+    };
+    for _ in 0..rounds {
         let n = rng.usize(1..=257);
         let mut keys = vec![rng.u32(..1000)];
         let mut w = rng.u32(1..=4);
