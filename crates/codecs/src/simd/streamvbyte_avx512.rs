@@ -186,6 +186,68 @@ pub unsafe fn decode(
     let mut v = 4 * g;
     while v < out.len() {
         let n = (out.len() - v).min(16);
+        // The codes of the (up to) sixteen values, those past the end cleared.
+        let mut c4 = 0u32;
+        for k in 0..n.div_ceil(4) {
+            c4 |= (ctrl[v / 4 + k] as u32) << (8 * k);
+        }
+        let present = if n == 16 {
+            u32::MAX
+        } else {
+            (1u32 << (2 * n)) - 1
+        };
+        let c4 = c4 & present;
+        let width = [0u32, 0x5555_5555, 0xAAAA_AAAA, 0xFFFF_FFFF]
+            .iter()
+            .position(|&code| c4 == code & present)
+            .map(|w| w + 1);
+        if let Some(width) = width {
+            // All present values have one width: a masked load of exactly their bytes.
+            let avail = data.len().saturating_sub(pos).min(n * width);
+            let at = data.as_ptr().wrapping_add(pos);
+            let bytes = if avail == 64 {
+                u64::MAX
+            } else {
+                (1u64 << avail) - 1
+            };
+            // SAFETY: each mask covers only bytes pos..pos + avail, inside `data`; masked
+            // lanes are neither read nor faulted on, and read as zero.
+            let x = unsafe {
+                match width {
+                    1 => _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(
+                        bytes as __mmask16,
+                        at as *const i8,
+                    )),
+                    2 => _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi8(
+                        bytes as __mmask32,
+                        at as *const i8,
+                    )),
+                    3 => _mm512_maskz_permutexvar_epi8(
+                        0x7777_7777_7777_7777,
+                        _mm512_loadu_si512(WIDEN3.as_ptr() as *const _),
+                        _mm512_maskz_loadu_epi8(bytes, at as *const i8),
+                    ),
+                    _ => _mm512_maskz_loadu_epi8(bytes, at as *const i8),
+                }
+            };
+            pos += n * width;
+            let x = prefix16(x);
+            let keep = ((1u32 << n) - 1) as __mmask16;
+            // SAFETY: the store mask covers out[v..v + n], inside `out`.
+            unsafe {
+                _mm512_mask_storeu_epi32(
+                    out.as_mut_ptr().add(v) as *mut _,
+                    keep,
+                    _mm512_add_epi32(x, acc),
+                )
+            };
+            acc = _mm512_add_epi32(
+                acc,
+                _mm512_permutexvar_epi32(_mm512_set1_epi32(n as i32 - 1), x),
+            );
+            v += n;
+            continue;
+        }
         let mut c = [0usize; 4];
         let mut p = [0usize; 4];
         let mut q = pos;
