@@ -20,8 +20,8 @@
 //! `copy_within`, the control codes from the edit onward are rewritten.
 
 use crate::vbyte::{
-    check_desc, check_keys, corrupt, decode_prelude, desc_of, fold_in, invalid, lower_bound_in,
-    select_in, validate_in, Chunks, BYTE_MAX_KEYS, CHUNK,
+    check_desc, check_keys, chunk_len, corrupt, decode_prelude, desc_of, fold_in, invalid,
+    lower_bound_in, select_in, validate_in, Chunks, BYTE_MAX_KEYS, CHUNK,
 };
 use crate::{
     AppendOutcome, BlockCodec, CodecError, CodecId, Descriptor, Fold, InsertOutcome, Isa,
@@ -234,8 +234,8 @@ impl<'a> SvbChunks<'a> {
 }
 
 impl Chunks for SvbChunks<'_> {
-    fn next_chunk(&mut self, buf: &mut [u32; CHUNK]) -> Result<usize> {
-        let n = (self.v.n - self.next).min(CHUNK);
+    fn next_chunk(&mut self, buf: &mut [u32; CHUNK], want: usize) -> Result<usize> {
+        let n = (self.v.n - self.next).min(chunk_len(want));
         if n == 0 {
             return Ok(0);
         }

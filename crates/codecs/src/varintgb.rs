@@ -22,8 +22,8 @@
 
 use crate::streamvbyte::{byte_len, read_le, GROUP_LEN};
 use crate::vbyte::{
-    check_desc, check_keys, corrupt, decode_prelude, desc_of, fold_in, invalid, lower_bound_in,
-    select_in, validate_in, Chunks, BYTE_MAX_KEYS, CHUNK,
+    check_desc, check_keys, chunk_len, corrupt, decode_prelude, desc_of, fold_in, invalid,
+    lower_bound_in, select_in, validate_in, Chunks, BYTE_MAX_KEYS, CHUNK,
 };
 use crate::{
     AppendOutcome, BlockCodec, CodecError, CodecId, Descriptor, Fold, InsertOutcome, Isa,
@@ -191,8 +191,8 @@ impl<'a> GbChunks<'a> {
 }
 
 impl Chunks for GbChunks<'_> {
-    fn next_chunk(&mut self, buf: &mut [u32; CHUNK]) -> Result<usize> {
-        let n = self.left.min(CHUNK);
+    fn next_chunk(&mut self, buf: &mut [u32; CHUNK], want: usize) -> Result<usize> {
+        let n = self.left.min(chunk_len(want));
         if n == 0 {
             return Ok(0);
         }

@@ -85,10 +85,18 @@ pub(crate) fn desc_of(keys: &[u32], size: usize) -> Descriptor {
 
 /// A decoder of a block's payload keys (`keys[1..count]`), a chunk at a time.
 pub(crate) trait Chunks {
-    /// Decodes the next keys into `buf` (at most `CHUNK`); returns how many (0 at the end).
-    fn next_chunk(&mut self, buf: &mut [u32; CHUNK]) -> Result<usize>;
+    /// Decodes the next keys into `buf`: at least `want` (rounded up to a multiple of 4, at most
+    /// `CHUNK`) unless the block ends first; returns how many (0 at the end).
+    fn next_chunk(&mut self, buf: &mut [u32; CHUNK], want: usize) -> Result<usize>;
     /// After the last chunk: checks the payload was consumed exactly (all `size` bytes).
     fn finish(&self) -> Result<()>;
+}
+
+/// Keys to decode for a request of `want`: a multiple of 4 (group codecs stay aligned), at most
+/// `CHUNK`.
+#[inline]
+pub(crate) fn chunk_len(want: usize) -> usize {
+    want.next_multiple_of(4).clamp(4, CHUNK)
 }
 
 /// The key at slot `i`.
@@ -105,7 +113,7 @@ pub(crate) fn select_in<S: Chunks>(d: &Descriptor, mut s: S, i: usize) -> Result
     let mut buf = [0u32; CHUNK];
     let mut seen = 1; // keys before buf[0]
     loop {
-        let n = s.next_chunk(&mut buf)?;
+        let n = s.next_chunk(&mut buf, i + 1 - seen)?;
         if n == 0 {
             return Err(corrupt("payload ends early"));
         }
@@ -132,7 +140,7 @@ pub(crate) fn lower_bound_in<S: Chunks>(
     let mut buf = [0u32; CHUNK];
     let mut seen = 1;
     loop {
-        let n = s.next_chunk(&mut buf)?;
+        let n = s.next_chunk(&mut buf, CHUNK)?;
         if n == 0 {
             return Err(corrupt("payload ends before the last key"));
         }
@@ -168,7 +176,7 @@ pub(crate) fn fold_in<S: Chunks>(
     let mut buf = [0u32; CHUNK];
     let mut seen = 1; // slot of buf[0]
     while seen < b {
-        let n = s.next_chunk(&mut buf)?;
+        let n = s.next_chunk(&mut buf, CHUNK)?;
         if n == 0 {
             return Err(corrupt("payload ends early"));
         }
@@ -197,7 +205,7 @@ pub(crate) fn validate_in<S: Chunks>(d: &Descriptor, mut s: S) -> Result<()> {
     let mut prev = d.start;
     let mut seen = 1usize;
     loop {
-        let n = s.next_chunk(&mut buf)?;
+        let n = s.next_chunk(&mut buf, CHUNK)?;
         if n == 0 {
             break;
         }
@@ -577,8 +585,8 @@ impl<'a> VByteChunks<'a> {
 }
 
 impl Chunks for VByteChunks<'_> {
-    fn next_chunk(&mut self, buf: &mut [u32; CHUNK]) -> Result<usize> {
-        let n = self.left.min(CHUNK);
+    fn next_chunk(&mut self, buf: &mut [u32; CHUNK], want: usize) -> Result<usize> {
+        let n = self.left.min(chunk_len(want));
         if n == 0 {
             return Ok(0);
         }
