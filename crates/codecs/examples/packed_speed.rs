@@ -73,9 +73,12 @@ fn bits_per_key(bl: &Blocks) -> f64 {
     bl.descs.iter().map(|d| d.size as f64 * 8.0).sum::<f64>() / N as f64
 }
 
-type DecodeWith = fn(Isa, &Descriptor, &[u8], &mut [u32]) -> tersedb_codecs::Result<usize>;
-
-fn decode_rate(ms: u64, bl: &Blocks, isa: Isa, f: DecodeWith) -> f64 {
+fn decode_rate(
+    ms: u64,
+    bl: &Blocks,
+    isa: Isa,
+    f: impl Fn(Isa, &Descriptor, &[u8], &mut [u32]) -> tersedb_codecs::Result<usize>,
+) -> f64 {
     let mut out = vec![0u32; 2 * 130 + 8];
     rate(ms, N, || {
         let mut at = 0;
