@@ -215,7 +215,7 @@ impl BlockCodec for MaskedVByte {
     }
 
     fn insert(desc: &mut Descriptor, payload: &mut [u8], key: u32) -> Result<InsertOutcome> {
-        insert_in_place(desc, payload, key)
+        insert_in_place(Isa::detect(), desc, payload, key)
     }
 
     fn append(desc: &mut Descriptor, payload: &mut [u8], key: u32) -> Result<AppendOutcome> {

@@ -20,8 +20,8 @@
 //! `copy_within`, the control codes from the edit onward are rewritten.
 
 use crate::vbyte::{
-    check_desc, check_keys, corrupt, decode_prelude, desc_of, fold_in, invalid, lower_bound_in,
-    select_in, validate_in, Chunks, BYTE_MAX_KEYS, CHUNK,
+    check_desc, check_keys, chunk_len, corrupt, decode_prelude, desc_of, fold_in, invalid,
+    lower_bound_in, select_in, validate_in, Chunks, BYTE_MAX_KEYS, CHUNK,
 };
 use crate::{
     AppendOutcome, BlockCodec, CodecError, CodecId, Descriptor, Fold, InsertOutcome, Isa,
@@ -132,6 +132,17 @@ pub(crate) fn decode_n(
 ) -> Result<usize> {
     debug_assert!(v0 % 4 == 0 && ctrl.len() * 4 >= v0 + out.len());
     #[cfg(target_arch = "x86_64")]
+    if isa >= Isa::Avx512 && !out.is_empty() {
+        let groups = &ctrl[v0 / 4..v0 / 4 + out.len().div_ceil(4)];
+        // SAFETY: AVX-512 F/BW/VL/VBMI are supported at Isa::Avx512 (callers pass supported
+        // levels only); `groups` has one control byte per four values of `out`.
+        let end = unsafe { crate::simd::streamvbyte_avx512::decode(groups, data, pos, prev, out) };
+        if end > data.len() {
+            return Err(corrupt("data bytes run past the payload"));
+        }
+        return Ok(end);
+    }
+    #[cfg(target_arch = "x86_64")]
     if isa >= Isa::Sse41 && out.len() >= 4 {
         let groups = &ctrl[v0 / 4..v0 / 4 + out.len() / 4];
         let (pos, done) = if isa >= Isa::Avx2 {
@@ -168,6 +179,9 @@ pub(crate) fn decode_n(
             }
             pos += p2;
             done += d2;
+        }
+        if done == out.len() {
+            return Ok(pos);
         }
         let prev = if done > 0 { out[done - 1] } else { prev };
         return decode_scalar(ctrl, data, v0 + done, pos, prev, &mut out[done..]);
@@ -220,8 +234,8 @@ impl<'a> SvbChunks<'a> {
 }
 
 impl Chunks for SvbChunks<'_> {
-    fn next_chunk(&mut self, buf: &mut [u32; CHUNK]) -> Result<usize> {
-        let n = (self.v.n - self.next).min(CHUNK);
+    fn next_chunk(&mut self, buf: &mut [u32; CHUNK], want: usize) -> Result<usize> {
+        let n = (self.v.n - self.next).min(chunk_len(want));
         if n == 0 {
             return Ok(0);
         }

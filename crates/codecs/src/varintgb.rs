@@ -22,8 +22,8 @@
 
 use crate::streamvbyte::{byte_len, read_le, GROUP_LEN};
 use crate::vbyte::{
-    check_desc, check_keys, corrupt, decode_prelude, desc_of, fold_in, invalid, lower_bound_in,
-    select_in, validate_in, Chunks, BYTE_MAX_KEYS, CHUNK,
+    check_desc, check_keys, chunk_len, corrupt, decode_prelude, desc_of, fold_in, invalid,
+    lower_bound_in, select_in, validate_in, Chunks, BYTE_MAX_KEYS, CHUNK,
 };
 use crate::{
     AppendOutcome, BlockCodec, CodecError, CodecId, Descriptor, Fold, InsertOutcome, Isa,
@@ -106,20 +106,17 @@ pub(crate) fn decode_n(
     decode_scalar(data, pos, prev, out)
 }
 
-/// The deltas (not prefix-summed) of `out.len()` values from the group at `data[pos]`.
-fn read_deltas(data: &[u8], mut pos: usize, out: &mut [u32]) -> Result<usize> {
-    for group in out.chunks_mut(4) {
-        let key = *data
-            .get(pos)
-            .ok_or(corrupt("group key byte past the payload"))?;
-        pos += 1;
-        for (k, o) in group.iter_mut().enumerate() {
-            let len = ((key >> (2 * k)) & 3) as usize + 1;
-            *o = read_le(data, pos, len)?;
-            pos += len;
-        }
+/// The deltas (not prefix-summed) of `out.len()` values from the group at `data[pos..]`, through
+/// the decoder of `isa` (prefix sums from 0, then differences); returns the position after them.
+fn read_deltas(isa: Isa, data: &[u8], pos: usize, out: &mut [u32]) -> Result<usize> {
+    let end = decode_n(isa, data, pos, 0, out)?;
+    let mut prev = 0u32;
+    for x in out.iter_mut() {
+        let sum = *x;
+        *x = sum.wrapping_sub(prev);
+        prev = sum;
     }
-    Ok(pos)
+    Ok(end)
 }
 
 /// Bytes `deltas` take when encoded as groups.
@@ -128,7 +125,9 @@ fn encoded_len(deltas: &[u32]) -> usize {
 }
 
 /// Writes `deltas` as groups into `out` (which must hold `encoded_len(deltas)`); returns it.
+/// Values are staged in a stack buffer with whole 4-byte writes, then copied out at once.
 fn put_groups(deltas: &[u32], out: &mut [u8]) -> usize {
+    let mut buf = [0u8; 5 * BYTE_MAX_KEYS + 8];
     let mut pos = 0;
     for group in deltas.chunks(4) {
         let kpos = pos;
@@ -137,22 +136,31 @@ fn put_groups(deltas: &[u32], out: &mut [u8]) -> usize {
         for (k, &x) in group.iter().enumerate() {
             let l = byte_len(x);
             key |= ((l - 1) as u8) << (2 * k);
-            out[pos..pos + l].copy_from_slice(&x.to_le_bytes()[..l]);
+            buf[pos..pos + 4].copy_from_slice(&x.to_le_bytes());
             pos += l;
         }
-        out[kpos] = key;
+        buf[kpos] = key;
     }
+    out[..pos].copy_from_slice(&buf[..pos]);
     pos
 }
 
-/// Byte offset of group `g` (walking the key bytes of the full groups before it).
+/// Byte offset of group `g` (walking the key bytes of the full groups before it). Runs of equal
+/// key bytes advance by a constant step, so the walk is not one dependent load per group.
 fn group_offset(data: &[u8], g: usize) -> Result<usize> {
     let mut pos = 0;
-    for _ in 0..g {
+    let mut k = 0;
+    while k < g {
         let key = *data
             .get(pos)
             .ok_or(corrupt("group key byte past the payload"))?;
-        pos += 1 + GROUP_LEN[key as usize] as usize;
+        let step = 1 + GROUP_LEN[key as usize] as usize;
+        pos += step;
+        k += 1;
+        while k < g && data.get(pos) == Some(&key) {
+            pos += step;
+            k += 1;
+        }
     }
     if pos > data.len() {
         return Err(corrupt("groups run past the payload"));
@@ -183,8 +191,8 @@ impl<'a> GbChunks<'a> {
 }
 
 impl Chunks for GbChunks<'_> {
-    fn next_chunk(&mut self, buf: &mut [u32; CHUNK]) -> Result<usize> {
-        let n = self.left.min(CHUNK);
+    fn next_chunk(&mut self, buf: &mut [u32; CHUNK], want: usize) -> Result<usize> {
+        let n = self.left.min(chunk_len(want));
         if n == 0 {
             return Ok(0);
         }
@@ -286,7 +294,7 @@ fn insert(d: &mut Descriptor, payload: &mut [u8], key: u32) -> Result<InsertOutc
     let g_at = group_offset(data, g)?;
     let mut tail = [0u32; BYTE_MAX_KEYS + 1];
     let m = n - 4 * g;
-    read_deltas(data, g_at, &mut tail[..m])?;
+    read_deltas(Isa::detect(), data, g_at, &mut tail[..m])?;
     let k = j - 4 * g;
     if slot == 0 {
         if key >= d.start {
@@ -371,7 +379,7 @@ fn remove(d: &mut Descriptor, payload: &mut [u8], slot: usize) -> Result<RemoveO
     let g_at = group_offset(data, g)?;
     let mut tail = [0u32; BYTE_MAX_KEYS];
     let m = n - 4 * g;
-    if read_deltas(data, g_at, &mut tail[..m])? != size {
+    if read_deltas(Isa::detect(), data, g_at, &mut tail[..m])? != size {
         return Err(corrupt("payload size does not match its keys"));
     }
     let k = j - 4 * g;

@@ -85,10 +85,18 @@ pub(crate) fn desc_of(keys: &[u32], size: usize) -> Descriptor {
 
 /// A decoder of a block's payload keys (`keys[1..count]`), a chunk at a time.
 pub(crate) trait Chunks {
-    /// Decodes the next keys into `buf` (at most `CHUNK`); returns how many (0 at the end).
-    fn next_chunk(&mut self, buf: &mut [u32; CHUNK]) -> Result<usize>;
+    /// Decodes the next keys into `buf`: at least `want` (rounded up to a multiple of 4, at most
+    /// `CHUNK`) unless the block ends first; returns how many (0 at the end).
+    fn next_chunk(&mut self, buf: &mut [u32; CHUNK], want: usize) -> Result<usize>;
     /// After the last chunk: checks the payload was consumed exactly (all `size` bytes).
     fn finish(&self) -> Result<()>;
+}
+
+/// Keys to decode for a request of `want`: a multiple of 4 (group codecs stay aligned), at most
+/// `CHUNK`.
+#[inline]
+pub(crate) fn chunk_len(want: usize) -> usize {
+    want.next_multiple_of(4).clamp(4, CHUNK)
 }
 
 /// The key at slot `i`.
@@ -105,7 +113,7 @@ pub(crate) fn select_in<S: Chunks>(d: &Descriptor, mut s: S, i: usize) -> Result
     let mut buf = [0u32; CHUNK];
     let mut seen = 1; // keys before buf[0]
     loop {
-        let n = s.next_chunk(&mut buf)?;
+        let n = s.next_chunk(&mut buf, i + 1 - seen)?;
         if n == 0 {
             return Err(corrupt("payload ends early"));
         }
@@ -132,7 +140,7 @@ pub(crate) fn lower_bound_in<S: Chunks>(
     let mut buf = [0u32; CHUNK];
     let mut seen = 1;
     loop {
-        let n = s.next_chunk(&mut buf)?;
+        let n = s.next_chunk(&mut buf, CHUNK)?;
         if n == 0 {
             return Err(corrupt("payload ends before the last key"));
         }
@@ -168,7 +176,7 @@ pub(crate) fn fold_in<S: Chunks>(
     let mut buf = [0u32; CHUNK];
     let mut seen = 1; // slot of buf[0]
     while seen < b {
-        let n = s.next_chunk(&mut buf)?;
+        let n = s.next_chunk(&mut buf, CHUNK)?;
         if n == 0 {
             return Err(corrupt("payload ends early"));
         }
@@ -197,7 +205,7 @@ pub(crate) fn validate_in<S: Chunks>(d: &Descriptor, mut s: S) -> Result<()> {
     let mut prev = d.start;
     let mut seen = 1usize;
     loop {
-        let n = s.next_chunk(&mut buf)?;
+        let n = s.next_chunk(&mut buf, CHUNK)?;
         if n == 0 {
             break;
         }
@@ -348,49 +356,70 @@ pub(crate) fn encode_payload(keys: &[u32], out: &mut [u8]) -> Result<usize> {
     Ok(pos)
 }
 
-/// Finds where `key` goes by a scalar scan of the varints.
-pub(crate) fn locate(d: &Descriptor, data: &[u8], key: u32) -> Result<Place> {
-    if d.count == 0 || key > d.last {
+/// Byte offset of varint `j` in `data`: just after the `j`-th byte with bit 7 clear. Counts the
+/// terminator bytes eight at a time.
+pub(crate) fn offset_of_value(data: &[u8], j: usize) -> Result<usize> {
+    let mut pos = 0;
+    let mut left = j;
+    while left > 0 && pos + 8 <= data.len() {
+        let w = u64::from_le_bytes(data[pos..pos + 8].try_into().expect("8 bytes"));
+        let ends = (!w & 0x8080_8080_8080_8080).count_ones() as usize;
+        if ends >= left {
+            break;
+        }
+        left -= ends;
+        pos += 8;
+    }
+    while left > 0 {
+        let b = *data
+            .get(pos)
+            .ok_or(corrupt("payload ends before its keys"))?;
+        left -= (b < 0x80) as usize;
+        pos += 1;
+    }
+    Ok(pos)
+}
+
+/// Finds where `key` goes: lower_bound with the kernels of `isa`, then the byte offset of the
+/// delta that changes.
+pub(crate) fn locate(d: &Descriptor, payload: &[u8], key: u32, isa: Isa) -> Result<Place> {
+    let (slot, found) = lower_bound_in(d, VByteChunks::new(d, payload, isa)?, key)?;
+    if found == Some(key) {
+        return Ok(Place::Exists(slot));
+    }
+    if slot == d.count as usize {
         return Ok(Place::Back);
     }
-    if key < d.start {
+    if slot == 0 {
         return Ok(Place::Front);
     }
-    if key == d.start {
-        return Ok(Place::Exists(0));
+    let next = found.ok_or(corrupt("lower bound without a key"))?;
+    let data = &payload[..d.size as usize];
+    let at = offset_of_value(data, slot - 1)?;
+    let (delta, len) = get_varint(data, at)?;
+    let prev = next.wrapping_sub(delta);
+    if prev >= key || next <= key {
+        return Err(corrupt("keys not strictly increasing"));
     }
-    let mut prev = d.start;
-    let mut pos = 0;
-    for slot in 1..d.count as usize {
-        let (delta, len) = get_varint(data, pos)?;
-        let k = prev.wrapping_add(delta);
-        if k == key {
-            return Ok(Place::Exists(slot));
-        }
-        if k > key {
-            return Ok(Place::Between {
-                slot,
-                prev,
-                delta,
-                at: pos,
-                len,
-            });
-        }
-        prev = k;
-        pos += len;
-    }
-    Err(corrupt("keys end below the descriptor's last key"))
+    Ok(Place::Between {
+        slot,
+        prev,
+        delta,
+        at,
+        len,
+    })
 }
 
 /// In-place insert shared by VByte and Masked VByte.
 pub(crate) fn insert_in_place(
+    isa: Isa,
     d: &mut Descriptor,
     payload: &mut [u8],
     key: u32,
 ) -> Result<InsertOutcome> {
     check_desc(d, payload, BYTE_MAX_KEYS)?;
     let size = d.size as usize;
-    let place = locate(d, &payload[..size], key)?;
+    let place = locate(d, payload, key, isa)?;
     match place {
         Place::Exists(slot) => return Ok(InsertOutcome::Exists { slot }),
         Place::Back => {
@@ -408,6 +437,9 @@ pub(crate) fn insert_in_place(
     let mut tmp = [0u8; 10];
     let (at, old_len, new_len, slot) = match place {
         Place::Front => {
+            if key >= d.start {
+                return Err(corrupt("keys not strictly increasing"));
+            }
             let l = put_varint(d.start - key, &mut tmp);
             (0, 0, l, 0)
         }
@@ -487,11 +519,7 @@ pub(crate) fn remove_in_place(
     let size = d.size as usize;
     let data = &payload[..size];
     // Walk to payload value `slot - 1` (the delta of keys[slot]); slot 0 drops value 0.
-    let target = slot.saturating_sub(1);
-    let mut pos = 0;
-    for _ in 0..target {
-        pos += get_varint(data, pos)?.1;
-    }
+    let pos = offset_of_value(data, slot.saturating_sub(1))?;
     let (d1, l1) = get_varint(data, pos)?;
     let two_left = count == 2;
     if two_left && pos + l1 != size {
@@ -557,8 +585,8 @@ impl<'a> VByteChunks<'a> {
 }
 
 impl Chunks for VByteChunks<'_> {
-    fn next_chunk(&mut self, buf: &mut [u32; CHUNK]) -> Result<usize> {
-        let n = self.left.min(CHUNK);
+    fn next_chunk(&mut self, buf: &mut [u32; CHUNK], want: usize) -> Result<usize> {
+        let n = self.left.min(chunk_len(want));
         if n == 0 {
             return Ok(0);
         }
@@ -644,7 +672,7 @@ impl BlockCodec for VByte {
     }
 
     fn insert(desc: &mut Descriptor, payload: &mut [u8], key: u32) -> Result<InsertOutcome> {
-        insert_in_place(desc, payload, key)
+        insert_in_place(Isa::Scalar, desc, payload, key)
     }
 
     fn append(desc: &mut Descriptor, payload: &mut [u8], key: u32) -> Result<AppendOutcome> {
@@ -688,5 +716,29 @@ mod tests {
         assert!(get_varint(&[0xFF, 0xFF, 0xFF, 0xFF, 0x10], 0).is_err());
         assert!(get_varint(&[0xFF, 0xFF, 0xFF, 0xFF, 0x8F, 0x00], 0).is_err());
         assert!(get_varint(&[0x80], 0).is_err());
+    }
+
+    #[test]
+    fn offset_of_value_matches_a_bytewise_walk() {
+        let mut rng = fastrand::Rng::with_seed(7);
+        for _ in 0..2000 {
+            let data: Vec<u8> = (0..rng.usize(..64))
+                .map(|_| {
+                    if rng.bool() {
+                        rng.u8(..)
+                    } else {
+                        0x80 | rng.u8(..)
+                    }
+                })
+                .collect();
+            let ends: Vec<usize> = (0..data.len()).filter(|&i| data[i] < 0x80).collect();
+            for j in 0..=ends.len() + 1 {
+                let want = match j {
+                    0 => Some(0),
+                    _ => ends.get(j - 1).map(|&e| e + 1),
+                };
+                assert_eq!(offset_of_value(&data, j).ok(), want, "{data:?} j={j}");
+            }
+        }
     }
 }

@@ -8,6 +8,8 @@ pub mod masked_vbyte_sse41;
 #[cfg(target_arch = "x86_64")]
 pub mod streamvbyte_avx2;
 #[cfg(target_arch = "x86_64")]
+pub mod streamvbyte_avx512;
+#[cfg(target_arch = "x86_64")]
 pub mod streamvbyte_sse41;
 #[cfg(target_arch = "x86_64")]
 pub mod varintgb_avx2;
