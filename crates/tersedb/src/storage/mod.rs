@@ -116,3 +116,14 @@ pub trait PageSink: PageSource {
     /// Frees `id` (dirty pages are reusable at once, others once no reader can see them).
     fn free(&mut self, id: PageId) -> Result<()>;
 }
+
+pub mod faulty;
+pub mod file;
+pub mod mem;
+pub mod meta;
+pub mod pager;
+
+pub use faulty::{CrashMode, FaultyStorage};
+pub use file::FileStorage;
+pub use mem::MemStorage;
+pub use pager::{Pager, PagerOptions, ReadPages, WritePages};
