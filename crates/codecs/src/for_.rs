@@ -378,7 +378,7 @@ impl BlockCodec for For {
         }
         let size = desc.size as usize;
         let used_bits = n * b as usize;
-        if used_bits % 8 != 0 && payload[size - 1] >> (used_bits % 8) != 0 {
+        if !used_bits.is_multiple_of(8) && payload[size - 1] >> (used_bits % 8) != 0 {
             return Err(corrupt("nonzero bits after the last offset"));
         }
         let mut buf = [0u32; MAX - 1];

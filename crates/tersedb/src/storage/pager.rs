@@ -6,6 +6,7 @@
 //! 2. sync (Durability::Immediate);
 //! 3. the new meta is written into slot `txn id % 2`, the slot the current meta is *not* in;
 //! 4. sync (Durability::Immediate).
+//!
 //! No page of the last committed state is ever overwritten, so a crash at any point leaves that
 //! state or the new one. A failed write or sync poisons the pager: further writes return
 //! `Error::PreviousIo` until the file is reopened.
