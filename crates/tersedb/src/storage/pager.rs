@@ -300,7 +300,7 @@ impl Pager {
             .iter()
             .partition(|e| e.freed_by <= oldest_reader && e.freed_by < c.meta.txn_id);
         // Pop the lowest page ids first: keeps the file compact.
-        reusable.sort_unstable_by(|a, b| b.page.cmp(&a.page));
+        reusable.sort_unstable_by_key(|e| std::cmp::Reverse(e.page));
         Ok(WritePages {
             pager: self.clone(),
             base: c.meta,
