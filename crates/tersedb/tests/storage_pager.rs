@@ -209,7 +209,10 @@ fn free_list_survives_reopen_and_accounts_for_every_page() {
 
 /// Runs a multi-commit workload on a fault-recording disk; returns it, and for each commit the
 /// number of syncs completed when it returned.
-fn recorded_workload() -> (FaultyStorage, Vec<(u64, (u64, usize))>) {
+/// (version, data pages) of the test's state.
+type State = (u64, usize);
+
+fn recorded_workload() -> (FaultyStorage, Vec<(u64, State)>) {
     let disk = FaultyStorage::new(Vec::new());
     let pager = Pager::create(Box::new(disk.clone()), &opts()).unwrap();
     let mut commits = Vec::new();
