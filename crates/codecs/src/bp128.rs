@@ -37,6 +37,7 @@ impl Bp128 {
 
     /// [`BlockCodec::decode`] on an explicit instruction-set level.
     #[doc(hidden)]
+    #[inline]
     pub fn decode_with(isa: Isa, d: &Descriptor, payload: &[u8], out: &mut [u32]) -> Result<usize> {
         vertical::decode(isa, true, d, payload, out)
     }
@@ -100,6 +101,7 @@ impl BlockCodec for Bp128 {
         vertical::encode(Isa::detect(), true, keys, out)
     }
 
+    #[inline]
     fn decode(desc: &Descriptor, payload: &[u8], out: &mut [u32]) -> Result<usize> {
         vertical::decode(Isa::detect(), true, desc, payload, out)
     }

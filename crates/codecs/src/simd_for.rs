@@ -38,6 +38,7 @@ impl SimdFor {
 
     /// [`BlockCodec::decode`] on an explicit instruction-set level.
     #[doc(hidden)]
+    #[inline]
     pub fn decode_with(isa: Isa, d: &Descriptor, payload: &[u8], out: &mut [u32]) -> Result<usize> {
         vertical::decode(isa, false, d, payload, out)
     }
@@ -59,6 +60,7 @@ impl BlockCodec for SimdFor {
         vertical::encode(Isa::detect(), false, keys, out)
     }
 
+    #[inline]
     fn decode(desc: &Descriptor, payload: &[u8], out: &mut [u32]) -> Result<usize> {
         vertical::decode(Isa::detect(), false, desc, payload, out)
     }

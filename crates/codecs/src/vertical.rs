@@ -327,7 +327,7 @@ fn invalid(what: &'static str) -> CodecError {
 }
 
 /// Cheap descriptor checks; returns `(b, n)` with `n = count - 1` values in the frame.
-#[inline]
+#[inline(always)]
 pub(crate) fn check(d: &Descriptor, payload: &[u8]) -> Result<(u32, usize)> {
     let count = d.count as usize;
     if count > MAX_KEYS {
@@ -425,7 +425,7 @@ pub(crate) fn encode(isa: Isa, delta: bool, keys: &[u32], out: &mut [u8]) -> Res
     })
 }
 
-#[inline]
+#[inline(always)]
 pub(crate) fn decode(
     isa: Isa,
     delta: bool,
@@ -492,6 +492,51 @@ fn reencode(isa: Isa, delta: bool, keys: &[u32], payload: &mut [u8]) -> Result<O
     }
 }
 
+/// The frame's raw contents for an in-frame change: the keys `keys[1..]` (BP128, `delta`) or the
+/// offsets `keys[1..] - start` (SIMD FOR), plus the value `key` is compared as.
+fn frame_values(
+    isa: Isa,
+    delta: bool,
+    d: &Descriptor,
+    payload: &[u8],
+    b: u32,
+) -> Result<[u32; FRAME]> {
+    let mut f = [0u32; FRAME];
+    let base = if delta { d.start } else { 0 };
+    unpack(isa, payload, b, base, delta, &mut f).ok_or(corrupt("frame"))?;
+    Ok(f)
+}
+
+/// Packs `f[..n]` (as `frame_values` returns them) back at the smallest width, padding the rest;
+/// `None` (nothing written) if that width does not fit the capacity. Returns the new width.
+fn repack(
+    isa: Isa,
+    delta: bool,
+    d: &Descriptor,
+    f: &mut [u32; FRAME],
+    n: usize,
+    payload: &mut [u8],
+) -> Option<u32> {
+    let nb = if delta {
+        let (mut prev, mut or) = (d.start, 0u32);
+        for &k in &f[..n] {
+            or |= k.wrapping_sub(prev);
+            prev = k;
+        }
+        f[n..].fill(prev);
+        width(or)
+    } else {
+        f[n..].fill(0);
+        width(d.last.wrapping_sub(d.start))
+    };
+    if frame_len(nb) > payload.len() {
+        return None;
+    }
+    let base = if delta { d.start } else { 0 };
+    pack(isa, f, base, delta, nb, payload);
+    Some(nb)
+}
+
 pub(crate) fn insert(
     isa: Isa,
     delta: bool,
@@ -499,6 +544,29 @@ pub(crate) fn insert(
     payload: &mut [u8],
     key: u32,
 ) -> Result<InsertOutcome> {
+    let (b, n) = check(d, payload)?;
+    if n > 0 && d.start < key && key < d.last {
+        // Strictly inside the block: start and last stay, so the change is one frame rewrite
+        // (no key validation pass, no re-encode of the descriptor).
+        let mut f = frame_values(isa, delta, d, payload, b)?;
+        let probe = if delta { key } else { key - d.start };
+        let at = f[..n].partition_point(|&v| v < probe);
+        if at < n && f[at] == probe {
+            return Ok(InsertOutcome::Exists { slot: at + 1 });
+        }
+        if n == FRAME {
+            return Ok(InsertOutcome::NoRoom);
+        }
+        f.copy_within(at..n, at + 1);
+        f[at] = probe;
+        let Some(nb) = repack(isa, delta, d, &mut f, n + 1, payload) else {
+            return Ok(InsertOutcome::NoRoom);
+        };
+        d.count += 1;
+        d.bits = nb as u8;
+        d.size = frame_len(nb) as u32;
+        return Ok(InsertOutcome::Inserted { slot: at + 1 });
+    }
     let (mut keys, count) = all_keys(isa, delta, d, payload)?;
     let slot = keys[..count].partition_point(|&k| k < key);
     if slot < count && keys[slot] == key {
@@ -575,10 +643,26 @@ pub(crate) fn remove(
     payload: &mut [u8],
     slot: usize,
 ) -> Result<RemoveOutcome> {
-    let (mut keys, count) = all_keys(isa, delta, d, payload)?;
+    let (b, n) = check(d, payload)?;
+    let count = d.count as usize;
     if slot >= count {
         return Err(invalid("slot out of range"));
     }
+    if 0 < slot && slot + 1 < count {
+        // Neither start nor last: one frame rewrite. BP128 merges two deltas, which may need a
+        // wider frame (`grew`); SIMD FOR keeps its width.
+        let mut f = frame_values(isa, delta, d, payload, b)?;
+        f.copy_within(slot..n, slot - 1);
+        let Some(nb) = repack(isa, delta, d, &mut f, n - 1, payload) else {
+            return Ok(RemoveOutcome::NoRoom);
+        };
+        let grew = frame_len(nb) > d.size as usize;
+        d.count -= 1;
+        d.bits = nb as u8;
+        d.size = frame_len(nb) as u32;
+        return Ok(RemoveOutcome::Removed { grew });
+    }
+    let (mut keys, count) = all_keys(isa, delta, d, payload)?;
     keys.copy_within(slot + 1..count, slot);
     match reencode(isa, delta, &keys[..count - 1], payload)? {
         Some(nd) => {

@@ -1,5 +1,7 @@
 //! The shared model-based suite for `tersedb_codecs::bp128::Bp128`: every operation against a sorted
 //! Vec, full and no-room paths, and untrusted descriptors/payloads.
+//! Also: every vertical-layout kernel against its scalar twin on every level, BP128 validation
+//! and the remove-may-grow path.
 
 mod common;
 codec_suite!(bp128, tersedb_codecs::bp128::Bp128);

@@ -180,12 +180,23 @@ unsafe fn pair<const B: u32>(packed: *const u8, j: u32) -> __m256i {
 unsafe fn scan8(v: __m256i) -> (__m256i, __m256i) {
     // SAFETY: AVX2 is enabled by every caller.
     unsafe {
-        let v = _mm256_add_epi32(v, _mm256_bslli_epi128::<4>(v));
-        let v = _mm256_add_epi32(v, _mm256_bslli_epi128::<8>(v));
-        let lt = _mm256_shuffle_epi32::<0xFF>(v);
-        let cross = _mm256_permute2x128_si256::<0x08>(lt, lt);
-        let total = _mm256_add_epi32(lt, _mm256_permute2x128_si256::<0x01>(lt, lt));
-        (_mm256_add_epi32(v, cross), total)
+        // [a b c d] -> [a, a+b, c, c+d] with a 64-bit shift (no shuffle), then the pair sum
+        // of the low 64 bits into both high dwords.
+        let v = _mm256_add_epi32(v, _mm256_slli_epi64::<32>(v));
+        let lo2 = _mm256_blend_epi32::<0b1100_1100>(
+            _mm256_setzero_si256(),
+            _mm256_shuffle_epi32::<0b01_01_00_00>(v),
+        );
+        let v = _mm256_add_epi32(v, lo2);
+        // The low half's total (lane 3) into the high half, then the pair's total (lane 7)
+        // broadcast: two lane-crossing permutes, one blend.
+        let t0 = _mm256_permutevar8x32_epi32(v, _mm256_set1_epi32(3));
+        let v = _mm256_add_epi32(
+            v,
+            _mm256_blend_epi32::<0b1111_0000>(_mm256_setzero_si256(), t0),
+        );
+        let total = _mm256_permutevar8x32_epi32(v, _mm256_set1_epi32(7));
+        (v, total)
     }
 }
 
