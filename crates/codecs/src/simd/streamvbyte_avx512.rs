@@ -3,9 +3,6 @@
 //! that give all sixteen values the same width (the norm for deltas of uniform width) take a fast
 //! path: one load and a fixed widening (`vpmovzx` or, for three bytes, VBMI `vpermb`).
 
-// AVX-512 intrinsics are stable since Rust 1.89, above the workspace's declared rust-version.
-#![allow(clippy::incompatible_msrv)]
-
 use core::arch::x86_64::*;
 
 use crate::streamvbyte::{GROUP_LEN, GROUP_SHUFFLE};

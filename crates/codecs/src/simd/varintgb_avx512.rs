@@ -4,9 +4,6 @@
 //! load and one `vpermb` with a constant pattern drop the key bytes and widen the values. Other
 //! groups are decoded one at a time as in the SSE4.1 kernel.
 
-// AVX-512 intrinsics are stable since Rust 1.89, above the workspace's declared rust-version.
-#![allow(clippy::incompatible_msrv)]
-
 use core::arch::x86_64::*;
 
 use super::streamvbyte_sse41::prefix4;
