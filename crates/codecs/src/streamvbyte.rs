@@ -130,7 +130,7 @@ pub(crate) fn decode_n(
     prev: u32,
     out: &mut [u32],
 ) -> Result<usize> {
-    debug_assert!(v0 % 4 == 0 && ctrl.len() * 4 >= v0 + out.len());
+    debug_assert!(v0.is_multiple_of(4) && ctrl.len() * 4 >= v0 + out.len());
     #[cfg(target_arch = "x86_64")]
     if isa >= Isa::Avx512 && !out.is_empty() {
         let groups = &ctrl[v0 / 4..v0 / 4 + out.len().div_ceil(4)];
@@ -258,7 +258,7 @@ impl Chunks for SvbChunks<'_> {
             return Err(corrupt("payload size does not match its keys"));
         }
         // The reference encoder leaves the codes of missing values in the last byte at zero.
-        if self.v.n % 4 != 0 && self.v.ctrl[self.v.n / 4] >> (2 * (self.v.n % 4)) != 0 {
+        if !self.v.n.is_multiple_of(4) && self.v.ctrl[self.v.n / 4] >> (2 * (self.v.n % 4)) != 0 {
             return Err(corrupt("unused control bits are set"));
         }
         Ok(())

@@ -217,7 +217,7 @@ impl Chunks for GbChunks<'_> {
 fn validate(d: &Descriptor, payload: &[u8]) -> Result<()> {
     validate_in(d, GbChunks::new(d, payload, Isa::detect())?)?;
     let n = (d.count as usize).saturating_sub(1);
-    if n % 4 != 0 {
+    if !n.is_multiple_of(4) {
         let at = group_offset(&payload[..d.size as usize], n / 4)?;
         if payload[at] >> (2 * (n % 4)) != 0 {
             return Err(corrupt("unused key bits are set"));
@@ -344,7 +344,7 @@ fn append(d: &mut Descriptor, payload: &mut [u8], key: u32) -> Result<AppendOutc
     let size = d.size as usize;
     let delta = key - d.last;
     let l = byte_len(delta);
-    let new_key_byte = n % 4 == 0;
+    let new_key_byte = n.is_multiple_of(4);
     let new_size = size + l + new_key_byte as usize;
     if new_size > payload.len() {
         return Ok(AppendOutcome::NoRoom);
