@@ -64,7 +64,11 @@ pub(crate) fn decode_n(
 ) -> Result<usize> {
     #[cfg(target_arch = "x86_64")]
     if isa >= Isa::Sse41 && out.len() >= 4 {
-        let (pos, done) = if isa >= Isa::Avx2 {
+        let (pos, done) = if isa >= Isa::Avx512 {
+            // SAFETY: AVX-512 F/BW/VBMI are supported at Isa::Avx512 (callers pass supported
+            // levels only); the kernel bounds its reads by `data` and its writes by `out`.
+            unsafe { crate::simd::varintgb_avx512::decode(data, pos, prev, out) }
+        } else if isa >= Isa::Avx2 {
             // SAFETY: AVX2 is supported (callers pass supported levels only); the kernel bounds
             // its reads by `data` and its writes by `out`.
             unsafe { crate::simd::varintgb_avx2::decode(data, pos, prev, out) }
