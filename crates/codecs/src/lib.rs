@@ -28,6 +28,7 @@ pub mod error;
 pub mod for_;
 pub mod isa;
 pub mod masked_vbyte;
+pub mod pfor;
 pub mod simd;
 pub mod simd_for;
 pub mod streamvbyte;
