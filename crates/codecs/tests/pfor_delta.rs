@@ -12,7 +12,6 @@ mod pfor_common;
 use pfor_common::*;
 use tersedb_codecs::for_::For;
 use tersedb_codecs::pfor::PforDelta;
-use tersedb_codecs::BlockCodec;
 
 #[test]
 fn payload_matches_the_documented_layout() {

@@ -120,8 +120,8 @@ pub fn best_size(v: &[u32]) -> usize {
             // Build the list position by position.
             let mut x = 0;
             let mut last: Option<usize> = None;
-            for i in 0..n {
-                if outside(v[i]) {
+            for (i, &val) in v.iter().enumerate() {
+                if outside(val) {
                     if let Some(mut q) = last {
                         while (i - q) as u64 > range + 1 {
                             q += 1usize << b;
