@@ -24,6 +24,7 @@
 
 pub mod bits;
 pub mod bp128;
+pub mod codec;
 pub mod error;
 pub mod for_;
 pub mod isa;
@@ -36,6 +37,7 @@ pub mod varintgb;
 pub mod vbyte;
 pub mod vertical;
 
+pub use codec::Codec;
 pub use error::CodecError;
 pub use isa::Isa;
 
