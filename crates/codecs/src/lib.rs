@@ -24,10 +24,12 @@
 
 pub mod bits;
 pub mod bp128;
+pub mod codec;
 pub mod error;
 pub mod for_;
 pub mod isa;
 pub mod masked_vbyte;
+pub mod pfor;
 pub mod simd;
 pub mod simd_for;
 pub mod streamvbyte;
@@ -35,6 +37,7 @@ pub mod varintgb;
 pub mod vbyte;
 pub mod vertical;
 
+pub use codec::Codec;
 pub use error::CodecError;
 pub use isa::Isa;
 

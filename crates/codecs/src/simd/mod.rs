@@ -6,6 +6,10 @@
 #[cfg(target_arch = "x86_64")]
 pub mod masked_vbyte_sse41;
 #[cfg(target_arch = "x86_64")]
+pub mod pfor_avx2;
+#[cfg(target_arch = "x86_64")]
+pub mod pfor_avx512;
+#[cfg(target_arch = "x86_64")]
 pub mod streamvbyte_avx2;
 #[cfg(target_arch = "x86_64")]
 pub mod streamvbyte_avx512;
