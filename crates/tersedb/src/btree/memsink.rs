@@ -1,0 +1,98 @@
+//! A tiny in-memory page store for the tree's unit tests: committed pages are shared, dirty
+//! pages private, `cow` copies and frees, freed pages are remembered for accounting checks.
+
+use crate::error::{Error, PageId, Result};
+use crate::storage::{Page, PageSink, PageSource};
+use std::collections::{BTreeSet, HashMap};
+
+#[derive(Debug)]
+pub struct MemSink {
+    pub page_size: usize,
+    pub clean: HashMap<PageId, Page>,
+    pub dirty: HashMap<PageId, Vec<u8>>,
+    pub freed: BTreeSet<PageId>,
+    pub next: PageId,
+}
+
+impl MemSink {
+    pub fn new(page_size: usize) -> Self {
+        MemSink {
+            page_size,
+            clean: HashMap::new(),
+            dirty: HashMap::new(),
+            freed: BTreeSet::new(),
+            next: 2,
+        }
+    }
+
+    /// Makes every dirty page clean (a "commit"); freed pages stay free for reuse.
+    pub fn commit(&mut self) {
+        for (id, p) in self.dirty.drain() {
+            self.clean.insert(id, Page::from(p));
+        }
+    }
+
+    /// Pages allocated and not freed.
+    pub fn live(&self) -> BTreeSet<PageId> {
+        self.clean
+            .keys()
+            .chain(self.dirty.keys())
+            .copied()
+            .collect()
+    }
+}
+
+impl PageSource for MemSink {
+    fn page_size(&self) -> usize {
+        self.page_size
+    }
+    fn page(&self, id: PageId) -> Result<Page> {
+        if let Some(p) = self.dirty.get(&id) {
+            return Ok(Page::from(p.as_slice()));
+        }
+        self.clean.get(&id).cloned().ok_or(Error::Corrupted {
+            page: id,
+            what: "no such page".into(),
+        })
+    }
+}
+
+impl PageSink for MemSink {
+    fn alloc(&mut self) -> Result<PageId> {
+        let id = match self.freed.pop_first() {
+            Some(id) => id,
+            None => {
+                self.next += 1;
+                self.next - 1
+            }
+        };
+        self.dirty.insert(id, vec![0; self.page_size]);
+        Ok(id)
+    }
+    fn page_mut(&mut self, id: PageId) -> Result<&mut [u8]> {
+        self.dirty
+            .get_mut(&id)
+            .map(|v| v.as_mut_slice())
+            .ok_or(Error::InvalidArgument(format!("page {id} is not dirty")))
+    }
+    fn is_dirty(&self, id: PageId) -> bool {
+        self.dirty.contains_key(&id)
+    }
+    fn cow(&mut self, id: PageId) -> Result<PageId> {
+        if self.dirty.contains_key(&id) {
+            return Ok(id);
+        }
+        let src = self.page(id)?;
+        let n = self.alloc()?;
+        self.page_mut(n)?.copy_from_slice(&src);
+        self.free(id)?;
+        Ok(n)
+    }
+    fn free(&mut self, id: PageId) -> Result<()> {
+        let was = self.dirty.remove(&id).is_some() | self.clean.remove(&id).is_some();
+        if !was || !self.freed.insert(id) {
+            return Err(Error::InvalidArgument(format!("double free of page {id}")));
+        }
+        Ok(())
+    }
+}
