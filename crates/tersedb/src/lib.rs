@@ -15,7 +15,16 @@
 // Temporary until the public API (env, txn) uses every part of the tree.
 #[allow(dead_code)]
 pub mod btree;
+pub(crate) mod catalog;
+pub mod cursor;
+pub mod db;
 pub mod error;
 pub mod storage;
+#[allow(dead_code)] // until Env (on the pager) constructs transactions
+pub mod txn;
 
+pub use cursor::{Cursor, Range, WriteCursor};
+pub use db::{Db, DbConfig, DbStats, Key, KeyBuf, KeyType, Limits, RecordType};
 pub use error::{Error, Result};
+pub use storage::Durability;
+pub use txn::{ReadTxn, WriteTxn};

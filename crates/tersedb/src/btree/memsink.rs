@@ -96,3 +96,134 @@ impl PageSink for MemSink {
         Ok(())
     }
 }
+
+/// An in-memory stand-in for the pager, for unit tests of the transaction layer: a committed
+/// state swapped atomically at commit; a writer works on a copy of the page map.
+#[derive(Debug, Default)]
+pub struct MemPager {
+    state: std::sync::Mutex<std::sync::Arc<Committed>>,
+    page_size: usize,
+}
+
+#[derive(Debug, Default, Clone)]
+pub struct Committed {
+    pub pages: HashMap<PageId, Page>,
+    pub freed: BTreeSet<PageId>,
+    pub next: PageId,
+    pub root: PageId,
+}
+
+#[derive(Debug)]
+pub struct MemSnapshot {
+    state: std::sync::Arc<Committed>,
+    page_size: usize,
+}
+
+#[derive(Debug)]
+pub struct MemWriter {
+    sink: MemSink,
+    root: PageId,
+    pager: std::sync::Arc<MemPager>,
+}
+
+impl MemPager {
+    pub fn new(page_size: usize) -> std::sync::Arc<Self> {
+        std::sync::Arc::new(MemPager {
+            state: std::sync::Mutex::new(std::sync::Arc::new(Committed {
+                next: 2,
+                ..Committed::default()
+            })),
+            page_size,
+        })
+    }
+    pub fn read(&self) -> MemSnapshot {
+        MemSnapshot {
+            state: self.state.lock().unwrap().clone(),
+            page_size: self.page_size,
+        }
+    }
+    pub fn write(self: &std::sync::Arc<Self>) -> MemWriter {
+        let st = self.state.lock().unwrap().clone();
+        let mut sink = MemSink::new(self.page_size);
+        sink.clean = st.pages.clone();
+        sink.freed = st.freed.clone();
+        sink.next = st.next;
+        MemWriter {
+            sink,
+            root: st.root,
+            pager: self.clone(),
+        }
+    }
+}
+
+impl PageSource for MemSnapshot {
+    fn page_size(&self) -> usize {
+        self.page_size
+    }
+    fn page(&self, id: PageId) -> Result<Page> {
+        self.state.pages.get(&id).cloned().ok_or(Error::Corrupted {
+            page: id,
+            what: "no such page".into(),
+        })
+    }
+}
+
+impl crate::txn::Snapshot for MemSnapshot {
+    fn root(&self) -> PageId {
+        self.state.root
+    }
+    fn source(&self) -> &dyn PageSource {
+        self
+    }
+}
+
+impl PageSource for MemWriter {
+    fn page_size(&self) -> usize {
+        self.sink.page_size
+    }
+    fn page(&self, id: PageId) -> Result<Page> {
+        self.sink.page(id)
+    }
+}
+
+impl PageSink for MemWriter {
+    fn alloc(&mut self) -> Result<PageId> {
+        self.sink.alloc()
+    }
+    fn page_mut(&mut self, id: PageId) -> Result<&mut [u8]> {
+        self.sink.page_mut(id)
+    }
+    fn is_dirty(&self, id: PageId) -> bool {
+        self.sink.is_dirty(id)
+    }
+    fn cow(&mut self, id: PageId) -> Result<PageId> {
+        self.sink.cow(id)
+    }
+    fn free(&mut self, id: PageId) -> Result<()> {
+        self.sink.free(id)
+    }
+}
+
+impl crate::txn::Writer for MemWriter {
+    fn root(&self) -> PageId {
+        self.root
+    }
+    fn set_root(&mut self, root: PageId) {
+        self.root = root;
+    }
+    fn source(&self) -> &dyn PageSource {
+        self
+    }
+    fn commit(mut self: Box<Self>, _d: crate::storage::Durability) -> Result<()> {
+        self.sink.commit();
+        let st = Committed {
+            pages: std::mem::take(&mut self.sink.clean),
+            freed: std::mem::take(&mut self.sink.freed),
+            next: self.sink.next,
+            root: self.root,
+        };
+        *self.pager.state.lock().unwrap() = std::sync::Arc::new(st);
+        Ok(())
+    }
+    fn abort(self: Box<Self>) {}
+}

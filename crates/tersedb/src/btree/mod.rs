@@ -32,6 +32,8 @@ pub(crate) mod tree;
 pub(crate) mod memsink;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_txn;
 
 use crate::error::{Error, Result};
 use std::cmp::Ordering;

@@ -1,0 +1,138 @@
+//! Transaction-layer tests over the in-memory pager stand-in: catalog operations, config checks,
+//! commit/abort visibility, write cursor erase.
+
+use super::memsink::MemPager;
+use crate::txn::{ReadTxn, WriteTxn};
+use crate::{DbConfig, Durability, Error, Key, KeyBuf, KeyType, RecordType};
+
+fn w(p: &std::sync::Arc<MemPager>) -> WriteTxn {
+    WriteTxn::new(Box::new(p.write()), Durability::None)
+}
+fn r(p: &std::sync::Arc<MemPager>) -> ReadTxn {
+    ReadTxn::new(Box::new(p.read()))
+}
+
+#[test]
+fn catalog_create_list_rename_drop() {
+    let p = MemPager::new(512);
+    let mut t = w(&p);
+    let a = t.create_db("a", DbConfig::u32_set()).unwrap();
+    let b = t
+        .create_db("b", DbConfig::new(KeyType::VarBinary, RecordType::Variable))
+        .unwrap();
+    assert!(matches!(
+        t.create_db("a", DbConfig::u32_set()),
+        Err(Error::DbExists(_))
+    ));
+    for i in 0..2000u32 {
+        t.insert(&a, i, &[]).unwrap();
+        t.insert(&b, format!("k{i}").as_str(), &vec![7u8; (i % 300) as usize])
+            .unwrap();
+    }
+    t.commit().unwrap();
+    let rt = r(&p);
+    let names: Vec<String> = rt.list_dbs().unwrap().into_iter().map(|x| x.0).collect();
+    assert_eq!(names, ["a", "b"]);
+    assert_eq!(rt.len(&a).unwrap(), 2000);
+    assert!(matches!(
+        rt.open_db_with("a", DbConfig::new(KeyType::U64, RecordType::None)),
+        Err(Error::ConfigMismatch { .. })
+    ));
+    let mut t = w(&p);
+    t.rename_db("a", "c").unwrap();
+    assert!(matches!(t.len(&a), Err(Error::DbNotFound(_))));
+    let c = t.open_db("c").unwrap();
+    assert_eq!(t.len(&c).unwrap(), 2000);
+    assert!(matches!(t.rename_db("b", "c"), Err(Error::DbExists(_))));
+    t.drop_db("b").unwrap();
+    t.commit().unwrap();
+    // The old snapshot still sees everything.
+    assert_eq!(rt.get(&b, "k5").unwrap(), Some(vec![7u8; 5]));
+    let rt2 = r(&p);
+    let names: Vec<String> = rt2.list_dbs().unwrap().into_iter().map(|x| x.0).collect();
+    assert_eq!(names, ["c"]);
+    assert!(rt2.contains(&c, 1999u32).unwrap());
+    // Dropping the last database frees everything but the catalog.
+    let mut t = w(&p);
+    t.drop_db("c").unwrap();
+    t.commit().unwrap();
+    assert!(r(&p).list_dbs().unwrap().is_empty());
+}
+
+#[test]
+fn abort_leaves_nothing() {
+    let p = MemPager::new(4096);
+    let mut t = w(&p);
+    let d = t.create_db("d", DbConfig::u32_set()).unwrap();
+    t.insert(&d, 1u32, &[]).unwrap();
+    t.commit().unwrap();
+    let mut t = w(&p);
+    t.insert(&d, 2u32, &[]).unwrap();
+    t.create_db("e", DbConfig::u32_set()).unwrap();
+    t.abort();
+    let rt = r(&p);
+    assert_eq!(rt.len(&d).unwrap(), 1);
+    assert!(!rt.contains(&d, 2u32).unwrap());
+    assert!(matches!(rt.open_db("e"), Err(Error::DbNotFound(_))));
+}
+
+#[test]
+fn write_cursor_erases_and_moves_on() {
+    let p = MemPager::new(512);
+    let mut t = w(&p);
+    let d = t
+        .create_db("d", DbConfig::new(KeyType::U64, RecordType::Fixed(4)))
+        .unwrap();
+    for i in 0..500u64 {
+        t.append(&d, i, &(i as u32).to_le_bytes()).unwrap();
+    }
+    assert!(matches!(
+        t.append(&d, 3u64, &[0; 4]),
+        Err(Error::InvalidKey(_))
+    ));
+    {
+        let mut c = t.cursor_mut(&d).unwrap();
+        assert!(c.first().unwrap());
+        // Erase every even key.
+        loop {
+            let k = c.key().unwrap().as_u64().unwrap();
+            if k % 2 == 0 {
+                if !c.erase().unwrap() {
+                    break;
+                }
+            } else if !c.next().unwrap() {
+                break;
+            }
+        }
+    }
+    assert_eq!(t.len(&d).unwrap(), 250);
+    let got: Vec<KeyBuf> = t.iter(&d).unwrap().map(|x| x.unwrap().0).collect();
+    let want: Vec<KeyBuf> = (0..500u64)
+        .filter(|k| k % 2 == 1)
+        .map(KeyBuf::U64)
+        .collect();
+    assert_eq!(got, want);
+    let r: Vec<u64> = t
+        .range(&d, 100u64..=111)
+        .unwrap()
+        .map(|x| x.unwrap().0.as_key().as_u64().unwrap())
+        .collect();
+    assert_eq!(r, [101, 103, 105, 107, 109, 111]);
+    let r: Vec<u64> = t
+        .range(
+            &d,
+            (
+                std::ops::Bound::Excluded(101u64),
+                std::ops::Bound::Excluded(107u64),
+            ),
+        )
+        .unwrap()
+        .map(|x| x.unwrap().0.as_key().as_u64().unwrap())
+        .collect();
+    assert_eq!(r, [103, 105]);
+    assert_eq!(
+        t.get(&d, Key::U64(7)).unwrap(),
+        Some(7u32.to_le_bytes().to_vec())
+    );
+    t.commit().unwrap();
+}
