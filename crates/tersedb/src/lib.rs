@@ -16,6 +16,8 @@
 #[allow(dead_code)]
 pub mod btree;
 pub(crate) mod catalog;
+#[allow(dead_code)] // until Env::check uses it
+pub mod check;
 pub mod cursor;
 pub mod db;
 pub mod error;

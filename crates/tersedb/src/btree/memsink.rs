@@ -101,7 +101,7 @@ impl PageSink for MemSink {
 /// state swapped atomically at commit; a writer works on a copy of the page map.
 #[derive(Debug, Default)]
 pub struct MemPager {
-    state: std::sync::Mutex<std::sync::Arc<Committed>>,
+    pub state: std::sync::Mutex<std::sync::Arc<Committed>>,
     page_size: usize,
 }
 

@@ -136,3 +136,54 @@ fn write_cursor_erases_and_moves_on() {
     );
     t.commit().unwrap();
 }
+
+#[test]
+fn check_finds_clean_trees_and_broken_order() {
+    use crate::check::{check_trees, CheckReport, Owners};
+    use crate::txn::Snapshot;
+    let p = MemPager::new(512);
+    let mut t = w(&p);
+    let d = t
+        .create_db("d", DbConfig::new(KeyType::U32, RecordType::Variable))
+        .unwrap();
+    for i in 0..3000u32 {
+        let v = vec![1u8; if i % 97 == 0 { 2000 } else { 3 }];
+        t.insert(&d, i * 7, &v).unwrap();
+    }
+    t.commit().unwrap();
+    let snap = p.read();
+    let mut owners = Owners::default();
+    let mut rep = CheckReport::default();
+    check_trees(&snap, snap.root(), &mut owners, &mut rep);
+    assert!(rep.is_clean(), "{rep}");
+    assert_eq!(rep.dbs[0].stats.key_count, 3000);
+    assert!(rep.dbs[0].stats.height >= 3);
+    assert!(rep.dbs[0].stats.overflow_pages > 0);
+    let live: Vec<_> = p.state.lock().unwrap().pages.keys().copied().collect();
+    assert!(live.iter().all(|id| owners.contains(*id)));
+    assert_eq!(
+        live.len() as u64,
+        rep.catalog_pages + rep.dbs[0].stats.bytes / 512
+    );
+
+    // Swap the first two keys of some leaf: check names that page.
+    let mut st = (**p.state.lock().unwrap()).clone();
+    let (&victim, page) = st
+        .pages
+        .iter()
+        .find(|(_, pg)| {
+            pg[8] == 4 && u32::from_le_bytes(pg[12..16].try_into().unwrap()) > 2 && pg[9] == 1
+        })
+        .unwrap();
+    let mut bytes = page.to_vec();
+    let (a, b) = (bytes[16..20].to_vec(), bytes[20..24].to_vec());
+    bytes[16..20].copy_from_slice(&b);
+    bytes[20..24].copy_from_slice(&a);
+    st.pages.insert(victim, bytes.into());
+    *p.state.lock().unwrap() = std::sync::Arc::new(st);
+    let snap = p.read();
+    let mut rep = CheckReport::default();
+    check_trees(&snap, snap.root(), &mut Owners::default(), &mut rep);
+    assert!(rep.faults.iter().any(|f| f.page == Some(victim)), "{rep}");
+    assert!(matches!(rep.into_result(), Err(Error::Corrupted { page, .. }) if page == victim));
+}
