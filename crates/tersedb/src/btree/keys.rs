@@ -100,13 +100,13 @@ impl KeyList {
                 let keys = region
                     .get(..n * 4)
                     .ok_or(Fault("key list longer than its region"))?;
-                Ok(search_fixed(n, |i| le_u32(&keys[i * 4..]).cmp(&p)))
+                Ok(search_int(n, |i| le_u32(&keys[i * 4..]) as u64, p as u64))
             }
             (KeyList::U64, Key::U64(p)) => {
                 let keys = region
                     .get(..n * 8)
                     .ok_or(Fault("key list longer than its region"))?;
-                Ok(search_fixed(n, |i| le_u64(&keys[i * 8..]).cmp(&p)))
+                Ok(search_int(n, |i| le_u64(&keys[i * 8..]), p))
             }
             (KeyList::Fixed(w), Key::Bytes(p)) => {
                 let keys = region
@@ -147,6 +147,74 @@ impl KeyList {
     }
 }
 
+/// Search over `n` ascending integers: one interpolation guess, then galloping from the guess
+/// to bracket the position, then binary search inside the bracket. Dense or uniform keys are
+/// found touching two or three cache lines instead of the ~12 of a binary search over a 16 KiB
+/// page; skewed keys cost at most about twice a binary search.
+#[inline]
+fn search_int(n: usize, key: impl Fn(usize) -> u64, p: u64) -> Result<usize, usize> {
+    use std::cmp::Ordering::*;
+    if n < 16 {
+        return search_fixed(n, |i| key(i).cmp(&p));
+    }
+    let (a, b) = (key(0), key(n - 1));
+    if p <= a {
+        return if p == a { Ok(0) } else { Err(0) };
+    }
+    if p >= b {
+        return if p == b { Ok(n - 1) } else { Err(n) };
+    }
+    // a < p < b, so the answer is in 1..n-1.
+    let guess = (((p - a) as u128 * (n - 1) as u128) / (b - a) as u128) as usize;
+    let guess = guess.clamp(1, n - 2);
+    let (lo, hi) = match key(guess).cmp(&p) {
+        Equal => return Ok(guess),
+        Less => {
+            // Answer in (guess, n-1]: gallop right.
+            let mut step = 1;
+            let mut lo = guess + 1;
+            loop {
+                let probe = guess + step;
+                if probe >= n - 1 {
+                    break (lo, n - 1);
+                }
+                match key(probe).cmp(&p) {
+                    Equal => return Ok(probe),
+                    Less => {
+                        lo = probe + 1;
+                        step *= 2;
+                    }
+                    Greater => break (lo, probe),
+                }
+            }
+        }
+        Greater => {
+            // Answer in [1, guess]: gallop left.
+            let mut step = 1;
+            let mut hi = guess;
+            loop {
+                if step >= guess {
+                    break (1, hi);
+                }
+                let probe = guess - step;
+                match key(probe).cmp(&p) {
+                    Equal => return Ok(probe),
+                    Greater => {
+                        hi = probe;
+                        step *= 2;
+                    }
+                    Less => break (probe + 1, hi),
+                }
+            }
+        }
+    };
+    // The lower bound lies in [lo, hi] (hi's key is > p, or hi = n - 1 whose key is > p).
+    match search_fixed(hi - lo, |i| key(lo + i).cmp(&p)) {
+        Ok(i) => Ok(lo + i),
+        Err(i) => Err(lo + i),
+    }
+}
+
 /// Branch-light binary search over `n` fixed-width items; `cmp(i)` orders item `i` against the
 /// probe.
 #[inline]
@@ -175,6 +243,46 @@ fn search_fixed(n: usize, cmp: impl Fn(usize) -> std::cmp::Ordering) -> Result<u
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn search_int_matches_binary_search() {
+        let mut rng = fastrand::Rng::with_seed(3);
+        for n in 0..300usize {
+            for dist in 0..4 {
+                let mut v: Vec<u64> = (0..n)
+                    .map(|i| match dist {
+                        0 => i as u64 * 3,
+                        1 => rng.u64(0..1000),
+                        2 => (i as u64).pow(3),
+                        _ => {
+                            if i < n / 2 {
+                                i as u64
+                            } else {
+                                u64::MAX - n as u64 + i as u64
+                            }
+                        }
+                    })
+                    .collect();
+                v.sort();
+                v.dedup();
+                for _ in 0..50 {
+                    let p = if rng.bool() && !v.is_empty() {
+                        v[rng.usize(0..v.len())]
+                    } else {
+                        rng.u64(0..(v.last().copied().unwrap_or(10).saturating_add(5)))
+                    };
+                    assert_eq!(
+                        search_int(v.len(), |i| v[i], p),
+                        v.binary_search(&p),
+                        "{v:?} {p}"
+                    );
+                }
+                for p in [0, u64::MAX] {
+                    assert_eq!(search_int(v.len(), |i| v[i], p), v.binary_search(&p));
+                }
+            }
+        }
+    }
 
     #[test]
     fn search_fixed_finds_lower_bound() {

@@ -328,3 +328,59 @@ fn ascending_append_fills_leaves() {
         assert!(tree::contains(&sink, &spec, root, &Key::U32(k)).unwrap());
     }
 }
+
+/// Tree-only speed probe over the in-memory sink (no pager): `TERSEDB_PERF=1 cargo test
+/// --release -p tersedb --lib perf_probe -- --nocapture`. Prints timings; asserts only results.
+#[test]
+fn perf_probe() {
+    if std::env::var("TERSEDB_PERF").is_err() {
+        return;
+    }
+    use std::time::Instant;
+    let n: u32 = 10_000_000;
+    let spec = Spec::new(16384, KeyType::U32, RecordType::None).unwrap();
+    let mut sink = MemSink::new(16384);
+    let (mut root, mut hint) = (0, None);
+    let t = Instant::now();
+    for k in 0..n {
+        tree::put(
+            &mut sink,
+            &spec,
+            &mut root,
+            &Key::U32(k),
+            &[],
+            PutMode::Insert,
+            &mut hint,
+        )
+        .unwrap();
+    }
+    eprintln!(
+        "insert: {:?}, {} pages ({:.3} bytes/key)",
+        t.elapsed(),
+        sink.live().len(),
+        sink.live().len() as f64 * 16384.0 / n as f64
+    );
+    sink.commit();
+    let mut rng = fastrand::Rng::with_seed(1);
+    let t = Instant::now();
+    let mut found = 0;
+    for _ in 0..n {
+        if tree::contains(&sink, &spec, root, &Key::U32(rng.u32(0..n))).unwrap() {
+            found += 1;
+        }
+    }
+    assert_eq!(found, n);
+    eprintln!("lookup: {:?}", t.elapsed());
+    let t = Instant::now();
+    let mut c = RawCursor::new();
+    let mut ok = c.first(&sink, &spec, root).unwrap();
+    let mut sum = 0u64;
+    let mut cnt = 0u32;
+    while ok {
+        sum += c.key().unwrap().unwrap().as_u32().unwrap() as u64;
+        cnt += 1;
+        ok = c.next(&sink, &spec).unwrap();
+    }
+    assert_eq!(cnt, n);
+    eprintln!("scan: {:?} (sum {sum})", t.elapsed());
+}
