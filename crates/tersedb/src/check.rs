@@ -127,6 +127,9 @@ impl Owners {
     pub fn contains(&self, page: PageId) -> bool {
         self.owner.contains_key(&page)
     }
+    pub fn pages(&self) -> Vec<PageId> {
+        self.owner.keys().copied().collect()
+    }
 }
 
 fn fault(faults: &mut Vec<CheckFault>, e: Error) {
@@ -327,5 +330,51 @@ pub(crate) fn check_trees(
             config: e.config,
             stats,
         });
+    }
+}
+
+/// Describes one page for debugging (`tersedb dump`): nodes are decoded with the format of the
+/// tree that owns them (found by walking the catalog and every tree), overflow pages show their
+/// header. Pages of the pager itself (meta, free list) are left to the pager.
+pub(crate) fn describe_page(
+    src: &dyn PageSource,
+    catalog_root: PageId,
+    id: PageId,
+) -> Result<Option<String>> {
+    use crate::storage::{PageKind, PAGE_KIND_OFFSET};
+    let page = src.page(id)?;
+    let ps = src.page_size();
+    match PageKind::from_u8(page[PAGE_KIND_OFFSET]) {
+        Some(PageKind::Overflow) => {
+            let len = u32::from_le_bytes([page[12], page[13], page[14], page[15]]);
+            let mut next = [0u8; 8];
+            next.copy_from_slice(&page[16..24]);
+            Ok(Some(format!(
+                "page {id}: overflow page with {len} value bytes, next page {}",
+                u64::from_le_bytes(next)
+            )))
+        }
+        Some(PageKind::Leaf) | Some(PageKind::Branch) => {
+            let mut trees = vec![("the catalog".to_string(), catalog::spec(ps), catalog_root)];
+            for (name, e) in catalog::list(src, catalog_root)? {
+                if let Ok(spec) = Spec::new(ps, e.config.key_type, e.config.record_type) {
+                    trees.push((format!("database {name:?}"), spec, e.root));
+                }
+            }
+            for (who, spec, root) in trees {
+                let mut owners = Owners::default();
+                let mut faults = Vec::new();
+                check_tree(src, spec, root, &who, &mut owners, &mut faults);
+                if owners.contains(id) {
+                    let body = crate::btree::node::describe(&page, id, &spec, 1000)?;
+                    return Ok(Some(format!("{body}  (a node of {who})")));
+                }
+            }
+            Ok(Some(format!(
+                "page {id}: a tree node that no tree reaches (kind {})",
+                page[PAGE_KIND_OFFSET]
+            )))
+        }
+        _ => Ok(None),
     }
 }

@@ -12,21 +12,20 @@
 
 #![forbid(unsafe_code)]
 
-// Temporary until the public API (env, txn) uses every part of the tree.
-#[allow(dead_code)]
 pub mod btree;
 pub(crate) mod catalog;
-#[allow(dead_code)] // until Env::check uses it
 pub mod check;
 pub mod cursor;
 pub mod db;
+pub mod env;
 pub mod error;
 pub mod storage;
-#[allow(dead_code)] // until Env (on the pager) constructs transactions
 pub mod txn;
 
+pub use check::{CheckFault, CheckReport, DbReport};
 pub use cursor::{Cursor, Range, WriteCursor};
 pub use db::{Db, DbConfig, DbStats, Key, KeyBuf, KeyType, Limits, RecordType};
+pub use env::{Env, EnvOptions};
 pub use error::{Error, Result};
 pub use storage::Durability;
 pub use txn::{ReadTxn, WriteTxn};

@@ -8,7 +8,7 @@
 //! databases write the catalog at once, so `list_dbs` sees them.
 
 use crate::btree::tree::{self, AppendHint, PutMode};
-use crate::btree::{node, Key, Spec};
+use crate::btree::{Key, Spec};
 use crate::catalog::{self, Entry};
 use crate::cursor::{Cursor, Range, WriteCursor};
 use crate::db::{Db, DbConfig, DbStats};
@@ -585,10 +585,4 @@ impl Drop for WriteTxn {
             p.abort();
         }
     }
-}
-
-/// Describes page `id` as a node of `spec` (used by `Env::describe_page`).
-pub(crate) fn describe_node(src: &dyn PageSource, id: PageId, spec: &Spec) -> Result<String> {
-    let page = src.page(id)?;
-    node::describe(&page, id, spec, 64)
 }

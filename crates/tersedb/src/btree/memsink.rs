@@ -227,3 +227,38 @@ impl crate::txn::Writer for MemWriter {
     }
     fn abort(self: Box<Self>) {}
 }
+
+/// The stand-in pager as an `Env` backend (no write lock: tests use one writer).
+#[derive(Debug)]
+pub struct MemBackend(pub std::sync::Arc<MemPager>);
+
+impl crate::env::Backend for MemBackend {
+    fn page_size(&self) -> usize {
+        self.0.page_size
+    }
+    fn begin_read(&self) -> Result<Box<dyn crate::txn::Snapshot>> {
+        Ok(Box::new(self.0.read()))
+    }
+    fn begin_write(&self) -> Result<Box<dyn crate::txn::Writer>> {
+        Ok(Box::new(self.0.write()))
+    }
+    fn pager_pages(&self, _snap: &crate::txn::ReadTxn) -> Result<crate::env::PagerPages> {
+        let st = self.0.state.lock().unwrap().clone();
+        Ok(crate::env::PagerPages {
+            total_pages: st.next,
+            meta_pages: vec![0, 1],
+            free_pages: st.freed.iter().copied().collect(),
+        })
+    }
+}
+
+/// An `Env` over the stand-in pager.
+pub fn mem_env(page_size: usize) -> (crate::Env, std::sync::Arc<MemPager>) {
+    let p = MemPager::new(page_size);
+    let env = crate::Env::from_backend(
+        std::sync::Arc::new(MemBackend(p.clone())),
+        &crate::EnvOptions::default(),
+        false,
+    );
+    (env, p)
+}

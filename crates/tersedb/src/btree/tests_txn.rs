@@ -187,3 +187,47 @@ fn check_finds_clean_trees_and_broken_order() {
     assert!(rep.faults.iter().any(|f| f.page == Some(victim)), "{rep}");
     assert!(matches!(rep.into_result(), Err(Error::Corrupted { page, .. }) if page == victim));
 }
+
+#[test]
+fn env_check_accounts_for_every_page_and_dump_describes_nodes() {
+    let (env, p) = super::memsink::mem_env(512);
+    let mut t = env.begin_write().unwrap();
+    let d = t
+        .create_db("d", DbConfig::new(KeyType::VarBinary, RecordType::Variable))
+        .unwrap();
+    for i in 0..500u32 {
+        t.insert(
+            &d,
+            format!("key{i:05}").as_str(),
+            &vec![3u8; (i as usize * 13) % 900],
+        )
+        .unwrap();
+    }
+    t.commit().unwrap();
+    let mut t = env.begin_write().unwrap();
+    for i in (0..500u32).step_by(3) {
+        assert!(t.erase(&d, format!("key{i:05}").as_str()).unwrap());
+    }
+    t.commit().unwrap();
+    let rep = env.check().unwrap();
+    assert!(rep.is_clean(), "{rep}");
+    assert_eq!(rep.dbs[0].stats.key_count, 333);
+    let st = p.state.lock().unwrap().clone();
+    let (&leaf, _) = st
+        .pages
+        .iter()
+        .find(|(_, pg)| pg[8] == 4 && pg[9] == 4)
+        .unwrap();
+    let s = env.describe_page(leaf).unwrap();
+    assert!(
+        s.contains("leaf") && s.contains("database \"d\"") || s.contains("the catalog"),
+        "{s}"
+    );
+    // A leaked page is reported.
+    let mut st2 = (*st).clone();
+    st2.next += 1;
+    *p.state.lock().unwrap() = std::sync::Arc::new(st2);
+    let rep = env.check().unwrap();
+    assert_eq!(rep.faults.len(), 1, "{rep}");
+    assert!(rep.faults[0].what.contains("leaked"));
+}
