@@ -12,7 +12,20 @@
 
 #![forbid(unsafe_code)]
 
+pub mod btree;
+pub(crate) mod catalog;
+pub mod check;
+pub mod cursor;
+pub mod db;
+pub mod env;
 pub mod error;
 pub mod storage;
+pub mod txn;
 
+pub use check::{CheckFault, CheckReport, DbReport};
+pub use cursor::{Cursor, Range, WriteCursor};
+pub use db::{Db, DbConfig, DbStats, Key, KeyBuf, KeyType, Limits, RecordType};
+pub use env::{Env, EnvOptions};
 pub use error::{Error, Result};
+pub use storage::Durability;
+pub use txn::{ReadTxn, WriteTxn};
