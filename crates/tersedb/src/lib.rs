@@ -18,6 +18,7 @@ pub mod check;
 pub mod cursor;
 pub mod db;
 pub mod env;
+mod env_pager;
 pub mod error;
 pub mod storage;
 pub mod txn;

@@ -23,6 +23,10 @@ pub(crate) trait Snapshot: PageSource + Send + Sync + std::fmt::Debug {
     /// The catalog's root page (0 when the file holds no database yet).
     fn root(&self) -> PageId;
     fn source(&self) -> &dyn PageSource;
+    /// The pager's own pages and free pages as of this snapshot (for `Env::check`).
+    fn pager_pages(&self) -> Result<crate::env::PagerPages> {
+        Ok(crate::env::PagerPages::default())
+    }
 }
 
 /// What a write transaction needs from the pager.
@@ -205,6 +209,10 @@ impl ReadTxn {
 
     pub(crate) fn catalog_root(&self) -> PageId {
         self.pages.root()
+    }
+
+    pub(crate) fn snapshot(&self) -> &dyn Snapshot {
+        &*self.pages
     }
 
     pub(crate) fn pages(&self) -> &dyn PageSource {
