@@ -53,7 +53,9 @@ pub fn from_hex(s: &[u8]) -> Result<Vec<u8>, String> {
             _ => Err(format!("invalid hex digit {:?}", c as char)),
         }
     };
-    s.chunks_exact(2).map(|p| Ok(nib(p[0])? << 4 | nib(p[1])?)).collect()
+    s.chunks_exact(2)
+        .map(|p| Ok(nib(p[0])? << 4 | nib(p[1])?))
+        .collect()
 }
 
 /// Encodes as lowercase hex.
@@ -75,7 +77,10 @@ pub fn parse_line(
     keys: KeyFormat,
     hex: bool,
 ) -> Result<Entry, LineError> {
-    let err = |what: String| LineError { line: line_no, what };
+    let err = |what: String| LineError {
+        line: line_no,
+        what,
+    };
     let (k, v) = match line.iter().position(|&c| c == b'\t') {
         Some(t) => (&line[..t], Some(&line[t + 1..])),
         None => (line, None),
@@ -84,15 +89,22 @@ pub fn parse_line(
     let key = match keys {
         KeyFormat::U32 | KeyFormat::U64 => {
             let t = trim_cr(k);
-            let s = std::str::from_utf8(&t).map_err(|_| err("key is not a decimal integer".into()))?;
+            let s =
+                std::str::from_utf8(&t).map_err(|_| err("key is not a decimal integer".into()))?;
             let s = s.trim();
             if s.is_empty() {
                 return Err(err("empty key".into()));
             }
             if keys == KeyFormat::U32 {
-                ParsedKey::U32(s.parse().map_err(|_| err(format!("{s:?} is not a u32 key")))?)
+                ParsedKey::U32(
+                    s.parse()
+                        .map_err(|_| err(format!("{s:?} is not a u32 key")))?,
+                )
             } else {
-                ParsedKey::U64(s.parse().map_err(|_| err(format!("{s:?} is not a u64 key")))?)
+                ParsedKey::U64(
+                    s.parse()
+                        .map_err(|_| err(format!("{s:?} is not a u64 key")))?,
+                )
             }
         }
         KeyFormat::Binary => {
@@ -137,7 +149,13 @@ mod tests {
     #[test]
     fn integers_and_values() {
         let e = parse_line(1, b"42", KeyFormat::U32, false).unwrap();
-        assert_eq!(e, Entry { key: ParsedKey::U32(42), value: None });
+        assert_eq!(
+            e,
+            Entry {
+                key: ParsedKey::U32(42),
+                value: None
+            }
+        );
         let e = parse_line(1, b"42\thello\r", KeyFormat::U64, false).unwrap();
         assert_eq!(e.key, ParsedKey::U64(42));
         assert_eq!(e.value.as_deref(), Some(&b"hello\r"[..]));

@@ -4,8 +4,11 @@
 
 mod bench;
 mod datasets;
+mod lines;
+mod store;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
@@ -24,6 +27,91 @@ enum Command {
     /// Benchmarks.
     #[command(subcommand)]
     Bench(BenchCommand),
+    /// Loads keys (one per line) or `key<TAB>value` lines into a database, creating the file
+    /// and the database when needed.
+    Import {
+        /// The environment file.
+        file: PathBuf,
+        #[command(flatten)]
+        load: LoadArgs,
+        /// Key type of a new database.
+        #[arg(long, default_value = "u32", value_parser = ["u32", "u64", "binary"])]
+        key_type: String,
+        /// Fixed record size in bytes for a new database (default: variable-size records when
+        /// the first line has a value, none otherwise).
+        #[arg(long)]
+        record_size: Option<u32>,
+        /// Page size of a new file (a power of two, 512..=65536).
+        #[arg(long, default_value_t = 16384)]
+        page_size: usize,
+        /// Commit durability.
+        #[arg(long, value_enum, default_value_t = DurabilityArg::Immediate)]
+        durability: DurabilityArg,
+    },
+    /// Removes the keys listed one per line; absent keys are counted, not errors.
+    Erase {
+        file: PathBuf,
+        #[command(flatten)]
+        load: LoadArgs,
+    },
+    /// Prints a database's keys (and values) in order, in the import format.
+    Export {
+        file: PathBuf,
+        #[arg(long)]
+        db: String,
+        /// Binary keys and values as hex.
+        #[arg(long)]
+        hex: bool,
+    },
+    /// Sizes, tree shape and bytes per key of every database.
+    Info {
+        file: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Verifies every page and tree invariant; exits non-zero on any fault.
+    Check { file: PathBuf },
+    /// Prints one page decoded, for debugging.
+    Dump {
+        file: PathBuf,
+        #[arg(long)]
+        page: u64,
+    },
+}
+
+#[derive(Args, Debug)]
+struct LoadArgs {
+    /// Database name.
+    #[arg(long)]
+    db: String,
+    /// Input file; `-` or absent for standard input.
+    #[arg(long)]
+    input: Option<String>,
+    /// Commit after every N lines (default: one transaction for the whole input).
+    #[arg(long)]
+    commit_every: Option<u64>,
+    /// Binary keys and values are hex-encoded (an empty field is the empty string).
+    #[arg(long)]
+    hex: bool,
+}
+
+impl LoadArgs {
+    fn options(self) -> store::LoadOptions {
+        store::LoadOptions {
+            db: self.db,
+            input: self.input,
+            commit_every: self.commit_every,
+            hex: self.hex,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum DurabilityArg {
+    /// fsync on every commit.
+    Immediate,
+    /// No fsync: atomic, but the last commits may be lost on power loss.
+    None,
 }
 
 #[derive(Subcommand, Debug)]
@@ -61,6 +149,25 @@ fn main() -> ExitCode {
             widths: a.widths,
             seed: a.seed,
         }),
+        Command::Import {
+            file,
+            load,
+            key_type,
+            record_size,
+            page_size,
+            durability,
+        } => {
+            let d = match durability {
+                DurabilityArg::Immediate => tersedb::Durability::Immediate,
+                DurabilityArg::None => tersedb::Durability::None,
+            };
+            store::import(&file, &load.options(), &key_type, record_size, page_size, d)
+        }
+        Command::Erase { file, load } => store::erase(&file, &load.options()),
+        Command::Export { file, db, hex } => store::export(&file, &db, hex),
+        Command::Info { file, json } => store::info(&file, json),
+        Command::Check { file } => store::check(&file),
+        Command::Dump { file, page } => store::dump(&file, page),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
