@@ -45,6 +45,16 @@ impl EnvOptions {
     }
 }
 
+fn check_page_size(n: usize) -> Result<()> {
+    use crate::storage::{MAX_PAGE_SIZE, MIN_PAGE_SIZE};
+    if !n.is_power_of_two() || !(MIN_PAGE_SIZE..=MAX_PAGE_SIZE).contains(&n) {
+        return Err(Error::InvalidArgument(format!(
+            "page size {n} must be a power of two in {MIN_PAGE_SIZE}..={MAX_PAGE_SIZE}"
+        )));
+    }
+    Ok(())
+}
+
 /// What the pager tells `check` about its own pages.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct PagerPages {
@@ -74,7 +84,6 @@ pub struct Env {
 }
 
 impl Env {
-    #[allow(dead_code)] // used by tests until the file pager backend lands
     pub(crate) fn from_backend(
         backend: Arc<dyn Backend>,
         opts: &EnvOptions,
@@ -85,6 +94,18 @@ impl Env {
             durability: opts.durability,
             read_only,
         }
+    }
+
+    /// An environment that lives in memory only (nothing is written anywhere); for tests and
+    /// caches. Same API and guarantees as a file, minus durability.
+    pub fn in_memory(opts: &EnvOptions) -> Result<Env> {
+        check_page_size(opts.page_size)?;
+        let p = crate::btree::memsink::MemPager::new(opts.page_size);
+        Ok(Env::from_backend(
+            Arc::new(crate::btree::memsink::MemBackend(p)),
+            opts,
+            false,
+        ))
     }
 
     /// Page size of the file.

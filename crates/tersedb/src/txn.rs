@@ -18,6 +18,26 @@ use std::collections::HashMap;
 use std::ops::RangeBounds;
 use std::sync::{Arc, RwLock};
 
+/// FNV-1a for the maps keyed by database name: names are short and trusted (they come from
+/// the caller's handles), and these maps are probed on every operation.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct Fnv(u64);
+
+impl std::hash::Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 { 0xcbf2_9ce4_8422_2325 } else { self.0 };
+        for b in bytes {
+            h = (h ^ *b as u64).wrapping_mul(0x100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
+pub(crate) type NameHasher = std::hash::BuildHasherDefault<Fnv>;
+
 /// What a read transaction needs from the pager: one committed snapshot.
 pub(crate) trait Snapshot: PageSource + Send + Sync + std::fmt::Debug {
     /// The catalog's root page (0 when the file holds no database yet).
@@ -104,14 +124,14 @@ pub(crate) fn stats(src: &dyn PageSource, spec: &Spec, e: &Entry) -> Result<DbSt
 pub struct ReadTxn {
     pages: Box<dyn Snapshot>,
     /// Catalog entries looked up so far (the snapshot never changes).
-    cache: RwLock<HashMap<Arc<str>, Entry>>,
+    cache: RwLock<HashMap<Arc<str>, Entry, NameHasher>>,
 }
 
 impl ReadTxn {
     pub(crate) fn new(pages: Box<dyn Snapshot>) -> Self {
         ReadTxn {
             pages,
-            cache: RwLock::new(HashMap::new()),
+            cache: RwLock::new(HashMap::default()),
         }
     }
 
@@ -231,7 +251,7 @@ struct DbState {
 #[derive(Debug)]
 pub struct WriteTxn {
     pages: Option<Box<dyn Writer>>,
-    dbs: HashMap<Arc<str>, DbState>,
+    dbs: HashMap<Arc<str>, DbState, NameHasher>,
     durability: Durability,
     /// Set when an operation failed half-way (I/O error, full disk, corruption): the
     /// transaction can only be aborted.
@@ -242,7 +262,7 @@ impl WriteTxn {
     pub(crate) fn new(pages: Box<dyn Writer>, durability: Durability) -> Self {
         WriteTxn {
             pages: Some(pages),
-            dbs: HashMap::new(),
+            dbs: HashMap::default(),
             durability,
             failed: false,
         }
@@ -447,12 +467,23 @@ impl WriteTxn {
         Ok(())
     }
 
-    fn put(&mut self, db: &Db, key: Key<'_>, value: &[u8], mode: PutMode) -> Result<bool> {
+    /// The writer and the state of `db`, with one map lookup on the hot path.
+    fn parts(&mut self, db: &Db) -> Result<(&mut Box<dyn Writer>, &mut DbState)> {
         self.w()?;
-        self.state(db)?;
+        if !self.dbs.contains_key(&db.name) {
+            self.state(db)?;
+        }
         let (Some(pages), Some(s)) = (self.pages.as_mut(), self.dbs.get_mut(&db.name)) else {
             return Err(Error::PreviousIo);
         };
+        if s.entry.config != db.config() {
+            return Err(mismatch(db, s.entry.config));
+        }
+        Ok((pages, s))
+    }
+
+    fn put(&mut self, db: &Db, key: Key<'_>, value: &[u8], mode: PutMode) -> Result<bool> {
+        let (pages, s) = self.parts(db)?;
         let r = tree::put(
             &mut **pages,
             &db.spec,
@@ -488,11 +519,7 @@ impl WriteTxn {
     /// Removes a key; false when it was absent.
     pub fn erase<'k>(&mut self, db: &Db, key: impl Into<Key<'k>>) -> Result<bool> {
         let key = key.into();
-        self.w()?;
-        self.state(db)?;
-        let (Some(pages), Some(s)) = (self.pages.as_mut(), self.dbs.get_mut(&db.name)) else {
-            return Err(Error::PreviousIo);
-        };
+        let (pages, s) = self.parts(db)?;
         let mut r = tree::erase(&mut **pages, &db.spec, &mut s.entry.root, &key, &mut s.hint);
         if let Ok(true) = r {
             s.dirty = true;

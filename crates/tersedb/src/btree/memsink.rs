@@ -1,5 +1,8 @@
-//! A tiny in-memory page store for the tree's unit tests: committed pages are shared, dirty
-//! pages private, `cow` copies and frees, freed pages are remembered for accounting checks.
+//! In-memory page stores: [`MemSink`], a tiny page sink for the tree's unit tests, and
+//! [`MemPager`], the backend of [`Env::in_memory`](crate::Env::in_memory): committed pages are
+//! shared immutable `Arc`s, a writer works on its own copy of the page map and publishes it
+//! atomically at commit. A snapshot holds its own map, so reusing a freed page id in a later
+//! transaction can never change what an older reader sees.
 
 use crate::error::{Error, PageId, Result};
 use crate::storage::{Page, PageSink, PageSource};
@@ -33,6 +36,7 @@ impl MemSink {
     }
 
     /// Pages allocated and not freed.
+    #[cfg(test)]
     pub fn live(&self) -> BTreeSet<PageId> {
         self.clean
             .keys()
@@ -103,6 +107,7 @@ impl PageSink for MemSink {
 pub struct MemPager {
     pub state: std::sync::Mutex<std::sync::Arc<Committed>>,
     page_size: usize,
+    writer: std::sync::atomic::AtomicBool,
 }
 
 #[derive(Debug, Default, Clone)]
@@ -124,6 +129,17 @@ pub struct MemWriter {
     sink: MemSink,
     root: PageId,
     pager: std::sync::Arc<MemPager>,
+    locked: bool,
+}
+
+impl Drop for MemWriter {
+    fn drop(&mut self) {
+        if self.locked {
+            self.pager
+                .writer
+                .store(false, std::sync::atomic::Ordering::Release);
+        }
+    }
 }
 
 impl MemPager {
@@ -134,16 +150,44 @@ impl MemPager {
                 ..Committed::default()
             })),
             page_size,
+            writer: std::sync::atomic::AtomicBool::new(false),
         })
     }
     pub fn read(&self) -> MemSnapshot {
         MemSnapshot {
-            state: self.state.lock().unwrap().clone(),
+            state: match self.state.lock() {
+                Ok(g) => g.clone(),
+                Err(p) => p.into_inner().clone(),
+            },
             page_size: self.page_size,
         }
     }
+    /// The writer; `Error::WriteTxnActive` while another one lives.
+    pub fn try_write(self: &std::sync::Arc<Self>) -> Result<MemWriter> {
+        use std::sync::atomic::Ordering;
+        if self
+            .writer
+            .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            return Err(Error::WriteTxnActive);
+        }
+        Ok(self.write_unlocked())
+    }
+
+    /// A writer without the lock (tests that drive the pager directly).
+    #[cfg(test)]
     pub fn write(self: &std::sync::Arc<Self>) -> MemWriter {
-        let st = self.state.lock().unwrap().clone();
+        let mut w = self.write_unlocked();
+        w.locked = false;
+        w
+    }
+
+    fn write_unlocked(self: &std::sync::Arc<Self>) -> MemWriter {
+        let st = match self.state.lock() {
+            Ok(g) => g.clone(),
+            Err(p) => p.into_inner().clone(),
+        };
         let mut sink = MemSink::new(self.page_size);
         sink.clean = st.pages.clone();
         sink.freed = st.freed.clone();
@@ -152,6 +196,7 @@ impl MemPager {
             sink,
             root: st.root,
             pager: self.clone(),
+            locked: true,
         }
     }
 }
@@ -222,13 +267,15 @@ impl crate::txn::Writer for MemWriter {
             next: self.sink.next,
             root: self.root,
         };
-        *self.pager.state.lock().unwrap() = std::sync::Arc::new(st);
+        if let Ok(mut g) = self.pager.state.lock() {
+            *g = std::sync::Arc::new(st);
+        }
         Ok(())
     }
     fn abort(self: Box<Self>) {}
 }
 
-/// The stand-in pager as an `Env` backend (no write lock: tests use one writer).
+/// The in-memory pager as an `Env` backend.
 #[derive(Debug)]
 pub struct MemBackend(pub std::sync::Arc<MemPager>);
 
@@ -240,10 +287,10 @@ impl crate::env::Backend for MemBackend {
         Ok(Box::new(self.0.read()))
     }
     fn begin_write(&self) -> Result<Box<dyn crate::txn::Writer>> {
-        Ok(Box::new(self.0.write()))
+        Ok(Box::new(self.0.try_write()?))
     }
     fn pager_pages(&self, _snap: &crate::txn::ReadTxn) -> Result<crate::env::PagerPages> {
-        let st = self.0.state.lock().unwrap().clone();
+        let st = self.0.read().state;
         Ok(crate::env::PagerPages {
             total_pages: st.next,
             meta_pages: vec![0, 1],
@@ -252,7 +299,8 @@ impl crate::env::Backend for MemBackend {
     }
 }
 
-/// An `Env` over the stand-in pager.
+/// An `Env` over the in-memory pager (tests reach into the pager).
+#[cfg(test)]
 pub fn mem_env(page_size: usize) -> (crate::Env, std::sync::Arc<MemPager>) {
     let p = MemPager::new(page_size);
     let env = crate::Env::from_backend(

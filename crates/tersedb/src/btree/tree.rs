@@ -141,8 +141,8 @@ pub fn put<S: PageSink + ?Sized>(
     let mut rec = Vec::new();
 
     if let Some(h) = *hint {
-        if h.root == *root && !big && sink.is_dirty(h.leaf) {
-            let page = sink.page_mut(h.leaf)?;
+        // A leaf that is no longer dirty (committed since) refuses `page_mut`: take the slow path.
+        if let (true, Ok(page)) = (h.root == *root && !big, sink.page_mut(h.leaf)) {
             let mut l = Layout::read(page, h.leaf, spec)?;
             if l.leaf && l.count > 0 && probe > l.key(page, l.count - 1)? {
                 inline_record(spec, value, &mut rec);
@@ -329,7 +329,12 @@ fn split_child<S: PageSink + ?Sized>(
         }
         let child0 = l.child(page, 0)?;
         e.extend_from(page, &l)?;
-        let m = middle(&e, spec, false).min(e.len() - 1);
+        // Descending into the last child (ascending loads): keep the left node full.
+        let m = if l.child_index(page, probe)? == l.count {
+            l.count - 1
+        } else {
+            middle(&e, spec, false).min(e.len() - 1)
+        };
         sep = e.key(m).to_vec();
         let rchild0 = super::slots::le_u64(e.rec(m));
         node::build(page, child, spec, false, child0, &e, 0..m)?;
