@@ -100,12 +100,7 @@ impl Env {
     /// caches. Same API and guarantees as a file, minus durability.
     pub fn in_memory(opts: &EnvOptions) -> Result<Env> {
         check_page_size(opts.page_size)?;
-        let p = crate::btree::memsink::MemPager::new(opts.page_size);
-        Ok(Env::from_backend(
-            Arc::new(crate::btree::memsink::MemBackend(p)),
-            opts,
-            false,
-        ))
+        Env::create_with_storage(Box::new(crate::storage::MemStorage::new()), opts)
     }
 
     /// Page size of the file.

@@ -28,6 +28,7 @@ pub(crate) mod records;
 pub(crate) mod slots;
 pub(crate) mod tree;
 
+#[cfg(test)]
 pub(crate) mod memsink;
 #[cfg(test)]
 mod tests;
