@@ -2,6 +2,16 @@
 
 #![forbid(unsafe_code)]
 
+/// `println!` that ends the process quietly on a closed pipe (see [`out`]).
+macro_rules! outln {
+    () => {
+        $crate::out("")
+    };
+    ($($t:tt)*) => {
+        $crate::out(format_args!($($t)*))
+    };
+}
+
 mod bench;
 mod datasets;
 mod lines;
@@ -24,9 +34,8 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Benchmarks.
-    #[command(subcommand)]
-    Bench(BenchCommand),
+    /// Benchmarks; without a subcommand, the store benchmark on its default data set.
+    Bench(BenchArgs),
     /// Loads keys (one per line) or `key<TAB>value` lines into a database, creating the file
     /// and the database when needed.
     Import {
@@ -114,8 +123,62 @@ enum DurabilityArg {
     None,
 }
 
+#[derive(Args, Debug)]
+#[command(args_conflicts_with_subcommands = true)]
+struct BenchArgs {
+    #[command(subcommand)]
+    command: Option<BenchCommand>,
+    #[command(flatten)]
+    store: StoreArgs,
+}
+
+#[derive(Args, Debug)]
+struct StoreArgs {
+    /// Number of keys.
+    #[arg(long, default_value_t = 2_000_000)]
+    keys: usize,
+    /// Key distribution.
+    #[arg(long, default_value = "clustered", value_parser = ["clustered", "uniform", "ascending"])]
+    dist: String,
+    /// Insert order.
+    #[arg(long, default_value = "ascending", value_parser = ["ascending", "random"])]
+    order: String,
+    /// Page size in bytes.
+    #[arg(long, default_value_t = 16384)]
+    page_size: usize,
+    /// Fixed record size in bytes (0 = keys only).
+    #[arg(long, default_value_t = 0)]
+    record_size: u32,
+    /// Runs; the median is reported.
+    #[arg(long, default_value_t = 1)]
+    repeat: usize,
+    /// One JSON object per line.
+    #[arg(long)]
+    json: bool,
+    /// Seed of the data generator.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+impl StoreArgs {
+    fn options(self) -> bench::store::Options {
+        bench::store::Options {
+            keys: self.keys,
+            dist: self.dist,
+            order: self.order,
+            page_size: self.page_size,
+            record_size: self.record_size,
+            repeat: self.repeat,
+            json: self.json,
+            seed: self.seed,
+        }
+    }
+}
+
 #[derive(Subcommand, Debug)]
 enum BenchCommand {
+    /// The store benchmark (the default of `tersedb bench`).
+    Store(StoreArgs),
     /// Codec micro-benchmarks (Upscaledb paper Fig. 6 and 7, plus ClusterData).
     Codecs(CodecsArgs),
 }
@@ -139,10 +202,35 @@ struct CodecsArgs {
     seed: u64,
 }
 
+/// Prints a line to stdout; a closed pipe (e.g. `| head`) ends the process quietly instead of
+/// panicking like `println!`.
+pub fn out(line: impl std::fmt::Display) {
+    use std::io::Write;
+    let mut o = std::io::stdout().lock();
+    if let Err(e) = writeln!(o, "{line}") {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("tersedb: writing output: {e}");
+        std::process::exit(1);
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result: Result<(), String> = match cli.command {
-        Command::Bench(BenchCommand::Codecs(a)) => bench::codecs::run(&bench::codecs::Options {
+        Command::Bench(BenchArgs {
+            command: None,
+            store,
+        }) => bench::store::run(&store.options()),
+        Command::Bench(BenchArgs {
+            command: Some(BenchCommand::Store(a)),
+            ..
+        }) => bench::store::run(&a.options()),
+        Command::Bench(BenchArgs {
+            command: Some(BenchCommand::Codecs(a)),
+            ..
+        }) => bench::codecs::run(&bench::codecs::Options {
             quick: a.quick,
             json: a.json,
             codecs: a.codecs,

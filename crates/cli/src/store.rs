@@ -284,7 +284,7 @@ pub fn info(file: &Path, json: bool) -> Result<(), String> {
                 )
             })
             .collect();
-        println!(
+        outln!(
             "{{\"file\":{},\"page_size\":{},\"file_bytes\":{},\"databases\":[{}]}}",
             json_str(&file.display().to_string()),
             env.page_size(),
@@ -292,23 +292,25 @@ pub fn info(file: &Path, json: bool) -> Result<(), String> {
             dbs.join(",")
         );
     } else {
-        println!("file        {}", file.display());
-        println!("page size   {} bytes", env.page_size());
-        println!("file size   {file_bytes} bytes");
-        println!("databases   {}", rows.len());
+        outln!("file        {}", file.display());
+        outln!("page size   {} bytes", env.page_size());
+        outln!("file size   {file_bytes} bytes");
+        outln!("databases   {}", rows.len());
         for (name, c, s) in rows {
-            println!("\n{name}");
-            println!("  key type     {:?}", c.key_type);
-            println!("  record type  {:?}", c.record_type);
-            println!("  codec        none");
-            println!("  keys         {}", s.key_count);
-            println!("  height       {}", s.height);
-            println!(
+            outln!("\n{name}");
+            outln!("  key type     {:?}", c.key_type);
+            outln!("  record type  {:?}", c.record_type);
+            outln!("  codec        none");
+            outln!("  keys         {}", s.key_count);
+            outln!("  height       {}", s.height);
+            outln!(
                 "  pages        {} leaf, {} internal, {} overflow",
-                s.leaf_pages, s.branch_pages, s.overflow_pages
+                s.leaf_pages,
+                s.branch_pages,
+                s.overflow_pages
             );
             if s.key_count > 0 {
-                println!("  bytes/key    {:.3}", s.bytes as f64 / s.key_count as f64);
+                outln!("  bytes/key    {:.3}", s.bytes as f64 / s.key_count as f64);
             }
         }
     }
@@ -321,7 +323,7 @@ pub fn check(file: &Path) -> Result<(), String> {
         .map_err(|e| format!("{}: {e}", file.display()))?;
     let report = env.check().map_err(err)?;
     if report.is_clean() {
-        println!(
+        outln!(
             "{}: clean ({} pages: {} free, {} pager, {} catalog; {} databases)",
             file.display(),
             report.total_pages,
@@ -334,8 +336,8 @@ pub fn check(file: &Path) -> Result<(), String> {
     } else {
         for f in &report.faults {
             match f.page {
-                Some(p) => println!("page {p}: {}", f.what),
-                None => println!("{}", f.what),
+                Some(p) => outln!("page {p}: {}", f.what),
+                None => outln!("{}", f.what),
             }
         }
         Err(format!(
@@ -350,6 +352,6 @@ pub fn check(file: &Path) -> Result<(), String> {
 pub fn dump(file: &Path, page: u64) -> Result<(), String> {
     let env = Env::open_read_only(file, &EnvOptions::default())
         .map_err(|e| format!("{}: {e}", file.display()))?;
-    println!("{}", env.describe_page(page).map_err(err)?);
+    outln!("{}", env.describe_page(page).map_err(err)?);
     Ok(())
 }

@@ -126,3 +126,64 @@ fn check_fails_on_a_damaged_file() {
     );
     let _ = std::fs::remove_file(&f);
 }
+
+#[test]
+fn bench_runs_and_verifies_its_answers() {
+    let o = tersedb(
+        &[
+            "bench",
+            "--keys",
+            "20000",
+            "--order",
+            "random",
+            "--json",
+            "--page-size",
+            "1024",
+        ],
+        b"",
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let line = stdout(&o);
+    assert!(
+        line.starts_with("{\"codec\":\"none\",\"keys\":20000"),
+        "{line}"
+    );
+    for field in [
+        "bytes_per_key",
+        "file_bytes",
+        "insert_s",
+        "find_s",
+        "cursor_s",
+        "sum_s",
+        "avg_where_s",
+    ] {
+        assert!(
+            line.contains(&format!("\"{field}\":")),
+            "{field} missing: {line}"
+        );
+    }
+    let o = tersedb(
+        &[
+            "bench",
+            "codecs",
+            "--quick",
+            "--widths",
+            "5",
+            "--codecs",
+            "bp128,vbyte,memcpy",
+            "--json",
+        ],
+        b"",
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rows = stdout(&o);
+    // 3 subjects x (1 width + 2 ClusterData tables)
+    assert_eq!(rows.lines().count(), 9, "{rows}");
+    assert!(rows.lines().all(|l| l.contains("\"decode_gis\":")));
+    assert!(
+        rows.contains("\"codec\":\"bp128\",\"dataset\":\"fixed-5\""),
+        "{rows}"
+    );
+    let o = tersedb(&["bench", "codecs", "--codecs", "nope"], b"");
+    assert!(!o.status.success());
+}

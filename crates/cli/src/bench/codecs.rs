@@ -430,19 +430,19 @@ pub fn run(opts: &Options) -> Result<(), String> {
     let emit = |row: &Row| {
         progress("");
         if opts.json {
-            println!("{}", row.json());
+            outln!("{}", row.json());
         } else {
-            println!("{}", row.text());
+            outln!("{}", row.text());
         }
     };
     if !opts.json {
-        println!(
+        outln!(
             "# tersedb bench codecs: ISA {}, {}",
             Isa::detect(),
             if opts.quick { "quick" } else { "full" }
         );
-        println!("\n## Fixed-width deltas: sets of 256 keys per bit width (paper Fig. 6/7)\n");
-        println!("{HEADER}");
+        outln!("\n## Fixed-width deltas: sets of 256 keys per bit width (paper Fig. 6/7)\n");
+        outln!("{HEADER}");
     }
     let mut rng = fastrand::Rng::with_seed(opts.seed);
     for &b in &widths {
@@ -469,8 +469,8 @@ pub fn run(opts: &Options) -> Result<(), String> {
     let n = 1_000_000;
     for &(log, name) in cluster_sizes {
         if !opts.json {
-            println!("\n## ClusterData: {n} keys in [0, 2^{log})\n");
-            println!("{HEADER}");
+            outln!("\n## ClusterData: {n} keys in [0, 2^{log})\n");
+            outln!("{HEADER}");
         }
         progress(&format!("bench codecs: {name}"));
         let mut rng = fastrand::Rng::with_seed(opts.seed.wrapping_add(log as u64));
