@@ -31,6 +31,12 @@ enum Op {
     Commit,
     Abort,
     Reopen,
+    /// Drop the database and create it again (empty).
+    Recreate,
+    /// Rename away and back; the handle works again afterwards.
+    RenameRoundTrip,
+    /// Insert into a second database, which must stay unaffected by everything else.
+    Side(u64),
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -45,10 +51,13 @@ fn op() -> impl Strategy<Value = Op> {
         2 => (k.clone(), 1u64..400, 1u64..4).prop_map(|(a, n, s)| Op::EraseMany(a, n, s)),
         8 => k.clone().prop_map(Op::Get),
         4 => (k.clone(), prop::collection::vec(any::<bool>(), 0..40)).prop_map(|(k, m)| Op::Walk(k, m)),
-        4 => (k.clone(), k, any::<bool>()).prop_map(|(a, b, i)| Op::Range(a, b, i)),
+        4 => (k.clone(), k.clone(), any::<bool>()).prop_map(|(a, b, i)| Op::Range(a, b, i)),
         3 => Just(Op::Commit),
         1 => Just(Op::Abort),
         1 => Just(Op::Reopen),
+        1 => Just(Op::Recreate),
+        1 => Just(Op::RenameRoundTrip),
+        3 => k.prop_map(Op::Side),
     ]
 }
 
@@ -94,6 +103,11 @@ fn run(page_size: usize, kt: KeyType, rt: RecordType, ops: &[Op]) -> Result<(), 
     let cfg = DbConfig::new(kt, rt);
     let mut w = env.begin_write().unwrap();
     let db = w.create_db("t", cfg).unwrap();
+    let side = w
+        .create_db("side", DbConfig::new(KeyType::U64, RecordType::None))
+        .unwrap();
+    let mut side_model = std::collections::BTreeSet::new();
+    let mut side_committed = side_model.clone();
     let max_key = db.limits().max_key_len;
     w.commit().unwrap();
     let mut committed: BTreeMap<KeyBuf, Vec<u8>> = BTreeMap::new();
@@ -208,6 +222,22 @@ fn run(page_size: usize, kt: KeyType, rt: RecordType, ops: &[Op]) -> Result<(), 
                 };
                 prop_assert_eq!(got, want);
             }
+            Op::Recreate => {
+                t.drop_db("t").unwrap();
+                prop_assert!(matches!(t.len(&db), Err(Error::DbNotFound(_))));
+                t.create_db("t", cfg).unwrap();
+                model.clear();
+            }
+            Op::RenameRoundTrip => {
+                t.rename_db("t", "t2").unwrap();
+                prop_assert!(matches!(t.len(&db), Err(Error::DbNotFound(_))));
+                t.rename_db("t2", "t").unwrap();
+                prop_assert_eq!(t.len(&db).unwrap(), model.len() as u64);
+            }
+            Op::Side(k) => {
+                t.upsert(&side, *k, &[]).unwrap();
+                side_model.insert(*k);
+            }
             Op::Commit => {
                 let old = env.begin_read().unwrap();
                 w.take().unwrap().commit().unwrap();
@@ -218,11 +248,13 @@ fn run(page_size: usize, kt: KeyType, rt: RecordType, ops: &[Op]) -> Result<(), 
                 }
                 drop(old);
                 committed = model.clone();
+                side_committed = side_model.clone();
                 w = Some(env.begin_write().unwrap());
             }
             Op::Abort => {
                 w.take().unwrap().abort();
                 model = committed.clone();
+                side_model = side_committed.clone();
                 w = Some(env.begin_write().unwrap());
             }
             Op::Reopen => {
@@ -230,6 +262,7 @@ fn run(page_size: usize, kt: KeyType, rt: RecordType, ops: &[Op]) -> Result<(), 
                 drop(env);
                 env = reopen_mem(&storage, page_size);
                 model = committed.clone();
+                side_model = side_committed.clone();
                 w = Some(env.begin_write().unwrap());
             }
         }
@@ -247,6 +280,12 @@ fn run(page_size: usize, kt: KeyType, rt: RecordType, ops: &[Op]) -> Result<(), 
     let all: Vec<(KeyBuf, Vec<u8>)> = r.iter(&db).unwrap().map(|x| x.unwrap()).collect();
     let want: Vec<(KeyBuf, Vec<u8>)> = model.into_iter().collect();
     prop_assert_eq!(all, want);
+    let side_all: Vec<u64> = r
+        .iter(&side)
+        .unwrap()
+        .map(|x| x.unwrap().0.as_key().as_u64().unwrap())
+        .collect();
+    prop_assert_eq!(side_all, side_model.into_iter().collect::<Vec<_>>());
     let report = env.check().unwrap();
     prop_assert!(report.is_clean(), "{}", report);
     Ok(())

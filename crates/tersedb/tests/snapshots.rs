@@ -56,3 +56,25 @@ fn readers_keep_their_snapshot_across_commits() {
     assert_eq!(now.len(&d).unwrap(), 2000 - 500 + 1000);
     assert!(env.check().unwrap().is_clean());
 }
+
+#[test]
+fn env_and_read_transactions_are_send_and_sync() {
+    fn send_sync<T: Send + Sync>() {}
+    fn send<T: Send>() {}
+    send_sync::<tersedb::Env>();
+    send_sync::<tersedb::ReadTxn>();
+    send_sync::<tersedb::Db>();
+    send::<tersedb::WriteTxn>();
+}
+
+#[test]
+fn dropping_a_write_transaction_aborts_it_and_frees_the_slot() {
+    let (env, _) = mem_env(4096);
+    {
+        let mut w = env.begin_write().unwrap();
+        w.create_db("gone", DbConfig::u32_set()).unwrap();
+    }
+    let mut w = env.begin_write().unwrap();
+    assert!(matches!(w.open_db("gone"), Err(Error::DbNotFound(_))));
+    w.commit().unwrap();
+}

@@ -165,7 +165,8 @@ fn search_int(n: usize, key: impl Fn(usize) -> u64, p: u64) -> Result<usize, usi
         return if p == b { Ok(n - 1) } else { Err(n) };
     }
     // a < p < b, so the answer is in 1..n-1.
-    let guess = (((p - a) as u128 * (n - 1) as u128) / (b - a) as u128) as usize;
+    // A float guess is exact enough (it is only a starting point) and avoids a 128-bit divide.
+    let guess = ((p - a) as f64 / (b - a) as f64 * (n - 1) as f64) as usize;
     let guess = guess.clamp(1, n - 2);
     let (lo, hi) = match key(guess).cmp(&p) {
         Equal => return Ok(guess),

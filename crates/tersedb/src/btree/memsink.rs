@@ -54,10 +54,13 @@ impl PageSource for MemSink {
         if let Some(p) = self.dirty.get(&id) {
             return Ok(Page::from(p.as_slice()));
         }
-        self.clean.get(&id).cloned().ok_or(Error::Corrupted {
-            page: id,
-            what: "no such page".into(),
-        })
+        self.clean
+            .get(&id)
+            .cloned()
+            .ok_or_else(|| Error::Corrupted {
+                page: id,
+                what: "no such page".into(),
+            })
     }
 }
 
@@ -77,7 +80,7 @@ impl PageSink for MemSink {
         self.dirty
             .get_mut(&id)
             .map(|v| v.as_mut_slice())
-            .ok_or(Error::InvalidArgument(format!("page {id} is not dirty")))
+            .ok_or_else(|| Error::InvalidArgument(format!("page {id} is not dirty")))
     }
     fn is_dirty(&self, id: PageId) -> bool {
         self.dirty.contains_key(&id)
@@ -206,10 +209,14 @@ impl PageSource for MemSnapshot {
         self.page_size
     }
     fn page(&self, id: PageId) -> Result<Page> {
-        self.state.pages.get(&id).cloned().ok_or(Error::Corrupted {
-            page: id,
-            what: "no such page".into(),
-        })
+        self.state
+            .pages
+            .get(&id)
+            .cloned()
+            .ok_or_else(|| Error::Corrupted {
+                page: id,
+                what: "no such page".into(),
+            })
     }
 }
 

@@ -508,11 +508,16 @@ pub fn walk<S: PageSource + ?Sized>(
         spec: &Spec,
         id: PageId,
         depth: usize,
+        seen: &mut std::collections::HashSet<PageId>,
         f: &mut NodeVisitor<'_>,
         g: &mut dyn FnMut(PageId) -> Result<()>,
     ) -> Result<()> {
         if depth >= MAX_DEPTH {
             return Err(too_deep(id));
+        }
+        // A corrupt tree may share subtrees; without this a walk could take exponential time.
+        if !seen.insert(id) {
+            return Err(corrupt(id, "node reachable twice"));
         }
         let page = src.page(id)?;
         let l = Layout::read(&page, id, spec)?;
@@ -529,7 +534,7 @@ pub fn walk<S: PageSource + ?Sized>(
             }
         } else {
             for i in 0..=l.count {
-                rec(src, spec, l.child(&page, i)?, depth + 1, f, g)?;
+                rec(src, spec, l.child(&page, i)?, depth + 1, seen, f, g)?;
             }
         }
         Ok(())
@@ -537,7 +542,15 @@ pub fn walk<S: PageSource + ?Sized>(
     if root == 0 {
         return Ok(());
     }
-    rec(src, spec, root, 0, f, g)
+    rec(
+        src,
+        spec,
+        root,
+        0,
+        &mut std::collections::HashSet::new(),
+        f,
+        g,
+    )
 }
 
 /// Frees every page of a tree (nodes and overflow chains).
