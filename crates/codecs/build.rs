@@ -32,13 +32,16 @@ fn main() {
             println!("cargo::rustc-cfg=has_libstreamvbyte");
         }
         _ => {
-            let msg = "the reference StreamVByte library (libstreamvbyte-dev: streamvbytedelta.h \
-                       and libstreamvbyte.a) was not found; the StreamVByte format test against \
-                       it is skipped. Install it with `apt-get install libstreamvbyte-dev`.";
+            let missing = "the reference StreamVByte library (libstreamvbyte-dev: \
+                           streamvbytedelta.h and libstreamvbyte.a) was not found";
+            let fix = "install it with `apt-get install libstreamvbyte-dev`";
             if std::env::var("TERSEDB_REQUIRE_REFS").as_deref() == Ok("1") {
-                panic!("TERSEDB_REQUIRE_REFS=1: {msg}");
+                panic!("TERSEDB_REQUIRE_REFS=1 but {missing}; {fix}");
             }
-            println!("cargo::warning={msg}");
+            println!(
+                "cargo::warning={missing}; the StreamVByte format test against it is skipped \
+                 ({fix})"
+            );
         }
     }
 }

@@ -1,5 +1,5 @@
-//! Quick speed check of the byte-oriented codecs on 256-key blocks of b-bit random deltas
-//! (the Upscaledb paper's Fig. 6/7 setup), per ISA level:
+//! Quick speed check of the byte-oriented codecs on blocks of 257 keys (a start key and 256
+//! deltas of exactly b bits; the Upscaledb paper's Fig. 6/7 setup), per ISA level:
 //! `cargo run --release -p tersedb-codecs --example codecs_byte_speed [b ...]`.
 //! Decode speed is in billions of keys per second (prefix sum included); the other operations in
 //! millions per second.
@@ -18,11 +18,12 @@ type DecodeFn = fn(Isa, &Descriptor, &[u8], &mut [u32]) -> tersedb_codecs::Resul
 type SelectFn = fn(Isa, &Descriptor, &[u8], usize) -> tersedb_codecs::Result<u32>;
 type LbFn = fn(Isa, &Descriptor, &[u8], u32) -> tersedb_codecs::Result<(usize, Option<u32>)>;
 
+/// A block of keys whose deltas have exactly `b` bits (top bit set), as `tersedb bench codecs`.
 fn keys(rng: &mut fastrand::Rng, b: u32) -> Vec<u32> {
-    let m = if b >= 32 { u32::MAX } else { (1u32 << b) - 1 };
+    let top = 1u32 << (b - 1);
     let mut k = vec![rng.u32(..1000)];
     while k.len() < N {
-        let d = (rng.u32(..) & m).max(1);
+        let d = top | (rng.u32(..) & (top - 1));
         k.push(k.last().unwrap() + d);
     }
     k

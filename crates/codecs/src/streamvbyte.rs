@@ -130,7 +130,7 @@ pub(crate) fn decode_n(
     prev: u32,
     out: &mut [u32],
 ) -> Result<usize> {
-    debug_assert!(v0 % 4 == 0 && ctrl.len() * 4 >= v0 + out.len());
+    debug_assert!(v0.is_multiple_of(4) && ctrl.len() * 4 >= v0 + out.len());
     #[cfg(target_arch = "x86_64")]
     if isa >= Isa::Avx512 && !out.is_empty() {
         let groups = &ctrl[v0 / 4..v0 / 4 + out.len().div_ceil(4)];
@@ -258,7 +258,7 @@ impl Chunks for SvbChunks<'_> {
             return Err(corrupt("payload size does not match its keys"));
         }
         // The reference encoder leaves the codes of missing values in the last byte at zero.
-        if self.v.n % 4 != 0 && self.v.ctrl[self.v.n / 4] >> (2 * (self.v.n % 4)) != 0 {
+        if !self.v.n.is_multiple_of(4) && self.v.ctrl[self.v.n / 4] >> (2 * (self.v.n % 4)) != 0 {
             return Err(corrupt("unused control bits are set"));
         }
         Ok(())
@@ -316,27 +316,16 @@ fn splice(payload: &mut [u8], n: usize, size: usize, j: usize, old: usize, new: 
     let c = ctrl_len(n);
     let n2 = n - old + new.len();
     let c2 = ctrl_len(n2);
-    // Codes of the values from the edit's control byte on, after the edit.
-    let q0 = j / 4;
-    let mut codes = [0u8; BYTE_MAX_KEYS + 4];
-    let mut m = 0;
-    for v in 4 * q0..j {
-        codes[m] = code_at(&payload[..c], v) as u8;
-        m += 1;
-    }
     let mut new_bytes = [0u8; 8];
     let mut new_len = 0;
-    for &x in new {
+    let mut new_codes = CodeBits::default();
+    for (k, &x) in new.iter().enumerate() {
         let l = byte_len(x);
         new_bytes[new_len..new_len + 4].copy_from_slice(&x.to_le_bytes());
         new_len += l;
-        codes[m] = (l - 1) as u8;
-        m += 1;
+        new_codes.set(j + k, (l - 1) as u64);
     }
-    for v in j + old..n {
-        codes[m] = code_at(&payload[..c], v) as u8;
-        m += 1;
-    }
+    let codes = CodeBits::load(&payload[..c]);
     let at = data_offset(&payload[..c], j);
     let old_len: usize = (j..j + old).map(|v| code_at(&payload[..c], v) + 1).sum();
     let (head, tail) = ((c, c + at), (c + at + old_len, size));
@@ -350,15 +339,74 @@ fn splice(payload: &mut [u8], n: usize, size: usize, j: usize, old: usize, new: 
         payload.copy_within(tail.0..tail.1, tail_to);
     }
     payload[c2 + at..c2 + at + new_len].copy_from_slice(&new_bytes[..new_len]);
-    for (q, byte) in payload[..c2].iter_mut().enumerate().skip(q0) {
-        let mut b = 0u8;
-        for k in 0..4 {
-            let v = 4 * q + k;
-            if v < n2 {
-                b |= codes[v - 4 * q0] << (2 * k);
-            }
+    // Codes: those before j stay, those after the edit move by (new - old) places.
+    let moved = codes.shifted(2 * new.len() as isize - 2 * old as isize);
+    let mut out = CodeBits::default();
+    for (i, w) in out.0.iter_mut().enumerate() {
+        let keep = low_mask(i, 2 * j);
+        let after = !low_mask(i, 2 * (j + new.len()));
+        *w = ((codes.0[i] & keep) | (moved.0[i] & after) | new_codes.0[i]) & low_mask(i, 2 * n2);
+    }
+    out.store(&mut payload[..c2]);
+}
+
+/// The control codes of a block as a bit string: code `v` in bits `2v..2v + 2`.
+#[derive(Clone, Copy, Default)]
+struct CodeBits([u64; 9]);
+
+impl CodeBits {
+    fn load(ctrl: &[u8]) -> CodeBits {
+        let mut bytes = [0u8; 72];
+        bytes[..ctrl.len()].copy_from_slice(ctrl);
+        let mut w = [0u64; 9];
+        for (i, x) in w.iter_mut().enumerate() {
+            *x = u64::from_le_bytes(bytes[8 * i..8 * i + 8].try_into().expect("8 bytes"));
         }
-        *byte = b;
+        CodeBits(w)
+    }
+
+    fn store(&self, ctrl: &mut [u8]) {
+        let mut bytes = [0u8; 72];
+        for (i, x) in self.0.iter().enumerate() {
+            bytes[8 * i..8 * i + 8].copy_from_slice(&x.to_le_bytes());
+        }
+        let n = ctrl.len();
+        ctrl.copy_from_slice(&bytes[..n]);
+    }
+
+    fn set(&mut self, v: usize, code: u64) {
+        self.0[v / 32] |= code << (2 * (v % 32));
+    }
+
+    /// The bit string moved up (`by > 0`) or down by `by` bits (`|by| < 64`).
+    fn shifted(&self, by: isize) -> CodeBits {
+        let w = &self.0;
+        let mut out = [0u64; 9];
+        let k = by.unsigned_abs() as u32;
+        if k == 0 {
+            return *self;
+        }
+        for i in 0..9 {
+            out[i] = if by > 0 {
+                (w[i] << k) | if i > 0 { w[i - 1] >> (64 - k) } else { 0 }
+            } else {
+                (w[i] >> k) | if i < 8 { w[i + 1] << (64 - k) } else { 0 }
+            };
+        }
+        CodeBits(out)
+    }
+}
+
+/// The bits of word `i` that lie below bit position `p` of the whole string.
+#[inline]
+fn low_mask(i: usize, p: usize) -> u64 {
+    let base = 64 * i;
+    if p >= base + 64 {
+        u64::MAX
+    } else if p <= base {
+        0
+    } else {
+        (1u64 << (p - base)) - 1
     }
 }
 

@@ -64,7 +64,11 @@ pub(crate) fn decode_n(
 ) -> Result<usize> {
     #[cfg(target_arch = "x86_64")]
     if isa >= Isa::Sse41 && out.len() >= 4 {
-        let (pos, done) = if isa >= Isa::Avx2 {
+        let (pos, done) = if isa >= Isa::Avx512 {
+            // SAFETY: AVX-512 F/BW/VBMI are supported at Isa::Avx512 (callers pass supported
+            // levels only); the kernel bounds its reads by `data` and its writes by `out`.
+            unsafe { crate::simd::varintgb_avx512::decode(data, pos, prev, out) }
+        } else if isa >= Isa::Avx2 {
             // SAFETY: AVX2 is supported (callers pass supported levels only); the kernel bounds
             // its reads by `data` and its writes by `out`.
             unsafe { crate::simd::varintgb_avx2::decode(data, pos, prev, out) }
@@ -213,7 +217,7 @@ impl Chunks for GbChunks<'_> {
 fn validate(d: &Descriptor, payload: &[u8]) -> Result<()> {
     validate_in(d, GbChunks::new(d, payload, Isa::detect())?)?;
     let n = (d.count as usize).saturating_sub(1);
-    if n % 4 != 0 {
+    if !n.is_multiple_of(4) {
         let at = group_offset(&payload[..d.size as usize], n / 4)?;
         if payload[at] >> (2 * (n % 4)) != 0 {
             return Err(corrupt("unused key bits are set"));
@@ -340,7 +344,7 @@ fn append(d: &mut Descriptor, payload: &mut [u8], key: u32) -> Result<AppendOutc
     let size = d.size as usize;
     let delta = key - d.last;
     let l = byte_len(delta);
-    let new_key_byte = n % 4 == 0;
+    let new_key_byte = n.is_multiple_of(4);
     let new_size = size + l + new_key_byte as usize;
     if new_size > payload.len() {
         return Ok(AppendOutcome::NoRoom);

@@ -18,6 +18,8 @@ pub mod streamvbyte_sse41;
 #[cfg(target_arch = "x86_64")]
 pub mod varintgb_avx2;
 #[cfg(target_arch = "x86_64")]
+pub mod varintgb_avx512;
+#[cfg(target_arch = "x86_64")]
 pub mod varintgb_sse41;
 #[cfg(target_arch = "x86_64")]
 pub mod vertical_avx2;

@@ -3,9 +3,6 @@
 //! that give all sixteen values the same width (the norm for deltas of uniform width) take a fast
 //! path: one load and a fixed widening (`vpmovzx` or, for three bytes, VBMI `vpermb`).
 
-// AVX-512 intrinsics are stable since Rust 1.89, above the workspace's declared rust-version.
-#![allow(clippy::incompatible_msrv)]
-
 use core::arch::x86_64::*;
 
 use crate::streamvbyte::{GROUP_LEN, GROUP_SHUFFLE};
@@ -155,21 +152,22 @@ pub unsafe fn decode(
         }
         let row = |k: usize| GROUP_SHUFFLE[c[k]].as_ptr() as *const __m128i;
         let at = |p: usize| data.as_ptr().wrapping_add(p) as *const __m128i;
+        // Two 256-bit halves (128-bit inserts into ymm are cheaper than into zmm here).
         // SAFETY: pos <= p1 <= p2 <= p3 and p3 + 16 <= data.len(): the four 16-byte loads are
         // inside `data`; shuffle rows are 16 bytes.
-        let (v, s) = unsafe {
-            let v = _mm512_castsi128_si512(_mm_loadu_si128(at(pos)));
-            let v = _mm512_inserti32x4::<1>(v, _mm_loadu_si128(at(p1)));
-            let v = _mm512_inserti32x4::<2>(v, _mm_loadu_si128(at(p2)));
-            let v = _mm512_inserti32x4::<3>(v, _mm_loadu_si128(at(p3)));
-            let s = _mm512_castsi128_si512(_mm_loadu_si128(row(0)));
-            let s = _mm512_inserti32x4::<1>(s, _mm_loadu_si128(row(1)));
-            let s = _mm512_inserti32x4::<2>(s, _mm_loadu_si128(row(2)));
-            let s = _mm512_inserti32x4::<3>(s, _mm_loadu_si128(row(3)));
-            (v, s)
+        let (lo, hi) = unsafe {
+            let lo = _mm256_shuffle_epi8(
+                _mm256_loadu2_m128i(at(p1), at(pos)),
+                _mm256_loadu2_m128i(row(1), row(0)),
+            );
+            let hi = _mm256_shuffle_epi8(
+                _mm256_loadu2_m128i(at(p3), at(p2)),
+                _mm256_loadu2_m128i(row(3), row(2)),
+            );
+            (lo, hi)
         };
         pos = p3 + GROUP_LEN[c[3]] as usize;
-        let x = prefix16(_mm512_shuffle_epi8(v, s));
+        let x = prefix16(_mm512_inserti64x4::<1>(_mm512_castsi256_si512(lo), hi));
         // SAFETY: g + 4 <= full = out.len() / 4: out[4g..4g + 16] exists.
         unsafe {
             _mm512_storeu_si512(
