@@ -272,7 +272,12 @@ fn parse<'a>(d: &Descriptor, payload: &'a [u8]) -> Result<Option<Frame<'a>>> {
 /// Exceptions of `v` for the window `[base, base + 2^b)`, compulsory ones included.
 fn count_exceptions(v: &[u32], b: u32, base: u32) -> usize {
     let m = mask(b);
-    let reach = 1usize << b.min(16); // >= any distance in a frame once b >= 8
+    let natural = v.iter().filter(|&&x| x.wrapping_sub(base) > m).count();
+    // Compulsory exceptions only arise when 2^b < 128, the longest possible gap.
+    if natural < 2 || b >= 7 {
+        return natural;
+    }
+    let reach = 1usize << b;
     let mut prev: Option<usize> = None;
     let mut x = 0;
     for (i, &val) in v.iter().enumerate() {
@@ -293,11 +298,52 @@ fn frame_size(n: usize, b: u32, base: u32, x: usize) -> usize {
     1 + (x > 0) as usize + varint_len(base) + packed_len(n, b) + 4 * x
 }
 
+/// For every width `b < bs`, the length of the longest stretch of the sorted `s` whose range
+/// fits in `b` bits (PFOR_ANALYZE_BITS), at index `b`.
+///
+/// `tight[l]`, the smallest range of `l + 1` consecutive values, grows with `l`; so the longest
+/// stretch for `b` has `1 + max { l : tight[l] <= mask(b) }` values. The minima are branch-free
+/// reductions (vectorised), and only each width's start needs a scan.
+fn longest_windows(s: &[u32], bs: usize) -> [usize; 33] {
+    let n = s.len();
+    let bs = bs.min(33);
+    let widest = if bs == 0 { 0 } else { mask(bs as u32 - 1) };
+    let mut tight = [0u32; FRAME];
+    let mut top = 0; // tight[1..=top] <= widest
+    for l in 1..n {
+        let d = s[l..]
+            .iter()
+            .zip(&s[..n - l])
+            .map(|(a, b)| a - b)
+            .fold(u32::MAX, u32::min);
+        if d > widest {
+            break;
+        }
+        tight[l] = d;
+        top = l;
+    }
+    std::array::from_fn(|b| {
+        if b >= bs {
+            return 1;
+        }
+        1 + tight[1..=top].partition_point(|&d| d <= mask(b as u32))
+    })
+}
+
+/// Start of the first stretch of `len` values of the sorted `s` whose range fits in `m`.
+fn window_start(s: &[u32], len: usize, m: u32) -> usize {
+    (0..=s.len() - len)
+        .find(|&lo| s[lo + len - 1] - s[lo] <= m)
+        .unwrap_or(0)
+}
+
 /// The seed 004 choice of `(b, base)` for `v` (`1 <= v.len() <= 128`): smallest payload.
+/// `sorted` values are also distinct (PFOR offsets), so a window of `b` bits holds at most
+/// `2^b` of them, which bounds the exceptions before any counting.
 fn choose(v: &[u32], sorted: bool) -> (u32, u32) {
     let n = v.len();
-    let mut s = [0u32; FRAME];
-    let s = &mut s[..n];
+    let mut buf = [0u32; FRAME];
+    let s = &mut buf[..n];
     s.copy_from_slice(v);
     if !sorted {
         s.sort_unstable();
@@ -305,21 +351,31 @@ fn choose(v: &[u32], sorted: bool) -> (u32, u32) {
     let full = width(s[n - 1] - s[0]);
     let mut best = (full, s[0]);
     let mut best_size = frame_size(n, full, s[0], 0);
-    for b in (0..full).rev() {
-        let m = mask(b);
-        // Longest stretch s[lo..=hi] with s[hi] - s[lo] <= m (PFOR_ANALYZE_BITS).
-        let (mut lo, mut len, mut at) = (0, 0, 0);
-        for hi in 0..n {
-            while s[hi] - s[lo] > m {
-                lo += 1;
-            }
-            if hi - lo + 1 > len {
-                len = hi - lo + 1;
-                at = lo;
-            }
+    // Widths that could beat `full` even with no exceptions at all.
+    let least = |b: u32| {
+        let nat = if sorted && b < 7 {
+            n.saturating_sub(1 << b)
+        } else {
+            0
+        };
+        frame_size(n, b, 0, nat)
+    };
+    let bs = (0..full)
+        .rev()
+        .find(|&b| least(b) < best_size)
+        .map_or(0, |b| b + 1);
+    let lo = (0..bs).find(|&b| least(b) < best_size).unwrap_or(bs);
+    if lo >= bs {
+        return best;
+    }
+    let windows = longest_windows(s, bs as usize);
+    for b in (lo..bs).rev() {
+        let len = windows[b as usize];
+        // Lower bounds before locating the window and counting: the n - len natural exceptions.
+        if frame_size(n, b, 0, n - len) >= best_size {
+            continue;
         }
-        let base = s[at];
-        // Lower bound before counting: the n - len natural exceptions alone.
+        let base = s[window_start(s, len, mask(b))];
         if frame_size(n, b, base, n - len) >= best_size {
             continue;
         }

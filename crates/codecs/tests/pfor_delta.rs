@@ -64,3 +64,17 @@ fn beats_for_with_a_few_outliers() {
         df.size
     );
 }
+
+/// The worked example of docs/FORMAT.md, byte for byte.
+#[test]
+fn format_example_bytes() {
+    use tersedb_codecs::BlockCodec;
+    let keys = [10u32, 11, 13, 913, 914, 916]; // deltas 1, 2, 900, 1, 2
+    let mut buf = [0u8; 64];
+    let d = PforDelta::encode(&keys, &mut buf).unwrap();
+    assert_eq!((d.bits, d.size), (1, 8));
+    assert_eq!(
+        &buf[..8],
+        &[0x01, 0x02, 0x01, 0b10010, 0x84, 0x03, 0x00, 0x00]
+    );
+}
