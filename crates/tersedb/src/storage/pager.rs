@@ -522,8 +522,13 @@ impl WritePages {
 
         // Seal and write: dirty pages and free-list pages, in page order.
         let mut out: Vec<(PageId, Page)> = self.dirty.drain().collect();
-        for (i, chunk) in entries.chunks(per_page.max(1)).enumerate() {
-            let id = list_pages[i];
+        // Every taken list page is written and chained, even when the entries fit in fewer
+        // (taking pages from the free list shrinks it while we take them): surplus pages stay
+        // in the chain with no entries.
+        for (i, &id) in list_pages.iter().enumerate() {
+            let chunk = entries
+                .get(i * per_page..((i + 1) * per_page).min(entries.len()))
+                .unwrap_or(&[]);
             let mut p = vec![0u8; ps];
             p[PAGE_KIND_OFFSET] = PageKind::FreeList as u8;
             let next = list_pages.get(i + 1).copied().unwrap_or(0);
@@ -537,6 +542,20 @@ impl WritePages {
             out.push((id, p.into()));
         }
         out.sort_unstable_by_key(|(id, _)| *id);
+        if cfg!(debug_assertions) {
+            // Every page is written once and never also listed as free.
+            let mut seen = HashSet::new();
+            for id in out
+                .iter()
+                .map(|(id, _)| *id)
+                .chain(entries.iter().map(|e| e.page))
+            {
+                assert!(
+                    seen.insert(id),
+                    "pager: page {id} both written and free, or free twice"
+                );
+            }
+        }
         let fail = |e: std::io::Error| {
             pager.poisoned.store(true, Ordering::Release);
             Error::from(e)
