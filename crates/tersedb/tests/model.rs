@@ -330,10 +330,10 @@ fn check_all(page_size: usize, cases: u32, len: usize) {
 
 #[test]
 fn model_small_pages() {
-    check_all(512, 12, 600);
+    check_all(512, 40, 600);
 }
 
 #[test]
 fn model_default_pages() {
-    check_all(16384, 6, 400);
+    check_all(16384, 12, 400);
 }
