@@ -8,9 +8,11 @@
 //! and append speeds (millions of operations per second; insert and append on a sample of at
 //! most 128 blocks). `memcpy` of the same keys and the
 //! `bitpacking` crate's BitPacker4x `decompress_sorted` are measured in the same run as peers.
-//! Every measurement first checks its answers against the generated keys.
+//! Every measurement first checks its answers against the generated keys. Decode speeds are timed
+//! round-robin across the subjects of a table (each round runs each subject in turn), so the ratios
+//! within a table compare like with like on a shared machine.
 
-use super::timing::{ops_per_sec, ops_per_sec_with_setup, Budget};
+use super::timing::{median, ops_per_sec, ops_per_sec_with_setup, Budget};
 use crate::datasets;
 use std::io::IsTerminal;
 use std::marker::PhantomData;
@@ -92,10 +94,21 @@ impl Row {
 const HEADER: &str =
     "codec              b  bits/int  decode G/s  select M/s  lbound M/s  insert M/s  append M/s";
 
+/// Decodes every block of a data set once; returns a checksum.
+type Decoder<'a> = Box<dyn FnMut() -> u64 + 'a>;
+
 /// Something the benchmark can measure on a list of key sets.
 trait Subject {
     fn name(&self) -> &'static str;
-    fn measure(&self, sets: &[Vec<u32>], budget: Budget, seed: u64) -> Result<Row, String>;
+    /// Verifies and measures every operation but decode; returns the row, a closure that decodes
+    /// every block once (timed by the caller, interleaved with the other subjects so that noise
+    /// hits them alike) and the number of keys it decodes.
+    fn measure<'a>(
+        &self,
+        sets: &'a [Vec<u32>],
+        budget: Budget,
+        seed: u64,
+    ) -> Result<(Row, Decoder<'a>, u64), String>;
 }
 
 /// A codec of tersedb-codecs.
@@ -133,7 +146,12 @@ impl<C: BlockCodec> Subject for Codec<C> {
         C::ID.name()
     }
 
-    fn measure(&self, sets: &[Vec<u32>], budget: Budget, seed: u64) -> Result<Row, String> {
+    fn measure<'a>(
+        &self,
+        sets: &'a [Vec<u32>],
+        budget: Budget,
+        seed: u64,
+    ) -> Result<(Row, Decoder<'a>, u64), String> {
         let name = C::ID.name();
         let e = encode_all::<C>(sets)?;
         let total: usize = e.chunks.iter().map(|c| c.len()).sum();
@@ -147,11 +165,13 @@ impl<C: BlockCodec> Subject for Codec<C> {
                 return Err(format!("{name}: decode returned wrong keys"));
             }
         }
-        let decode = ops_per_sec(budget, total as u64, || {
+        let (descs, payloads) = (e.descs.clone(), e.payloads.clone());
+        let mut buf = vec![0u32; C::MAX_KEYS];
+        let decoder: Decoder<'a> = Box::new(move || {
             let mut s = 0u64;
-            for (d, p) in e.descs.iter().zip(&e.payloads) {
-                let n = C::decode(d, p, &mut out).unwrap_or(0);
-                s = s.wrapping_add(out[n.saturating_sub(1)] as u64);
+            for (d, p) in descs.iter().zip(&payloads) {
+                let n = C::decode(d, p, &mut buf).unwrap_or(0);
+                s = s.wrapping_add(buf[n.saturating_sub(1)] as u64);
             }
             s
         });
@@ -270,16 +290,16 @@ impl<C: BlockCodec> Subject for Codec<C> {
         }
         let append = ops_per_sec_with_setup(budget, setup_append, run_append);
 
-        Ok(Row {
+        let row = Row {
             codec: name,
             bits_per_int: Some(8.0 * bytes as f64 / total as f64),
-            decode_gis: decode / 1e9,
             select_mops: Some(select / 1e6),
             lower_bound_mops: Some(lower_bound / 1e6),
             insert_mops: Some(insert / 1e6),
             append_mops: Some(append / 1e6),
             ..Row::default()
-        })
+        };
+        Ok((row, decoder, total as u64))
     }
 }
 
@@ -290,10 +310,15 @@ impl Subject for Memcpy {
     fn name(&self) -> &'static str {
         "memcpy"
     }
-    fn measure(&self, sets: &[Vec<u32>], budget: Budget, _seed: u64) -> Result<Row, String> {
+    fn measure<'a>(
+        &self,
+        sets: &'a [Vec<u32>],
+        _budget: Budget,
+        _seed: u64,
+    ) -> Result<(Row, Decoder<'a>, u64), String> {
         let total: usize = sets.iter().map(|s| s.len()).sum();
         let mut out = vec![0u32; sets.iter().map(|s| s.len()).max().unwrap_or(0)];
-        let decode = ops_per_sec(budget, total as u64, || {
+        let decoder: Decoder<'a> = Box::new(move || {
             let mut s = 0u64;
             for set in sets {
                 out[..set.len()].copy_from_slice(set);
@@ -301,12 +326,12 @@ impl Subject for Memcpy {
             }
             s
         });
-        Ok(Row {
+        let row = Row {
             codec: "memcpy",
             bits_per_int: Some(32.0),
-            decode_gis: decode / 1e9,
             ..Row::default()
-        })
+        };
+        Ok((row, decoder, total as u64))
     }
 }
 
@@ -317,7 +342,12 @@ impl Subject for Bitpacking4x {
     fn name(&self) -> &'static str {
         "bitpacking-4x"
     }
-    fn measure(&self, sets: &[Vec<u32>], budget: Budget, _seed: u64) -> Result<Row, String> {
+    fn measure<'a>(
+        &self,
+        sets: &'a [Vec<u32>],
+        _budget: Budget,
+        _seed: u64,
+    ) -> Result<(Row, Decoder<'a>, u64), String> {
         use bitpacking::{BitPacker, BitPacker4x};
         const N: usize = BitPacker4x::BLOCK_LEN;
         let bp = BitPacker4x::new();
@@ -347,7 +377,7 @@ impl Subject for Bitpacking4x {
                 return Err("bitpacking-4x: wrong keys".into());
             }
         }
-        let decode = ops_per_sec(budget, total as u64, || {
+        let decoder: Decoder<'a> = Box::new(move || {
             let mut s = 0u64;
             for (init, b, buf, _) in &blocks {
                 bp.decompress_sorted(*init, buf, &mut out, *b);
@@ -355,12 +385,12 @@ impl Subject for Bitpacking4x {
             }
             s
         });
-        Ok(Row {
+        let row = Row {
             codec: "bitpacking-4x",
             bits_per_int: Some(8.0 * bytes as f64 / total as f64),
-            decode_gis: decode / 1e9,
             ..Row::default()
-        })
+        };
+        Ok((row, decoder, total as u64))
     }
 }
 
@@ -384,6 +414,34 @@ fn subjects() -> Vec<Box<dyn Subject>> {
         Box::new(Memcpy),
         Box::new(Bitpacking4x),
     ]
+}
+
+/// Times every subject's decoder round-robin: each round runs each decoder for the minimum time
+/// in turn, so a noisy moment on the shared machine hits every subject of the round. Fills
+/// `decode_gis` with the median rate over the rounds.
+fn time_decoders(measured: Vec<(Row, Decoder<'_>, u64)>, budget: Budget) -> Vec<Row> {
+    let mut rates: Vec<Vec<f64>> = vec![Vec::new(); measured.len()];
+    let mut parts: Vec<(Row, Decoder<'_>, u64)> = measured;
+    for (_, d, _) in parts.iter_mut() {
+        std::hint::black_box(d()); // warm-up
+    }
+    let one = Budget {
+        rounds: 1,
+        ..budget
+    };
+    for _ in 0..budget.rounds.max(1) {
+        for (i, (_, d, keys)) in parts.iter_mut().enumerate() {
+            rates[i].push(ops_per_sec(one, *keys, &mut *d));
+        }
+    }
+    parts
+        .into_iter()
+        .zip(rates)
+        .map(|((mut row, _, _), mut r)| {
+            row.decode_gis = median(&mut r) / 1e9;
+            row
+        })
+        .collect()
 }
 
 /// Runs the benchmark and prints the tables (or JSON lines) to stdout; progress goes to stderr.
@@ -458,8 +516,11 @@ pub fn run(opts: &Options) -> Result<(), String> {
             .filter(|s| s.len() >= 2)
             .collect();
         // At b >= 24, 255 deltas of b bits overflow u32: keep what fits (sets are shorter).
+        let mut measured = Vec::with_capacity(chosen.len());
         for s in &chosen {
-            let mut row = s.measure(&sets, budget, opts.seed ^ b as u64)?;
+            measured.push(s.measure(&sets, budget, opts.seed ^ b as u64)?);
+        }
+        for mut row in time_decoders(measured, budget) {
             row.bit_width = Some(b);
             row.dataset = format!("fixed-{b}");
             emit(&row);
@@ -476,8 +537,11 @@ pub fn run(opts: &Options) -> Result<(), String> {
         let mut rng = fastrand::Rng::with_seed(opts.seed.wrapping_add(log as u64));
         let keys = datasets::to_u32(&datasets::clustered(&mut rng, n, 0, 1u64 << log));
         let sets = vec![keys];
+        let mut measured = Vec::with_capacity(chosen.len());
         for s in &chosen {
-            let mut row = s.measure(&sets, budget, opts.seed ^ log as u64)?;
+            measured.push(s.measure(&sets, budget, opts.seed ^ log as u64)?);
+        }
+        for mut row in time_decoders(measured, budget) {
             row.dataset = name.to_string();
             emit(&row);
         }
