@@ -5,6 +5,8 @@
 
 #![allow(dead_code)]
 
+pub mod byte_parity;
+
 use proptest::prelude::*;
 use tersedb_codecs::{
     AppendOutcome, BlockCodec, CodecError, Descriptor, Fold, InsertOutcome, RemoveOutcome,
