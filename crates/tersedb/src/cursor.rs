@@ -185,13 +185,16 @@ impl<'t> WriteCursor<'t> {
     }
 }
 
-/// An iterator over `(key, value)` pairs of a key range, in order.
+/// An iterator over `(key, value)` pairs of a key range, in key order; `.rev()` and mixing
+/// `next` / `next_back` work too (two cursors that stop where they meet).
 pub struct Range<'t> {
-    cur: Cursor<'t>,
-    end: Bound<KeyBuf>,
-    started: bool,
-    done: bool,
+    front: Cursor<'t>,
+    back: Cursor<'t>,
     start: Bound<KeyBuf>,
+    end: Bound<KeyBuf>,
+    front_started: bool,
+    back_started: bool,
+    done: bool,
 }
 
 impl std::fmt::Debug for Range<'_> {
@@ -225,67 +228,117 @@ impl<'t> Range<'t> {
         };
         let start = norm(owned(r.start_bound()))?;
         let end = norm(owned(r.end_bound()))?;
+        let back = Cursor::new(cur.src, cur.spec, cur.root);
         Ok(Range {
-            cur,
-            end,
-            started: false,
-            done: false,
+            front: cur,
+            back,
             start,
+            end,
+            front_started: false,
+            back_started: false,
+            done: false,
         })
     }
 
-    fn advance(&mut self) -> Result<bool> {
-        if !self.started {
-            self.started = true;
-            return match &self.start {
-                Bound::Unbounded => self.cur.first(),
-                Bound::Included(k) => {
-                    let k = k.clone();
-                    self.cur.lower_bound(&k)
-                }
-                Bound::Excluded(k) => {
-                    let k = k.clone();
-                    if self.cur.lower_bound(&k)? && self.cur.key() == Some(k.as_key()) {
-                        self.cur.next()
-                    } else {
-                        Ok(self.cur.is_positioned())
-                    }
-                }
-            };
+    fn advance_front(&mut self) -> Result<bool> {
+        if self.front_started {
+            return self.front.next();
         }
-        self.cur.next()
+        self.front_started = true;
+        match self.start.clone() {
+            Bound::Unbounded => self.front.first(),
+            Bound::Included(k) => self.front.lower_bound(&k),
+            Bound::Excluded(k) => {
+                if self.front.lower_bound(&k)? && self.front.key() == Some(k.as_key()) {
+                    self.front.next()
+                } else {
+                    Ok(self.front.is_positioned())
+                }
+            }
+        }
     }
 
-    fn in_range(&self, k: &Key<'_>) -> bool {
+    fn advance_back(&mut self) -> Result<bool> {
+        if self.back_started {
+            return self.back.prev();
+        }
+        self.back_started = true;
+        match self.end.clone() {
+            Bound::Unbounded => self.back.last(),
+            Bound::Included(k) => {
+                if !self.back.lower_bound(&k)? {
+                    self.back.last()
+                } else if self.back.key() == Some(k.as_key()) {
+                    Ok(true)
+                } else {
+                    self.back.prev()
+                }
+            }
+            Bound::Excluded(k) => {
+                if self.back.lower_bound(&k)? {
+                    self.back.prev()
+                } else {
+                    self.back.last()
+                }
+            }
+        }
+    }
+
+    fn below_end(&self, k: &Key<'_>) -> bool {
         match &self.end {
             Bound::Unbounded => true,
             Bound::Included(e) => *k <= e.as_key(),
             Bound::Excluded(e) => *k < e.as_key(),
         }
     }
-}
 
-impl Iterator for Range<'_> {
-    type Item = Result<(KeyBuf, Vec<u8>)>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        if self.done {
-            return None;
+    fn above_start(&self, k: &Key<'_>) -> bool {
+        match &self.start {
+            Bound::Unbounded => true,
+            Bound::Included(s) => *k >= s.as_key(),
+            Bound::Excluded(s) => *k > s.as_key(),
         }
-        let r = (|| {
-            if !self.advance()? {
-                return Ok(None);
-            }
-            let Some(k) = self.cur.key() else {
-                return Ok(None);
-            };
-            if !self.in_range(&k) {
-                return Ok(None);
-            }
-            let k = k.to_owned();
-            let v = self.cur.value()?.unwrap_or_default();
-            Ok(Some((k, v)))
-        })();
+    }
+
+    fn step(&mut self, forward: bool) -> Result<Option<(KeyBuf, Vec<u8>)>> {
+        let moved = if forward {
+            self.advance_front()?
+        } else {
+            self.advance_back()?
+        };
+        if !moved {
+            return Ok(None);
+        }
+        let (this, other, other_started) = if forward {
+            (&self.front, &self.back, self.back_started)
+        } else {
+            (&self.back, &self.front, self.front_started)
+        };
+        let Some(k) = this.key() else {
+            return Ok(None);
+        };
+        let inside = if forward {
+            self.below_end(&k)
+        } else {
+            self.above_start(&k)
+        };
+        // The other end sits on the last key it yielded: stop before crossing it.
+        let not_met = !other_started
+            || other
+                .key()
+                .is_none_or(|o| if forward { k < o } else { k > o });
+        if !inside || !not_met {
+            return Ok(None);
+        }
+        let k = k.to_owned();
+        let v = this.value()?.unwrap_or_default();
+        Ok(Some((k, v)))
+    }
+
+    fn finish(
+        &mut self,
+        r: Result<Option<(KeyBuf, Vec<u8>)>>,
+    ) -> Option<Result<(KeyBuf, Vec<u8>)>> {
         match r {
             Ok(Some(x)) => Some(Ok(x)),
             Ok(None) => {
@@ -297,5 +350,27 @@ impl Iterator for Range<'_> {
                 Some(Err(e))
             }
         }
+    }
+}
+
+impl Iterator for Range<'_> {
+    type Item = Result<(KeyBuf, Vec<u8>)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let r = self.step(true);
+        self.finish(r)
+    }
+}
+
+impl DoubleEndedIterator for Range<'_> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let r = self.step(false);
+        self.finish(r)
     }
 }

@@ -105,3 +105,51 @@ fn erase_at_cursor() {
     assert!(rep.is_clean(), "{rep}");
     assert_eq!(rep.dbs[0].stats.leaf_pages, 0);
 }
+
+#[test]
+fn ranges_run_both_ways_and_meet_in_the_middle() {
+    let (env, _) = mem_env(512);
+    let mut w = env.begin_write().unwrap();
+    let d = w.create_db("d", DbConfig::u32_set()).unwrap();
+    for k in (0..3000u32).step_by(3) {
+        w.insert(&d, k, &[]).unwrap();
+    }
+    let keys = |it: &mut dyn Iterator<Item = tersedb::Result<(tersedb::KeyBuf, Vec<u8>)>>| {
+        it.map(|x| x.unwrap().0.as_key().as_u32().unwrap())
+            .collect::<Vec<u32>>()
+    };
+    assert_eq!(
+        keys(&mut w.range(&d, 10u32..20).unwrap().rev()),
+        [18, 15, 12]
+    );
+    assert_eq!(
+        keys(&mut w.range(&d, 10u32..=18).unwrap().rev()),
+        [18, 15, 12]
+    );
+    assert_eq!(
+        keys(&mut w.range(&d, 13u32..14).unwrap().rev()),
+        Vec::<u32>::new()
+    );
+    assert_eq!(
+        keys(&mut w.range(&d, 5000u32..).unwrap().rev()),
+        Vec::<u32>::new()
+    );
+    assert_eq!(keys(&mut w.range(&d, ..4u32).unwrap().rev()), [3, 0]);
+    let all = keys(&mut w.iter(&d).unwrap().rev());
+    assert_eq!(all.len(), 1000);
+    assert!(all.windows(2).all(|p| p[0] > p[1]));
+    // Alternate ends: every key exactly once.
+    let mut it = w.range(&d, 100u32..200).unwrap();
+    let mut seen = Vec::new();
+    loop {
+        let a = it.next().map(|x| x.unwrap().0);
+        let b = it.next_back().map(|x| x.unwrap().0);
+        if a.is_none() && b.is_none() {
+            break;
+        }
+        seen.extend(a.into_iter().chain(b).map(|k| k.as_key().as_u32().unwrap()));
+    }
+    seen.sort();
+    let want: Vec<u32> = (102..200).step_by(3).collect();
+    assert_eq!(seen, want);
+}

@@ -194,20 +194,41 @@ fn run(page_size: usize, kt: KeyType, rt: RecordType, ops: &[Op]) -> Result<(), 
                 }
             }
             Op::Range(a, b, incl) => {
+                let mode = *a % 3;
                 let (a, b) = (key(kt, *a, max_key), key(kt, *b, max_key));
                 if a > b {
                     continue;
                 }
-                let got: Vec<(KeyBuf, Vec<u8>)> = if *incl {
-                    t.range::<&KeyBuf, _>(&db, &a..=&b)
-                        .unwrap()
-                        .map(|x| x.unwrap())
-                        .collect()
+                let mut it = if *incl {
+                    t.range::<&KeyBuf, _>(&db, &a..=&b).unwrap()
                 } else {
-                    t.range::<&KeyBuf, _>(&db, &a..&b)
-                        .unwrap()
-                        .map(|x| x.unwrap())
-                        .collect()
+                    t.range::<&KeyBuf, _>(&db, &a..&b).unwrap()
+                };
+                // Forward, backward, or alternating ends (decided by the bounds, so that the
+                // case is reproducible).
+                let got: Vec<(KeyBuf, Vec<u8>)> = match mode {
+                    0 => it.map(|x| x.unwrap()).collect(),
+                    1 => {
+                        let mut v: Vec<_> = it.rev().map(|x| x.unwrap()).collect();
+                        v.reverse();
+                        v
+                    }
+                    _ => {
+                        let (mut head, mut tail) = (Vec::new(), Vec::new());
+                        let mut front = true;
+                        loop {
+                            let x = if front { it.next() } else { it.next_back() };
+                            match x {
+                                Some(x) if front => head.push(x.unwrap()),
+                                Some(x) => tail.push(x.unwrap()),
+                                None => break,
+                            }
+                            front = !front;
+                        }
+                        tail.reverse();
+                        head.extend(tail);
+                        head
+                    }
                 };
                 let want: Vec<(KeyBuf, Vec<u8>)> = if *incl {
                     model
