@@ -46,7 +46,7 @@ impl<'t> Cursor<'t> {
 
     /// Validates the entry the cursor moved to, so `key()` cannot fail afterwards.
     fn checked(&self, moved: bool) -> Result<bool> {
-        if moved {
+        if moved && !self.raw.key_is_checked() {
             self.raw.key()?;
         }
         Ok(moved)
@@ -94,7 +94,7 @@ impl<'t> Cursor<'t> {
     }
     /// The key as u32 (for u32 databases): the scan fast path.
     pub fn key_u32(&self) -> Option<u32> {
-        self.key().and_then(|k| k.as_u32())
+        self.raw.key_u32()
     }
     /// The value under the cursor (read from overflow pages when large).
     pub fn value(&self) -> Result<Option<Vec<u8>>> {

@@ -9,7 +9,8 @@
 
 use super::node::Layout;
 use super::overflow::{self, Stored};
-use super::{Key, Spec, MAX_DEPTH};
+use super::slots::le_u32;
+use super::{Key, KeyList, Spec, MAX_DEPTH};
 use crate::error::{PageId, Result};
 use crate::storage::{Page, PageSource};
 
@@ -54,6 +55,25 @@ impl RawCursor {
         match &self.leaf {
             Some(f) => Ok(Some(f.l.key(&f.page, f.i)?)),
             None => Ok(None),
+        }
+    }
+
+    /// Whether reading the current key cannot fail: fixed-width keys at an index below the
+    /// count, which `Layout::read` already checked against the region.
+    #[inline]
+    pub fn key_is_checked(&self) -> bool {
+        matches!(&self.leaf, Some(f) if f.i < f.l.count && f.l.keys != KeyList::Var)
+    }
+
+    /// The current key of a u32 leaf, read straight from the page (the scan fast path).
+    #[inline]
+    pub fn key_u32(&self) -> Option<u32> {
+        let f = self.leaf.as_ref()?;
+        if f.l.keys == KeyList::U32 && f.i < f.l.count {
+            let o = f.l.hdr + 4 * f.i;
+            f.page.get(o..o + 4).map(le_u32)
+        } else {
+            self.key().ok().flatten().and_then(|k| k.as_u32())
         }
     }
 

@@ -95,18 +95,34 @@ impl KeyList {
         n: usize,
         probe: &Key<'_>,
     ) -> SResult<Result<usize, usize>> {
+        self.search_est(region, n, probe, None)
+    }
+
+    /// `search` with an estimate of an integer key range (see `search_int`).
+    pub fn search_est(
+        &self,
+        region: &[u8],
+        n: usize,
+        probe: &Key<'_>,
+        est: Option<(u64, u64)>,
+    ) -> SResult<Result<usize, usize>> {
         match (*self, *probe) {
             (KeyList::U32, Key::U32(p)) => {
                 let keys = region
                     .get(..n * 4)
                     .ok_or(Fault("key list longer than its region"))?;
-                Ok(search_int(n, |i| le_u32(&keys[i * 4..]) as u64, p as u64))
+                Ok(search_int(
+                    n,
+                    |i| le_u32(&keys[i * 4..]) as u64,
+                    p as u64,
+                    est,
+                ))
             }
             (KeyList::U64, Key::U64(p)) => {
                 let keys = region
                     .get(..n * 8)
                     .ok_or(Fault("key list longer than its region"))?;
-                Ok(search_int(n, |i| le_u64(&keys[i * 8..]), p))
+                Ok(search_int(n, |i| le_u64(&keys[i * 8..]), p, est))
             }
             (KeyList::Fixed(w), Key::Bytes(p)) => {
                 let keys = region
@@ -151,33 +167,44 @@ impl KeyList {
 /// to bracket the position, then binary search inside the bracket. Dense or uniform keys are
 /// found touching two or three cache lines instead of the ~12 of a binary search over a 16 KiB
 /// page; skewed keys cost at most about twice a binary search.
+///
+/// `est` is an estimate of the key range (the separators around this node in its parent,
+/// inclusive): it saves reading the last key (one cache line). Any value is correct — it only
+/// steers the first guess.
 #[inline]
-fn search_int(n: usize, key: impl Fn(usize) -> u64, p: u64) -> Result<usize, usize> {
+fn search_int(
+    n: usize,
+    key: impl Fn(usize) -> u64,
+    p: u64,
+    est: Option<(u64, u64)>,
+) -> Result<usize, usize> {
     use std::cmp::Ordering::*;
     if n < 16 {
         return search_fixed(n, |i| key(i).cmp(&p));
     }
-    let (a, b) = (key(0), key(n - 1));
-    if p <= a {
-        return if p == a { Ok(0) } else { Err(0) };
-    }
-    if p >= b {
-        return if p == b { Ok(n - 1) } else { Err(n) };
-    }
-    // a < p < b, so the answer is in 1..n-1.
-    // A float guess is exact enough (it is only a starting point) and avoids a 128-bit divide.
-    let guess = ((p - a) as f64 / (b - a) as f64 * (n - 1) as f64) as usize;
-    let guess = guess.clamp(1, n - 2);
+    let (a, b) = match est {
+        Some((a, b)) if a < b => (a, b),
+        _ => (key(0), key(n - 1)),
+    };
+    let guess = if p <= a {
+        0
+    } else if p >= b {
+        n - 1
+    } else {
+        // A float guess is exact enough (it is only a starting point) and avoids a 128-bit
+        // divide.
+        (((p - a) as f64 / (b - a) as f64 * (n - 1) as f64) as usize).min(n - 1)
+    };
     let (lo, hi) = match key(guess).cmp(&p) {
         Equal => return Ok(guess),
         Less => {
-            // Answer in (guess, n-1]: gallop right.
-            let mut step = 1;
+            // Every key up to `guess` is below p: gallop right.
             let mut lo = guess + 1;
+            let mut step = 1;
             loop {
                 let probe = guess + step;
-                if probe >= n - 1 {
-                    break (lo, n - 1);
+                if probe >= n {
+                    break (lo, n);
                 }
                 match key(probe).cmp(&p) {
                     Equal => return Ok(probe),
@@ -190,12 +217,12 @@ fn search_int(n: usize, key: impl Fn(usize) -> u64, p: u64) -> Result<usize, usi
             }
         }
         Greater => {
-            // Answer in [1, guess]: gallop left.
-            let mut step = 1;
+            // The answer is at or before `guess`: gallop left.
             let mut hi = guess;
+            let mut step = 1;
             loop {
-                if step >= guess {
-                    break (1, hi);
+                if step > guess {
+                    break (0, hi);
                 }
                 let probe = guess - step;
                 match key(probe).cmp(&p) {
@@ -209,7 +236,7 @@ fn search_int(n: usize, key: impl Fn(usize) -> u64, p: u64) -> Result<usize, usi
             }
         }
     };
-    // The lower bound lies in [lo, hi] (hi's key is > p, or hi = n - 1 whose key is > p).
+    // The lower bound lies in [lo, hi]: key(hi) > p, or hi = n.
     match search_fixed(hi - lo, |i| key(lo + i).cmp(&p)) {
         Ok(i) => Ok(lo + i),
         Err(i) => Err(lo + i),
@@ -272,14 +299,21 @@ mod tests {
                     } else {
                         rng.u64(0..(v.last().copied().unwrap_or(10).saturating_add(5)))
                     };
+                    // The estimate never changes the answer: none, right, or arbitrary.
+                    let top = v.last().copied().unwrap_or(0);
+                    let est = match rng.u8(0..3) {
+                        0 => None,
+                        1 => v.first().map(|&f| (f, top)),
+                        _ => Some((rng.u64(0..top.saturating_add(2)), rng.u64(..))),
+                    };
                     assert_eq!(
-                        search_int(v.len(), |i| v[i], p),
+                        search_int(v.len(), |i| v[i], p, est),
                         v.binary_search(&p),
                         "{v:?} {p}"
                     );
                 }
                 for p in [0, u64::MAX] {
-                    assert_eq!(search_int(v.len(), |i| v[i], p), v.binary_search(&p));
+                    assert_eq!(search_int(v.len(), |i| v[i], p, None), v.binary_search(&p));
                 }
             }
         }

@@ -122,6 +122,19 @@ impl Layout {
             .map_err(|f| self.err(f))
     }
 
+    /// `search` with an estimate of an integer key range (the parent's separators).
+    #[inline]
+    pub fn search_est(
+        &self,
+        page: &[u8],
+        probe: &Key<'_>,
+        est: Option<(u64, u64)>,
+    ) -> Result<Result<usize, usize>> {
+        self.keys
+            .search_est(self.kregion(page), self.count, probe, est)
+            .map_err(|f| self.err(f))
+    }
+
     /// The child to descend into for `probe` (branches only).
     #[inline]
     pub fn child_index(&self, page: &[u8], probe: &Key<'_>) -> Result<usize> {

@@ -97,16 +97,33 @@ fn find<S: PageSource + ?Sized, T>(
         return Ok(None);
     }
     let mut id = root;
+    // For integer keys, the separators around the child steer its search's first guess.
+    let (mut lo, mut hi) = (None::<u64>, None::<u64>);
     for _ in 0..MAX_DEPTH {
         let page = src.page(id)?;
         let l = Layout::read(&page, id, spec)?;
+        let est = match (lo, hi) {
+            (Some(a), Some(b)) if b > a => Some((a, b - 1)),
+            _ => None,
+        };
+        let found = l.search_est(&page, probe, est)?;
         if l.leaf {
-            return match l.search(&page, probe)? {
+            return match found {
                 Ok(i) => Ok(Some(f(&page, &l, i)?)),
                 Err(_) => Ok(None),
             };
         }
-        id = l.child(&page, l.child_index(&page, probe)?)?;
+        let ci = match found {
+            Ok(i) => i + 1,
+            Err(i) => i,
+        };
+        if ci > 0 {
+            lo = l.key(&page, ci - 1)?.as_u64();
+        }
+        if ci < l.count {
+            hi = l.key(&page, ci)?.as_u64();
+        }
+        id = l.child(&page, ci)?;
     }
     Err(too_deep(id))
 }
