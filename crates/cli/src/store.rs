@@ -352,6 +352,12 @@ pub fn check(file: &Path) -> Result<(), String> {
 pub fn dump(file: &Path, page: u64) -> Result<(), String> {
     let env = Env::open_read_only(file, &EnvOptions::default())
         .map_err(|e| format!("{}: {e}", file.display()))?;
+    let pages = std::fs::metadata(file).map_err(err)?.len() / env.page_size() as u64;
+    if page >= pages {
+        return Err(format!(
+            "page {page} is beyond the end of the file ({pages} pages)"
+        ));
+    }
     outln!("{}", env.describe_page(page).map_err(err)?);
     Ok(())
 }

@@ -25,13 +25,7 @@ impl FileStorage {
             .write(!read_only)
             .create(create && !read_only)
             .truncate(false)
-            .open(path)
-            .map_err(|e| match e.kind() {
-                io::ErrorKind::NotFound => {
-                    Error::InvalidArgument(format!("{}: no such file", path.display()))
-                }
-                _ => Error::Io(e),
-            })?;
+            .open(path)?;
         let locked = if read_only {
             file.try_lock_shared()
         } else {
