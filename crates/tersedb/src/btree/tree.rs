@@ -245,6 +245,21 @@ fn leaf_put<S: PageSink + ?Sized>(
             PutMode::Insert => return Err(Error::KeyExists),
             PutMode::Append => return Err(not_ascending()),
             PutMode::Upsert => {
+                match spec.recs {
+                    // Same size by definition: overwrite in place.
+                    RecordList::Fixed(_) => {
+                        let rs = l.rstart;
+                        l.recs
+                            .set_fixed(&mut page[rs..], i, value)
+                            .map_err(|f| l.err(f))?;
+                        if rightmost {
+                            *hint = Some(AppendHint { root, leaf: id });
+                        }
+                        return Ok(false);
+                    }
+                    RecordList::None => return Ok(false),
+                    RecordList::Var => {}
+                }
                 let old = match overflow::decode(spec, l.record_raw(page, i)?, id)? {
                     Stored::Overflow { first, len } => Some((first, len)),
                     Stored::Inline(_) => None,
