@@ -87,9 +87,16 @@ fn open_handle(page_size: usize, name: &str, e: &Entry, want: Option<DbConfig>) 
             });
         }
     }
+    // A stored configuration that does not validate is damage to the file, not a bad argument.
+    let spec = spec_for(page_size, name, e.config).map_err(|e| match e {
+        Error::InvalidArgument(what) => {
+            Error::BadFormat(format!("stored configuration is invalid: {what}"))
+        }
+        e => e,
+    })?;
     Ok(Db {
         name: name.into(),
-        spec: spec_for(page_size, name, e.config)?,
+        spec,
     })
 }
 
