@@ -656,7 +656,7 @@ impl PageSink for WritePages {
         }
         let src = self.page(id)?;
         let new = self.take_page();
-        self.dirty.insert(new, src.to_vec().into());
+        self.dirty.insert(new, Page::from(&src[..]));
         self.free(id)?;
         Ok(new)
     }
