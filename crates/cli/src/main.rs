@@ -2,7 +2,23 @@
 
 #![forbid(unsafe_code)]
 
-use clap::{Parser, Subcommand};
+/// `println!` that ends the process quietly on a closed pipe (see [`out`]).
+macro_rules! outln {
+    () => {
+        $crate::out("")
+    };
+    ($($t:tt)*) => {
+        $crate::out(format_args!($($t)*))
+    };
+}
+
+mod bench;
+mod datasets;
+mod lines;
+mod store;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
@@ -18,21 +34,228 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Benchmarks.
+    /// Benchmarks; without a subcommand, the store benchmark on its default data set.
+    Bench(BenchArgs),
+    /// Loads keys (one per line) or `key<TAB>value` lines into a database, creating the file
+    /// and the database when needed.
+    Import {
+        /// The environment file.
+        file: PathBuf,
+        #[command(flatten)]
+        load: LoadArgs,
+        /// Key type of a new database.
+        #[arg(long, default_value = "u32", value_parser = ["u32", "u64", "binary"])]
+        key_type: String,
+        /// Fixed record size in bytes for a new database (default: variable-size records when
+        /// the first line has a value, none otherwise).
+        #[arg(long)]
+        record_size: Option<u32>,
+        /// Page size of a new file (a power of two, 512..=65536).
+        #[arg(long, default_value_t = 16384)]
+        page_size: usize,
+        /// Commit durability.
+        #[arg(long, value_enum, default_value_t = DurabilityArg::Immediate)]
+        durability: DurabilityArg,
+    },
+    /// Removes the keys listed one per line; absent keys are counted, not errors.
+    Erase {
+        file: PathBuf,
+        #[command(flatten)]
+        load: LoadArgs,
+    },
+    /// Prints a database's keys (and values) in order, in the import format.
+    Export {
+        file: PathBuf,
+        #[arg(long)]
+        db: String,
+        /// Binary keys and values as hex.
+        #[arg(long)]
+        hex: bool,
+    },
+    /// Sizes, tree shape and bytes per key of every database.
+    Info {
+        file: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Verifies every page and tree invariant; exits non-zero on any fault.
+    Check { file: PathBuf },
+    /// Prints one page decoded, for debugging.
+    Dump {
+        file: PathBuf,
+        #[arg(long)]
+        page: u64,
+    },
+}
+
+#[derive(Args, Debug)]
+struct LoadArgs {
+    /// Database name.
+    #[arg(long)]
+    db: String,
+    /// Input file; `-` or absent for standard input.
+    #[arg(long)]
+    input: Option<String>,
+    /// Commit after every N lines (default: one transaction for the whole input).
+    #[arg(long)]
+    commit_every: Option<u64>,
+    /// Binary keys and values are hex-encoded (an empty field is the empty string).
+    #[arg(long)]
+    hex: bool,
+}
+
+impl LoadArgs {
+    fn options(self) -> store::LoadOptions {
+        store::LoadOptions {
+            db: self.db,
+            input: self.input,
+            commit_every: self.commit_every,
+            hex: self.hex,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum DurabilityArg {
+    /// fsync on every commit.
+    Immediate,
+    /// No fsync: atomic, but the last commits may be lost on power loss.
+    None,
+}
+
+#[derive(Args, Debug)]
+#[command(args_conflicts_with_subcommands = true)]
+struct BenchArgs {
     #[command(subcommand)]
-    Bench(BenchCommand),
+    command: Option<BenchCommand>,
+    #[command(flatten)]
+    store: StoreArgs,
+}
+
+#[derive(Args, Debug)]
+struct StoreArgs {
+    /// Number of keys.
+    #[arg(long, default_value_t = 2_000_000)]
+    keys: usize,
+    /// Key distribution.
+    #[arg(long, default_value = "clustered", value_parser = ["clustered", "uniform", "ascending"])]
+    dist: String,
+    /// Insert order.
+    #[arg(long, default_value = "ascending", value_parser = ["ascending", "random"])]
+    order: String,
+    /// Page size in bytes.
+    #[arg(long, default_value_t = 16384)]
+    page_size: usize,
+    /// Fixed record size in bytes (0 = keys only).
+    #[arg(long, default_value_t = 0)]
+    record_size: u32,
+    /// Runs; the median is reported.
+    #[arg(long, default_value_t = 1)]
+    repeat: usize,
+    /// One JSON object per line.
+    #[arg(long)]
+    json: bool,
+    /// Seed of the data generator.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+impl StoreArgs {
+    fn options(self) -> bench::store::Options {
+        bench::store::Options {
+            keys: self.keys,
+            dist: self.dist,
+            order: self.order,
+            page_size: self.page_size,
+            record_size: self.record_size,
+            repeat: self.repeat,
+            json: self.json,
+            seed: self.seed,
+        }
+    }
 }
 
 #[derive(Subcommand, Debug)]
 enum BenchCommand {
-    /// Codec micro-benchmarks (Upscaledb paper Fig. 6 and 7).
-    Codecs,
+    /// The store benchmark (the default of `tersedb bench`).
+    Store(StoreArgs),
+    /// Codec micro-benchmarks (Upscaledb paper Fig. 6 and 7, plus ClusterData).
+    Codecs(CodecsArgs),
+}
+
+#[derive(Args, Debug)]
+struct CodecsArgs {
+    /// Fewer bit widths and shorter measurements (under 20 s).
+    #[arg(long)]
+    quick: bool,
+    /// One JSON object per line instead of tables.
+    #[arg(long)]
+    json: bool,
+    /// Comma-separated codec names (and peers `memcpy`, `bitpacking-4x`); default all.
+    #[arg(long, value_delimiter = ',')]
+    codecs: Vec<String>,
+    /// Comma-separated bit widths for the fixed-width table; default 1..=24 (quick: a subset).
+    #[arg(long, value_delimiter = ',')]
+    widths: Vec<u32>,
+    /// Seed of the data generators.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+/// Prints a line to stdout; a closed pipe (e.g. `| head`) ends the process quietly instead of
+/// panicking like `println!`.
+pub fn out(line: impl std::fmt::Display) {
+    use std::io::Write;
+    let mut o = std::io::stdout().lock();
+    if let Err(e) = writeln!(o, "{line}") {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("tersedb: writing output: {e}");
+        std::process::exit(1);
+    }
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result: Result<(), String> = match cli.command {
-        Command::Bench(BenchCommand::Codecs) => Err("bench codecs: not built yet".into()),
+        Command::Bench(BenchArgs {
+            command: None,
+            store,
+        }) => bench::store::run(&store.options()),
+        Command::Bench(BenchArgs {
+            command: Some(BenchCommand::Store(a)),
+            ..
+        }) => bench::store::run(&a.options()),
+        Command::Bench(BenchArgs {
+            command: Some(BenchCommand::Codecs(a)),
+            ..
+        }) => bench::codecs::run(&bench::codecs::Options {
+            quick: a.quick,
+            json: a.json,
+            codecs: a.codecs,
+            widths: a.widths,
+            seed: a.seed,
+        }),
+        Command::Import {
+            file,
+            load,
+            key_type,
+            record_size,
+            page_size,
+            durability,
+        } => {
+            let d = match durability {
+                DurabilityArg::Immediate => tersedb::Durability::Immediate,
+                DurabilityArg::None => tersedb::Durability::None,
+            };
+            store::import(&file, &load.options(), &key_type, record_size, page_size, d)
+        }
+        Command::Erase { file, load } => store::erase(&file, &load.options()),
+        Command::Export { file, db, hex } => store::export(&file, &db, hex),
+        Command::Info { file, json } => store::info(&file, json),
+        Command::Check { file } => store::check(&file),
+        Command::Dump { file, page } => store::dump(&file, page),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -43,6 +43,17 @@ pub fn pack(values: &[u32], b: u32, out: &mut [u8]) {
     if b == 0 {
         return;
     }
+    // Whole groups of 32 values fill 4b bytes each: fixed-width kernels (b <= 32).
+    let groups = if b <= 32 { values.len() / 32 } else { 0 };
+    let gl = 4 * b as usize;
+    let f = PACK32[b.min(32) as usize];
+    for g in 0..groups {
+        f(&values[32 * g..32 * g + 32], &mut out[gl * g..gl * g + gl]);
+    }
+    pack_tail(&values[32 * groups..], b, &mut out[gl * groups..]);
+}
+
+fn pack_tail(values: &[u32], b: u32, out: &mut [u8]) {
     let m = mask(b) as u64;
     let mut acc: u64 = 0;
     let mut nbits = 0u32;
@@ -62,6 +73,198 @@ pub fn pack(values: &[u32], b: u32, out: &mut [u8]) {
     }
 }
 
+type Pack32 = fn(&[u32], &mut [u8]);
+type Unpack32 = fn(&[u8], &mut [u32]);
+
+/// `[$f::<0>, ..., $f::<32>]`.
+macro_rules! table33 {
+    ($f:ident) => {
+        [
+            $f::<0>, $f::<1>, $f::<2>, $f::<3>, $f::<4>, $f::<5>, $f::<6>, $f::<7>, $f::<8>,
+            $f::<9>, $f::<10>, $f::<11>, $f::<12>, $f::<13>, $f::<14>, $f::<15>, $f::<16>,
+            $f::<17>, $f::<18>, $f::<19>, $f::<20>, $f::<21>, $f::<22>, $f::<23>, $f::<24>,
+            $f::<25>, $f::<26>, $f::<27>, $f::<28>, $f::<29>, $f::<30>, $f::<31>, $f::<32>,
+        ]
+    };
+}
+
+static PACK32: [Pack32; 33] = table33!(pack32);
+static UNPACK32: [Unpack32; 33] = table33!(unpack32);
+
+/// Repeats `$body` 32 times with `$j` bound to the constants 0..32 (so shifts and word
+/// indices are constants and bounds checks fold away).
+macro_rules! unroll32 {
+    ($j:ident, $body:block) => {{
+        let $j: usize = 0;
+        $body
+    }
+    {
+        let $j: usize = 1;
+        $body
+    }
+    {
+        let $j: usize = 2;
+        $body
+    }
+    {
+        let $j: usize = 3;
+        $body
+    }
+    {
+        let $j: usize = 4;
+        $body
+    }
+    {
+        let $j: usize = 5;
+        $body
+    }
+    {
+        let $j: usize = 6;
+        $body
+    }
+    {
+        let $j: usize = 7;
+        $body
+    }
+    {
+        let $j: usize = 8;
+        $body
+    }
+    {
+        let $j: usize = 9;
+        $body
+    }
+    {
+        let $j: usize = 10;
+        $body
+    }
+    {
+        let $j: usize = 11;
+        $body
+    }
+    {
+        let $j: usize = 12;
+        $body
+    }
+    {
+        let $j: usize = 13;
+        $body
+    }
+    {
+        let $j: usize = 14;
+        $body
+    }
+    {
+        let $j: usize = 15;
+        $body
+    }
+    {
+        let $j: usize = 16;
+        $body
+    }
+    {
+        let $j: usize = 17;
+        $body
+    }
+    {
+        let $j: usize = 18;
+        $body
+    }
+    {
+        let $j: usize = 19;
+        $body
+    }
+    {
+        let $j: usize = 20;
+        $body
+    }
+    {
+        let $j: usize = 21;
+        $body
+    }
+    {
+        let $j: usize = 22;
+        $body
+    }
+    {
+        let $j: usize = 23;
+        $body
+    }
+    {
+        let $j: usize = 24;
+        $body
+    }
+    {
+        let $j: usize = 25;
+        $body
+    }
+    {
+        let $j: usize = 26;
+        $body
+    }
+    {
+        let $j: usize = 27;
+        $body
+    }
+    {
+        let $j: usize = 28;
+        $body
+    }
+    {
+        let $j: usize = 29;
+        $body
+    }
+    {
+        let $j: usize = 30;
+        $body
+    }
+    {
+        let $j: usize = 31;
+        $body
+    }};
+}
+
+/// Packs exactly 32 values into `4 * B` bytes (`B` constant: shifts are immediates).
+fn pack32<const B: u32>(values: &[u32], out: &mut [u8]) {
+    let values: &[u32; 32] = values.try_into().expect("32 values");
+    let out = &mut out[..4 * B as usize];
+    if B == 0 {
+        return;
+    }
+    let m = mask(B);
+    let mut acc: u64 = 0;
+    unroll32!(i, {
+        let bit = i * B as usize;
+        let (k, s) = (bit / 32, bit % 32);
+        acc |= ((values[i] & m) as u64) << s;
+        if s + B as usize >= 32 {
+            out[4 * k..4 * k + 4].copy_from_slice(&(acc as u32).to_le_bytes());
+            acc >>= 32;
+        }
+    });
+    let _ = acc;
+}
+
+/// Unpacks exactly 32 values from `4 * B` bytes.
+fn unpack32<const B: u32>(data: &[u8], out: &mut [u32]) {
+    let out: &mut [u32; 32] = out.try_into().expect("32 slots");
+    if B == 0 {
+        out.fill(0);
+        return;
+    }
+    let data = &data[..4 * B as usize];
+    let w = |k: usize| u32::from_le_bytes(data[4 * k..4 * k + 4].try_into().expect("4 bytes"));
+    unroll32!(i, {
+        let bit = i * B as usize;
+        let (k, s) = (bit / 32, bit % 32);
+        let mut v = w(k) >> s;
+        if s + B as usize > 32 {
+            v |= w(k + 1) << (32 - s);
+        }
+        out[i] = v & mask(B);
+    });
+}
+
 /// Reads value `i` of width `b`. Returns `None` when it would read past `data`.
 #[inline]
 pub fn get(data: &[u8], b: u32, i: usize) -> Option<u32> {
@@ -69,12 +272,17 @@ pub fn get(data: &[u8], b: u32, i: usize) -> Option<u32> {
         return Some(0);
     }
     let bit = i * b as usize;
+    let byte = bit / 8;
+    let shift = (bit % 8) as u32;
+    // A value spans at most 5 bytes from `byte` (shift <= 7, b <= 32): one 8-byte read.
+    if let Some(w) = data.get(byte..byte + 8) {
+        let w = u64::from_le_bytes(w.try_into().expect("8 bytes"));
+        return Some(((w >> shift) as u32) & mask(b));
+    }
     let end_byte = (bit + b as usize).div_ceil(8);
     if end_byte > data.len() {
         return None;
     }
-    let byte = bit / 8;
-    let shift = (bit % 8) as u32;
     let mut buf = [0u8; 8];
     let take = (data.len() - byte).min(8);
     buf[..take].copy_from_slice(&data[byte..byte + take]);
@@ -111,19 +319,15 @@ pub fn unpack(data: &[u8], b: u32, out: &mut [u32]) -> Option<()> {
         out.fill(0);
         return Some(());
     }
-    let m = mask(b) as u64;
-    let mut acc: u64 = 0;
-    let mut nbits = 0u32;
-    let mut pos = 0;
-    for o in out.iter_mut() {
-        while nbits < b {
-            acc |= (data[pos] as u64) << nbits;
-            pos += 1;
-            nbits += 8;
-        }
-        *o = (acc & m) as u32;
-        acc >>= b;
-        nbits -= b;
+    // Whole groups of 32 values take 4b bytes each: fixed-width kernels (b <= 32).
+    let groups = if b <= 32 { n / 32 } else { 0 };
+    let gl = 4 * b as usize;
+    let f = UNPACK32[b.min(32) as usize];
+    for g in 0..groups {
+        f(&data[gl * g..gl * g + gl], &mut out[32 * g..32 * g + 32]);
+    }
+    for (k, o) in out[32 * groups..].iter_mut().enumerate() {
+        *o = get(data, b, 32 * groups + k)?;
     }
     Some(())
 }

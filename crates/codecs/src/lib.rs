@@ -23,10 +23,21 @@
 #![warn(missing_debug_implementations)]
 
 pub mod bits;
+pub mod bp128;
+pub mod codec;
 pub mod error;
+pub mod for_;
 pub mod isa;
+pub mod masked_vbyte;
+pub mod pfor;
 pub mod simd;
+pub mod simd_for;
+pub mod streamvbyte;
+pub mod varintgb;
+pub mod vbyte;
+pub mod vertical;
 
+pub use codec::Codec;
 pub use error::CodecError;
 pub use isa::Isa;
 

@@ -1,225 +1,151 @@
-//! The two meta pages (pages 0 and 1): which commit is current, where its trees and its free
-//! list start, and how big the file is.
+//! The two meta pages (pages 0 and 1) and page checksums.
 //!
 //! ```text
-//! offset size field
-//!      0    8 checksum        XXH3-64(page[8..], seed = 0 or 1), like every page
-//!      8    1 kind            1 (PageKind::Meta)
-//!      9    7 magic           "TERSEDB" (so bytes 8..16 of the file are 01 54 45 52 53 45 44 42)
-//!     16    4 format version  FORMAT_VERSION
-//!     20    4 page size       bytes; a power of two in 512..=65536
-//!     24    8 txn id          commit counter; the valid meta with the higher id is current
-//!     32    8 root            page id of the catalog root owned by the layer above (0 = none)
-//!     40    8 free-list head  first page of the free-page list (0 = empty list)
-//!     48    8 page count      pages in use by this commit, including the meta pages (file end)
-//!     56    8 free pages      number of ids stored in the free list
-//!     64    8 free-list pages number of pages in the free-list chain
-//!     72    - zero            (ignored on read)
+//! meta page (little-endian):
+//!   0..8    checksum   XXH3-64(page[8..], seed = page id)
+//!   8       kind       1 (Meta)
+//!   9..16   zero
+//!   16..24  magic      b"TERSEDB\0"
+//!   24..28  version    format version (1)
+//!   28..32  page size  bytes, power of two in 512 ..= 65536
+//!   32..40  txn id     of the commit that wrote this meta (>= 1); 0 = the empty file's meta
+//!   40..48  root       page id of the catalog root (0 = no database yet)
+//!   48..56  free list  page id of the first free-list page (0 = empty list)
+//!   56..64  page count pages in use, i.e. the logical end of the file
+//!   64..72  free count entries in the free list (informational)
+//!   72..    zero
 //! ```
 //!
-//! Commit `t` writes its meta into slot `t % 2`, so the meta of the previous commit stays intact
-//! until this one is durable. Open reads both slots and keeps the valid one with the higher
-//! txn id.
+//! A commit writes meta `txn id % 2`; open takes the valid meta with the higher txn id.
 
-use super::{checksum, PageKind, MAX_PAGE_SIZE, MIN_PAGE_SIZE};
+use super::{PageKind, MAX_PAGE_SIZE, MIN_PAGE_SIZE, PAGE_CHECKSUM_LEN, PAGE_KIND_OFFSET};
 use crate::error::{Error, PageId, Result};
 
-/// The magic after the kind byte of a meta page.
-pub const MAGIC: [u8; 7] = *b"TERSEDB";
-/// The file format version this build reads and writes.
+/// Identifies a tersedb file.
+pub const MAGIC: &[u8; 8] = b"TERSEDB\0";
+/// The file format version this build writes and reads.
 pub const FORMAT_VERSION: u32 = 1;
-/// Bytes of a meta page that carry fields (the rest is zero).
-pub const META_LEN: usize = 72;
 
-/// The decoded content of a meta page.
-///
-/// Invariants of a meta that passed [`Meta::decode`]: `page_count >= 2`, every page id field is
-/// `0` or in `2..page_count`, and `page_count * page_size` fits in a u64.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The checksum of a page as stored in its first 8 bytes.
+pub fn checksum(id: PageId, page: &[u8]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64_with_seed(&page[PAGE_CHECKSUM_LEN..], id)
+}
+
+/// Writes the page's checksum into its first 8 bytes.
+pub fn seal(id: PageId, page: &mut [u8]) {
+    let c = checksum(id, page);
+    page[..PAGE_CHECKSUM_LEN].copy_from_slice(&c.to_le_bytes());
+}
+
+/// Checks the stored checksum.
+pub fn verify(id: PageId, page: &[u8]) -> Result<()> {
+    if page.len() < MIN_PAGE_SIZE {
+        return Err(Error::Corrupted {
+            page: id,
+            what: "short page".into(),
+        });
+    }
+    let stored = u64::from_le_bytes(page[..PAGE_CHECKSUM_LEN].try_into().expect("8 bytes"));
+    if stored != checksum(id, page) {
+        return Err(Error::Corrupted {
+            page: id,
+            what: "checksum mismatch".into(),
+        });
+    }
+    Ok(())
+}
+
+/// The content of a meta page.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Meta {
     pub page_size: u32,
     pub txn_id: u64,
     pub root: PageId,
-    pub freelist_head: PageId,
+    pub free_list: PageId,
     pub page_count: u64,
-    pub free_pages: u64,
-    pub freelist_pages: u64,
+    pub free_count: u64,
 }
 
-/// Why a meta slot could not be used.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum MetaFault {
-    /// No magic: this is not (the start of) a tersedb file.
-    NoMagic,
-    /// Magic and checksum are fine but the version is not ours.
-    Version(u32),
-    /// Magic present, but the page-size field names another page size than the one tried
-    /// (the slot is read with the wrong size, or the field is damaged).
-    OtherSize,
-    /// Magic present, but the page is damaged or inconsistent.
-    Damaged(String),
+fn u32_at(p: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(p[at..at + 4].try_into().expect("4 bytes"))
 }
 
-/// Whether `size` is a supported page size.
-pub fn valid_page_size(size: usize) -> bool {
-    size.is_power_of_two() && (MIN_PAGE_SIZE..=MAX_PAGE_SIZE).contains(&size)
+fn u64_at(p: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(p[at..at + 8].try_into().expect("8 bytes"))
 }
 
-fn u32_at(b: &[u8], at: usize) -> u32 {
-    let mut a = [0u8; 4];
-    a.copy_from_slice(&b[at..at + 4]);
-    u32::from_le_bytes(a)
-}
-
-fn u64_at(b: &[u8], at: usize) -> u64 {
-    let mut a = [0u8; 8];
-    a.copy_from_slice(&b[at..at + 8]);
-    u64::from_le_bytes(a)
+/// Whether `n` is a supported page size.
+pub fn valid_page_size(n: usize) -> bool {
+    n.is_power_of_two() && (MIN_PAGE_SIZE..=MAX_PAGE_SIZE).contains(&n)
 }
 
 impl Meta {
-    /// A fresh, empty database of `page_size` (meta pages only).
-    pub fn empty(page_size: usize) -> Meta {
-        Meta {
-            page_size: page_size as u32,
-            txn_id: 0,
-            root: 0,
-            freelist_head: 0,
-            page_count: 2,
-            free_pages: 0,
-            freelist_pages: 0,
-        }
+    /// Serialises into a full page (checksum included) for slot `id` (0 or 1).
+    pub fn to_page(&self, id: PageId) -> Vec<u8> {
+        let mut p = vec![0u8; self.page_size as usize];
+        p[PAGE_KIND_OFFSET] = PageKind::Meta as u8;
+        p[16..24].copy_from_slice(MAGIC);
+        p[24..28].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+        p[28..32].copy_from_slice(&self.page_size.to_le_bytes());
+        p[32..40].copy_from_slice(&self.txn_id.to_le_bytes());
+        p[40..48].copy_from_slice(&self.root.to_le_bytes());
+        p[48..56].copy_from_slice(&self.free_list.to_le_bytes());
+        p[56..64].copy_from_slice(&self.page_count.to_le_bytes());
+        p[64..72].copy_from_slice(&self.free_count.to_le_bytes());
+        seal(id, &mut p);
+        p
     }
 
-    /// The meta slot (page id) commit `txn_id` writes to.
-    pub fn slot(&self) -> PageId {
-        self.txn_id % 2
+    /// Reads the header fields of a possible meta page without the checksum (which needs the
+    /// page size first). `Err(BadFormat)` when it is not a tersedb meta page at all.
+    pub fn peek_page_size(head: &[u8]) -> Result<usize> {
+        if head.len() < 72 || &head[16..24] != MAGIC {
+            return Err(Error::BadFormat(
+                "no tersedb magic at the start of the file".into(),
+            ));
+        }
+        let v = u32_at(head, 24);
+        if v != FORMAT_VERSION {
+            return Err(Error::BadFormat(format!(
+                "file format version {v}; this build reads version {FORMAT_VERSION}"
+            )));
+        }
+        let ps = u32_at(head, 28) as usize;
+        if !valid_page_size(ps) {
+            return Err(Error::BadFormat(format!("invalid page size {ps}")));
+        }
+        Ok(ps)
     }
 
-    /// Writes this meta as a complete, checksummed page for slot `slot`.
-    pub fn encode(&self, slot: PageId, page: &mut [u8]) {
-        debug_assert_eq!(page.len(), self.page_size as usize);
-        page.fill(0);
-        page[8] = PageKind::Meta as u8;
-        page[9..16].copy_from_slice(&MAGIC);
-        page[16..20].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
-        page[20..24].copy_from_slice(&self.page_size.to_le_bytes());
-        page[24..32].copy_from_slice(&self.txn_id.to_le_bytes());
-        page[32..40].copy_from_slice(&self.root.to_le_bytes());
-        page[40..48].copy_from_slice(&self.freelist_head.to_le_bytes());
-        page[48..56].copy_from_slice(&self.page_count.to_le_bytes());
-        page[56..64].copy_from_slice(&self.free_pages.to_le_bytes());
-        page[64..72].copy_from_slice(&self.freelist_pages.to_le_bytes());
-        checksum::stamp(slot, page);
-    }
-
-    /// Decodes the meta page in `slot` (0 or 1), read with the candidate page size
-    /// `page.len()`. `file_len` is the storage length, used to reject metas whose pages are
-    /// not in the file.
-    pub fn decode(slot: PageId, page: &[u8], file_len: u64) -> Result<Meta, MetaFault> {
-        if page.len() < META_LEN || page[9..16] != MAGIC {
-            return Err(MetaFault::NoMagic);
-        }
-        let damaged = |what: &str| Err(MetaFault::Damaged(what.to_string()));
-        let page_size = u32_at(page, 20);
-        if page_size as usize != page.len() {
-            return Err(MetaFault::OtherSize);
-        }
-        if !checksum::verify(slot, page) {
-            return damaged("checksum mismatch");
-        }
-        if page[8] != PageKind::Meta as u8 {
-            return damaged("wrong page kind");
-        }
-        let version = u32_at(page, 16);
-        if version != FORMAT_VERSION {
-            return Err(MetaFault::Version(version));
-        }
-        let meta = Meta {
-            page_size,
-            txn_id: u64_at(page, 24),
-            root: u64_at(page, 32),
-            freelist_head: u64_at(page, 40),
-            page_count: u64_at(page, 48),
-            free_pages: u64_at(page, 56),
-            freelist_pages: u64_at(page, 64),
+    /// Parses and verifies meta page `id` (a full page).
+    pub fn from_page(id: PageId, p: &[u8]) -> Result<Meta> {
+        let bad = |what: &str| Error::Corrupted {
+            page: id,
+            what: what.into(),
         };
-        if meta.page_count < 2 || meta.page_count > u64::MAX / page_size as u64 {
-            return damaged("page count out of range");
+        verify(id, p)?;
+        if p[PAGE_KIND_OFFSET] != PageKind::Meta as u8 {
+            return Err(bad("not a meta page"));
         }
-        for (id, name) in [(meta.root, "root"), (meta.freelist_head, "free-list head")] {
-            if id == 1 || id >= meta.page_count {
-                return Err(MetaFault::Damaged(format!("{name} page {id} out of range")));
-            }
+        let ps = Meta::peek_page_size(p)?;
+        if ps != p.len() {
+            return Err(bad("page size field differs from the file's"));
         }
-        if meta.free_pages + meta.freelist_pages > meta.page_count - 2 {
-            return damaged("free page counts exceed the page count");
+        let m = Meta {
+            page_size: ps as u32,
+            txn_id: u64_at(p, 32),
+            root: u64_at(p, 40),
+            free_list: u64_at(p, 48),
+            page_count: u64_at(p, 56),
+            free_count: u64_at(p, 64),
+        };
+        if m.page_count < 2 || m.root >= m.page_count || m.free_list >= m.page_count {
+            return Err(bad("page references beyond the page count"));
         }
-        if (meta.freelist_head == 0) != (meta.freelist_pages == 0) {
-            return damaged("free-list head and free-list page count disagree");
+        if (m.root != 0 && m.root < 2) || (m.free_list != 0 && m.free_list < 2) {
+            return Err(bad("page reference to a meta page"));
         }
-        if meta.page_count * page_size as u64 > file_len {
-            return damaged("the file is shorter than the page count says");
-        }
-        Ok(meta)
-    }
-}
-
-/// Picks the current meta from the first bytes of a file (`head` holds at least the first
-/// `min(file_len, 2 * MAX_PAGE_SIZE)` bytes). Tries every supported page size for both slots.
-pub fn choose(head: &[u8], file_len: u64) -> Result<Meta> {
-    if file_len == 0 {
-        return Err(Error::BadFormat("the file is empty".into()));
-    }
-    let mut best: Option<Meta> = None;
-    let mut version = None;
-    let mut damaged: Option<(PageId, String)> = None;
-    let mut magic_seen = false;
-    let mut size = MIN_PAGE_SIZE;
-    while size <= MAX_PAGE_SIZE {
-        for slot in 0..2u64 {
-            let start = slot as usize * size;
-            let Some(page) = head.get(start..start + size) else {
-                continue;
-            };
-            match Meta::decode(slot, page, file_len) {
-                Ok(m) => {
-                    if best.is_none_or(|b| m.txn_id > b.txn_id) {
-                        best = Some(m);
-                    }
-                }
-                Err(MetaFault::Version(v)) => version = Some(v),
-                Err(MetaFault::Damaged(what)) => {
-                    if damaged.is_none() {
-                        damaged = Some((slot, what));
-                    }
-                }
-                Err(MetaFault::OtherSize) => magic_seen = true,
-                Err(MetaFault::NoMagic) => {}
-            }
-        }
-        size *= 2;
-    }
-    if let Some(m) = best {
-        return Ok(m);
-    }
-    if let Some(v) = version {
-        return Err(Error::BadFormat(format!(
-            "format version {v} is not supported (this build reads version {FORMAT_VERSION})"
-        )));
-    }
-    match damaged {
-        Some((page, what)) => Err(Error::Corrupted {
-            page,
-            what: format!("no valid meta page: {what}"),
-        }),
-        None if magic_seen => Err(Error::Corrupted {
-            page: 0,
-            what: "no valid meta page: the page-size fields are damaged".into(),
-        }),
-        None => Err(Error::BadFormat(
-            "not a tersedb file (no magic in either meta page)".into(),
-        )),
+        Ok(m)
     }
 }
 
@@ -227,73 +153,30 @@ pub fn choose(head: &[u8], file_len: u64) -> Result<Meta> {
 mod tests {
     use super::*;
 
-    fn file_with(metas: &[(PageId, Meta)], page_size: usize) -> Vec<u8> {
-        let mut f = vec![0u8; page_size * 4];
-        for (slot, m) in metas {
-            let s = *slot as usize * page_size;
-            m.encode(*slot, &mut f[s..s + page_size]);
-        }
-        f
-    }
-
     #[test]
-    fn picks_highest_valid_txn() {
-        let ps = 1024;
-        let mut a = Meta::empty(ps);
-        a.page_count = 4;
-        let mut b = a;
-        b.txn_id = 1;
-        b.root = 3;
-        let f = file_with(&[(0, a), (1, b)], ps);
-        assert_eq!(choose(&f, f.len() as u64).unwrap(), b);
-        // Damage slot 1: slot 0 wins.
-        let mut g = f.clone();
-        g[ps + 40] ^= 1;
-        assert_eq!(choose(&g, g.len() as u64).unwrap(), a);
-        // Both damaged: Corrupted.
-        g[30] ^= 1;
-        assert!(matches!(
-            choose(&g, g.len() as u64),
-            Err(Error::Corrupted { .. })
-        ));
-    }
-
-    #[test]
-    fn not_a_tersedb_file_and_wrong_version() {
-        let f = vec![7u8; 9000];
-        assert!(matches!(choose(&f, 9000), Err(Error::BadFormat(_))));
-        assert!(matches!(choose(&[], 0), Err(Error::BadFormat(_))));
-        let ps = 512;
-        let m = Meta::empty(ps);
-        let mut f = file_with(&[(0, m), (1, m)], ps);
-        for slot in 0..2 {
-            let s = slot * ps;
-            f[s + 16] = 9;
-            checksum::stamp(slot as u64, &mut f[s..s + ps]);
+    fn round_trip_and_checks() {
+        let m = Meta {
+            page_size: 512,
+            txn_id: 7,
+            root: 3,
+            free_list: 4,
+            page_count: 9,
+            free_count: 2,
+        };
+        let p = m.to_page(1);
+        assert_eq!(Meta::from_page(1, &p).unwrap(), m);
+        assert!(
+            Meta::from_page(0, &p).is_err(),
+            "checksum is seeded by the page id"
+        );
+        for i in 8..p.len() {
+            let mut q = p.clone();
+            q[i] ^= 0x40;
+            assert!(Meta::from_page(1, &q).is_err(), "flip at {i}");
         }
-        match choose(&f, f.len() as u64) {
-            Err(Error::BadFormat(msg)) => assert!(msg.contains("version 9"), "{msg}"),
-            other => panic!("{other:?}"),
-        }
-    }
-
-    #[test]
-    fn rejects_out_of_range_fields() {
-        let ps = 512;
-        let mut m = Meta::empty(ps);
-        m.page_count = 3;
-        m.root = 3;
-        let f = file_with(&[(0, m)], ps);
-        assert!(matches!(
-            Meta::decode(0, &f[..ps], f.len() as u64),
-            Err(MetaFault::Damaged(_))
-        ));
-        m.root = 2;
-        m.page_count = 100; // more pages than the file holds
-        let f = file_with(&[(0, m)], ps);
-        assert!(matches!(
-            Meta::decode(0, &f[..ps], f.len() as u64),
-            Err(MetaFault::Damaged(_))
-        ));
+        let mut bad = m;
+        bad.root = 9;
+        assert!(Meta::from_page(0, &bad.to_page(0)).is_err());
+        assert!(Meta::peek_page_size(&[0u8; 100]).is_err());
     }
 }

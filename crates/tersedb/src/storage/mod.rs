@@ -117,18 +117,13 @@ pub trait PageSink: PageSource {
     fn free(&mut self, id: PageId) -> Result<()>;
 }
 
-mod cache;
-pub mod checksum;
-mod faulty;
-mod file;
-pub mod freelist;
-mod mem;
+pub mod faulty;
+pub mod file;
+pub mod mem;
 pub mod meta;
-mod pager;
+pub mod pager;
 
-pub use cache::CacheStats;
 pub use faulty::{CrashMode, FaultyStorage};
 pub use file::FileStorage;
-pub use freelist::SpaceInfo;
 pub use mem::MemStorage;
-pub use pager::{Pager, PagerOptions, ReadPages, WritePages, DEFAULT_CACHE_BYTES};
+pub use pager::{Pager, PagerOptions, ReadPages, WritePages};

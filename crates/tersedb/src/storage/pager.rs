@@ -1,44 +1,41 @@
-//! The pager: snapshots for readers, copy-on-write pages for the one writer, and the commit
-//! protocol.
+//! The pager: page cache, copy-on-write page allocation, the free list, and the commit protocol.
 //!
+//! Commit (`WritePages::commit`):
+//! 1. the free list is rewritten into fresh pages (taken from reusable free pages or the file's
+//!    end), every dirty page and free-list page is sealed with its checksum and written;
+//! 2. sync (Durability::Immediate);
+//! 3. the new meta is written into slot `txn id % 2`, the slot the current meta is *not* in;
+//! 4. sync (Durability::Immediate).
+//!
+//! No page of the last committed state is ever overwritten, so a crash at any point leaves that
+//! state or the new one. A failed write or sync poisons the pager: further writes return
+//! `Error::PreviousIo` until the file is reopened.
+//!
+//! Free list page (little-endian):
 //! ```text
-//! file:  [meta 0][meta 1][page 2][page 3] ...            page id = byte offset / page size
-//! commit t (t = previous txn id + 1):
-//!   1. write every dirty page (checksums stamped here), extend the file to the page count
-//!   2. sync                                  (Durability::Immediate only)
-//!   3. write meta t into slot t % 2         (the other slot keeps meta t - 1)
-//!   4. sync                                  (Durability::Immediate only)
+//!   0..8    checksum
+//!   8       kind = 2 (FreeList)
+//!   9..16   zero
+//!   16..24  next free-list page id (0 = last)
+//!   24..28  entry count n
+//!   28..32  zero
+//!   32..    n entries of 16 bytes: page id u64, id of the txn that freed it u64
 //! ```
-//!
-//! A crash before step 3 is durable leaves meta t - 1 the newest valid meta, and its pages are
-//! intact because a transaction only writes pages that commit t - 1 does not use (allocated
-//! from its free list or past its end). A torn meta t fails its checksum. No recovery pass.
-//!
-//! After any failed write or sync the pager is *poisoned*: the state on disk is unknown (Linux
-//! may drop dirty pages after a failed fsync), so every later write transaction gets
-//! [`Error::PreviousIo`] until the file is reopened. Readers keep working on the last commit.
+//! A page freed by txn `T` was part of the snapshots before `T`; it is reused only when every
+//! live reader's snapshot is at least `T`, and only when `T` is older than the last commit (so two
+//! committed states never depend on a reused page).
 
-use super::cache::{IdMap, IdSet, PageCache};
-use super::freelist::{self, FreeSpace, SpaceInfo};
 use super::meta::{self, Meta};
-use super::{
-    checksum, Durability, Page, PageSink, PageSource, Storage, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE,
-};
+use super::{Durability, Page, PageKind, PageSink, PageSource, Storage, PAGE_KIND_OFFSET};
 use crate::error::{Error, PageId, Result};
-use std::collections::{BTreeMap, BTreeSet};
-use std::io;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-/// Default page-cache budget.
-pub const DEFAULT_CACHE_BYTES: usize = 256 << 20;
-/// Consecutive dirty pages are written with one call of up to this many bytes.
-const WRITE_RUN_BYTES: usize = 1 << 20;
-
-/// How to create or open a pager.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How the pager is opened.
+#[derive(Clone, Debug)]
 pub struct PagerOptions {
-    /// Page size for `create`; `open` reads it from the file.
+    /// Page size of a new file (an existing file keeps its own).
     pub page_size: usize,
     /// Budget of the clean-page cache in bytes.
     pub cache_bytes: usize,
@@ -49,148 +46,235 @@ pub struct PagerOptions {
 impl Default for PagerOptions {
     fn default() -> Self {
         PagerOptions {
-            page_size: DEFAULT_PAGE_SIZE,
-            cache_bytes: DEFAULT_CACHE_BYTES,
+            page_size: super::DEFAULT_PAGE_SIZE,
+            cache_bytes: 256 << 20,
             read_only: false,
         }
     }
 }
 
-/// Shared state behind the pager's mutex.
-#[derive(Debug)]
-struct State {
-    /// The newest commit; new snapshots start from it.
-    meta: Meta,
-    /// Live read snapshots: txn id -> number of readers.
-    readers: BTreeMap<u64, usize>,
-    /// Whether a write transaction is live.
-    writer: bool,
-    /// Free space (empty for read-only pagers, which never allocate).
-    space: FreeSpace,
+/// A free page and the txn that freed it (0: never part of a committed state).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FreeEntry {
+    pub page: PageId,
+    pub freed_by: u64,
 }
 
-/// The pager of one file. `Send + Sync`; shared as `Arc<Pager>`.
+const FREE_HEADER: usize = 32;
+const FREE_ENTRY: usize = 16;
+
+#[derive(Clone, Debug)]
+struct Committed {
+    meta: Meta,
+    free: Arc<Vec<FreeEntry>>,
+    free_pages: Arc<Vec<PageId>>,
+}
+
+/// Clean pages as they are on disk, within a byte budget.
+#[derive(Debug)]
+struct Cache {
+    map: Mutex<HashMap<PageId, Page>>,
+    max_pages: usize,
+}
+
+impl Cache {
+    fn lock(&self) -> MutexGuard<'_, HashMap<PageId, Page>> {
+        self.map.lock().unwrap_or_else(|p| p.into_inner())
+    }
+    fn get(&self, id: PageId) -> Option<Page> {
+        self.lock().get(&id).cloned()
+    }
+    fn put(&self, id: PageId, page: Page) {
+        let mut m = self.lock();
+        if m.len() >= self.max_pages {
+            // Evict about an eighth, arbitrary entries: amortised O(1) per insert.
+            let mut drop = m.len() / 8 + 1;
+            m.retain(|_, _| {
+                if drop > 0 {
+                    drop -= 1;
+                    false
+                } else {
+                    true
+                }
+            });
+        }
+        if self.max_pages > 0 {
+            m.insert(id, page);
+        }
+    }
+}
+
+/// Shared state of one open file. Readers and the writer hold it through `Arc`.
 #[derive(Debug)]
 pub struct Pager {
     storage: Box<dyn Storage>,
     page_size: usize,
     read_only: bool,
-    cache: PageCache,
-    state: Mutex<State>,
+    committed: Mutex<Committed>,
+    /// Live read snapshots: txn id -> count.
+    readers: Mutex<BTreeMap<u64, usize>>,
+    writer_active: AtomicBool,
     poisoned: AtomicBool,
+    cache: Cache,
 }
 
-/// A zero-filled page, allocated once.
-fn zeroed(page_size: usize) -> Page {
-    std::iter::repeat_n(0u8, page_size).collect()
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn io_read_err(id: PageId, e: std::io::Error) -> Error {
+    if e.kind() == std::io::ErrorKind::UnexpectedEof {
+        Error::Corrupted {
+            page: id,
+            what: "page lies beyond the end of the file".into(),
+        }
+    } else {
+        Error::Io(e)
+    }
 }
 
 impl Pager {
-    /// Writes a new, empty database (both meta pages, txn id 0) into empty `storage`.
+    /// Creates a new file on `storage`, which must be empty.
     pub fn create(storage: Box<dyn Storage>, opts: &PagerOptions) -> Result<Arc<Pager>> {
         if opts.read_only {
             return Err(Error::ReadOnly);
         }
         if !meta::valid_page_size(opts.page_size) {
             return Err(Error::InvalidArgument(format!(
-                "page size {} is not a power of two between 512 and {MAX_PAGE_SIZE}",
-                opts.page_size
+                "page size {} is not a power of two in {}..={}",
+                opts.page_size,
+                super::MIN_PAGE_SIZE,
+                super::MAX_PAGE_SIZE
             )));
         }
         if !storage.is_empty()? {
             return Err(Error::InvalidArgument(
-                "cannot create a database in a non-empty file".into(),
+                "cannot create: the file is not empty".into(),
             ));
         }
-        let m = Meta::empty(opts.page_size);
-        let mut page = vec![0u8; opts.page_size];
-        for slot in 0..2 {
-            m.encode(slot, &mut page);
-            storage.write_at(slot * opts.page_size as u64, &page)?;
-        }
+        let m = Meta {
+            page_size: opts.page_size as u32,
+            page_count: 2,
+            ..Meta::default()
+        };
+        storage.write_at(0, &m.to_page(0))?;
+        storage.write_at(opts.page_size as u64, &m.to_page(1))?;
         storage.sync()?;
-        Ok(Pager::new(storage, m, FreeSpace::default(), opts))
+        Ok(Self::new(storage, opts, m, Vec::new(), Vec::new()))
     }
 
-    /// Opens a database: picks the newest valid meta page and, unless read-only, loads and
-    /// verifies the free list.
+    /// Opens an existing file: picks the valid meta page with the highest txn id and loads the
+    /// free list.
     pub fn open(storage: Box<dyn Storage>, opts: &PagerOptions) -> Result<Arc<Pager>> {
         let len = storage.len()?;
-        let head_len = len.min(2 * MAX_PAGE_SIZE as u64) as usize;
-        let mut head = vec![0u8; head_len];
-        storage.read_at(0, &mut head)?;
-        let m = meta::choose(&head, len)?;
-        let pager = Pager::new(storage, m, FreeSpace::default(), opts);
-        if !opts.read_only {
-            let info = pager.read_space(&m)?;
-            pager.lock().space = FreeSpace::from_info(&info);
+        if len == 0 {
+            return Err(Error::BadFormat("the file is empty".into()));
         }
-        Ok(pager)
+        let mut head = vec![0u8; (len as usize).min(super::MIN_PAGE_SIZE)];
+        storage.read_at(0, &mut head)?;
+        let sizes: Vec<usize> = match Meta::peek_page_size(&head) {
+            Ok(ps) => vec![ps],
+            Err(Error::BadFormat(w)) if w.starts_with("file format version") => {
+                return Err(Error::BadFormat(w))
+            }
+            // Meta 0 is damaged: look for meta 1 at every possible page size.
+            Err(_) => (9..=16).map(|s| 1usize << s).collect(),
+        };
+        let mut best: Option<Meta> = None;
+        let mut first_err = None;
+        for ps in sizes {
+            for id in 0..2u64 {
+                let mut p = vec![0u8; ps];
+                if storage.read_at(id * ps as u64, &mut p).is_err() {
+                    continue;
+                }
+                match Meta::from_page(id, &p) {
+                    Ok(m) if best.is_none_or(|b| m.txn_id > b.txn_id) => best = Some(m),
+                    Ok(_) => {}
+                    Err(e) => {
+                        first_err.get_or_insert(e);
+                    }
+                }
+            }
+        }
+        let m = match best {
+            Some(m) => m,
+            None => {
+                return Err(match first_err {
+                    Some(Error::BadFormat(w)) => Error::BadFormat(w),
+                    _ if head.get(16..24) != Some(&meta::MAGIC[..]) => {
+                        Error::BadFormat("not a tersedb file (no valid meta page)".into())
+                    }
+                    _ => Error::Corrupted {
+                        page: 0,
+                        what: "both meta pages are invalid".into(),
+                    },
+                })
+            }
+        };
+        let (free, free_pages) = load_free_list(storage.as_ref(), &m)?;
+        let opts = PagerOptions {
+            page_size: m.page_size as usize,
+            ..opts.clone()
+        };
+        Ok(Self::new(storage, &opts, m, free, free_pages))
     }
 
-    fn new(storage: Box<dyn Storage>, m: Meta, space: FreeSpace, opts: &PagerOptions) -> Arc<Self> {
-        let page_size = m.page_size as usize;
+    fn new(
+        storage: Box<dyn Storage>,
+        opts: &PagerOptions,
+        m: Meta,
+        free: Vec<FreeEntry>,
+        free_pages: Vec<PageId>,
+    ) -> Arc<Pager> {
         Arc::new(Pager {
             storage,
-            page_size,
+            page_size: m.page_size as usize,
             read_only: opts.read_only,
-            cache: PageCache::new(opts.cache_bytes, page_size),
-            state: Mutex::new(State {
+            committed: Mutex::new(Committed {
                 meta: m,
-                readers: BTreeMap::new(),
-                writer: false,
-                space,
+                free: Arc::new(free),
+                free_pages: Arc::new(free_pages),
             }),
+            readers: Mutex::new(BTreeMap::new()),
+            writer_active: AtomicBool::new(false),
             poisoned: AtomicBool::new(false),
+            cache: Cache {
+                map: Mutex::new(HashMap::new()),
+                max_pages: opts.cache_bytes / m.page_size as usize,
+            },
         })
     }
 
-    fn lock(&self) -> MutexGuard<'_, State> {
-        // Nothing panics while holding the lock half-way through an update.
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
+    /// Page size in bytes.
     pub fn page_size(&self) -> usize {
         self.page_size
     }
 
-    pub fn is_read_only(&self) -> bool {
-        self.read_only
+    /// The last committed meta.
+    pub fn meta(&self) -> Meta {
+        lock(&self.committed).meta
     }
 
-    /// Whether an earlier I/O error disabled writes (see [`Error::PreviousIo`]).
+    /// Whether the environment refuses writes after an I/O error.
     pub fn is_poisoned(&self) -> bool {
         self.poisoned.load(Ordering::Acquire)
     }
 
-    /// The newest commit's meta data.
-    pub fn meta(&self) -> Meta {
-        self.lock().meta
-    }
-
-    /// Pages and capacity of the page cache.
-    pub fn cache_stats(&self) -> super::cache::CacheStats {
-        self.cache.stats()
-    }
-
-    /// Number of live read snapshots.
-    pub fn reader_count(&self) -> usize {
-        self.lock().readers.values().sum()
-    }
-
-    /// A read snapshot of the newest commit. Cheap; deregisters when dropped.
+    /// A snapshot of the last committed state.
     pub fn begin_read(self: &Arc<Self>) -> Result<ReadPages> {
-        let mut st = self.lock();
-        let m = st.meta;
-        *st.readers.entry(m.txn_id).or_insert(0) += 1;
+        // Register under the committed lock, so no commit slips in between.
+        let committed = lock(&self.committed);
+        let c = committed.clone();
+        *lock(&self.readers).entry(c.meta.txn_id).or_insert(0) += 1;
+        drop(committed);
         Ok(ReadPages {
             pager: self.clone(),
-            meta: m,
+            committed: c,
         })
     }
 
-    /// Starts the write transaction. Errors: [`Error::ReadOnly`], [`Error::PreviousIo`],
-    /// [`Error::WriteTxnActive`].
+    /// The write transaction; `Error::WriteTxnActive` if one is live.
     pub fn begin_write(self: &Arc<Self>) -> Result<WritePages> {
         if self.read_only {
             return Err(Error::ReadOnly);
@@ -198,168 +282,144 @@ impl Pager {
         if self.is_poisoned() {
             return Err(Error::PreviousIo);
         }
-        let mut st = self.lock();
-        if st.writer {
+        if self
+            .writer_active
+            .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
             return Err(Error::WriteTxnActive);
         }
-        st.writer = true;
-        let oldest = st.readers.keys().next().copied();
-        let mut free = std::mem::take(&mut st.space.free);
-        st.space.release(oldest, &mut free);
-        let base = st.meta;
-        drop(st);
+        let c = lock(&self.committed).clone();
+        let oldest_reader = lock(&self.readers)
+            .keys()
+            .next()
+            .copied()
+            .unwrap_or(u64::MAX);
+        let (mut reusable, pending): (Vec<FreeEntry>, Vec<FreeEntry>) = c
+            .free
+            .iter()
+            .partition(|e| e.freed_by <= oldest_reader && e.freed_by < c.meta.txn_id);
+        // Pop the lowest page ids first: keeps the file compact.
+        reusable.sort_unstable_by_key(|e| std::cmp::Reverse(e.page));
         Ok(WritePages {
             pager: self.clone(),
-            base,
-            root: base.root,
-            page_count: base.page_count,
-            dirty: IdMap::default(),
-            freed: IdSet::default(),
-            free,
-            taken: Vec::new(),
-            spare: Vec::new(),
-            done: false,
+            base: c.meta,
+            old_free_pages: c.free_pages.clone(),
+            root: c.meta.root,
+            page_count: c.meta.page_count,
+            dirty: HashMap::new(),
+            reusable,
+            pending,
+            freed_now: HashSet::new(),
+            finished: false,
         })
     }
 
-    /// Reads page `id` of a snapshot with `page_count` pages: from the cache, or from the file
-    /// with its checksum verified (then cached).
+    /// Reads, verifies and caches committed page `id`.
     fn read_page(&self, id: PageId, page_count: u64) -> Result<Page> {
         if id < 2 || id >= page_count {
             return Err(Error::Corrupted {
                 page: id,
-                what: format!("page id out of range 2..{page_count}"),
+                what: format!("page id outside the file's {page_count} pages"),
             });
         }
         if let Some(p) = self.cache.get(id) {
             return Ok(p);
         }
-        let mut page = zeroed(self.page_size);
-        let buf = Arc::get_mut(&mut page).expect("a new Arc is unique");
-        match self.storage.read_at(id * self.page_size as u64, buf) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
-                return Err(Error::Corrupted {
-                    page: id,
-                    what: "page lies beyond the end of the file".into(),
-                })
-            }
-            Err(e) => return Err(Error::Io(e)),
-        }
-        if !checksum::verify(id, buf) {
-            return Err(Error::Corrupted {
-                page: id,
-                what: "checksum mismatch".into(),
-            });
-        }
-        self.cache.insert(id, page.clone());
+        let mut buf = vec![0u8; self.page_size];
+        self.storage
+            .read_at(id * self.page_size as u64, &mut buf)
+            .map_err(|e| io_read_err(id, e))?;
+        meta::verify(id, &buf)?;
+        let page: Page = buf.into();
+        self.cache.put(id, page.clone());
         Ok(page)
-    }
-
-    /// Reads and verifies the free list of commit `m`.
-    fn read_space(&self, m: &Meta) -> Result<SpaceInfo> {
-        freelist::read_chain(
-            &|id| self.read_page(id, m.page_count),
-            m.freelist_head,
-            m.page_count,
-            m.free_pages,
-            m.freelist_pages,
-        )
-    }
-
-    fn poison<T>(&self, e: Error) -> Result<T> {
-        self.poisoned.store(true, Ordering::Release);
-        Err(e)
-    }
-
-    /// Steps 1-4 of the commit protocol. Pages in `dirty` are stamped in place.
-    fn write_commit(
-        &self,
-        dirty: &mut IdMap<Page>,
-        m: &Meta,
-        durability: Durability,
-    ) -> Result<()> {
-        let ps = self.page_size;
-        let mut ids: Vec<PageId> = dirty.keys().copied().collect();
-        ids.sort_unstable();
-        let mut run: Vec<u8> = Vec::new();
-        let mut run_start = 0;
-        for &id in &ids {
-            let page = dirty.get_mut(&id).expect("id from the map");
-            if Arc::strong_count(page) != 1 {
-                // The layer above still holds a copy: stamp a private one.
-                *page = Arc::from(&page[..]);
-            }
-            let buf = Arc::get_mut(page).expect("unique after the copy above");
-            checksum::stamp(id, buf);
-            let contiguous = !run.is_empty() && run_start + (run.len() / ps) as u64 == id;
-            if !contiguous || run.len() + ps > WRITE_RUN_BYTES {
-                if !run.is_empty() {
-                    self.storage.write_at(run_start * ps as u64, &run)?;
-                    run.clear();
-                }
-                run_start = id;
-            }
-            run.extend_from_slice(buf);
-        }
-        if !run.is_empty() {
-            self.storage.write_at(run_start * ps as u64, &run)?;
-        }
-        let end = m.page_count * ps as u64;
-        if self.storage.len()? < end {
-            self.storage.set_len(end)?;
-        }
-        if durability == Durability::Immediate {
-            self.storage.sync()?;
-        }
-        let mut page = vec![0u8; ps];
-        m.encode(m.slot(), &mut page);
-        self.storage.write_at(m.slot() * ps as u64, &page)?;
-        if durability == Durability::Immediate {
-            self.storage.sync()?;
-        }
-        Ok(())
     }
 }
 
-/// A read snapshot: the pages of one commit, as long as it lives. `Send + Sync`.
+fn load_free_list(storage: &dyn Storage, m: &Meta) -> Result<(Vec<FreeEntry>, Vec<PageId>)> {
+    let ps = m.page_size as usize;
+    let mut free = Vec::new();
+    let mut pages = Vec::new();
+    let mut seen = HashSet::new();
+    let mut next = m.free_list;
+    while next != 0 {
+        let id = next;
+        if id < 2 || id >= m.page_count || !seen.insert(id) {
+            return Err(Error::Corrupted {
+                page: id,
+                what: "bad free-list link".into(),
+            });
+        }
+        let mut p = vec![0u8; ps];
+        storage
+            .read_at(id * ps as u64, &mut p)
+            .map_err(|e| io_read_err(id, e))?;
+        meta::verify(id, &p)?;
+        let bad = |what: &str| Error::Corrupted {
+            page: id,
+            what: what.into(),
+        };
+        if p[PAGE_KIND_OFFSET] != PageKind::FreeList as u8 {
+            return Err(bad("free-list link to a page of another kind"));
+        }
+        next = u64::from_le_bytes(p[16..24].try_into().expect("8 bytes"));
+        let n = u32::from_le_bytes(p[24..28].try_into().expect("4 bytes")) as usize;
+        if n > (ps - FREE_HEADER) / FREE_ENTRY {
+            return Err(bad("free-list entry count exceeds the page"));
+        }
+        for e in p[FREE_HEADER..FREE_HEADER + n * FREE_ENTRY].chunks_exact(FREE_ENTRY) {
+            let page = u64::from_le_bytes(e[..8].try_into().expect("8 bytes"));
+            let freed_by = u64::from_le_bytes(e[8..].try_into().expect("8 bytes"));
+            if page < 2 || page >= m.page_count || freed_by > m.txn_id {
+                return Err(bad("free-list entry out of range"));
+            }
+            free.push(FreeEntry { page, freed_by });
+        }
+        pages.push(id);
+    }
+    Ok((free, pages))
+}
+
+/// A read snapshot. Holding it keeps the pages it can see from being reused.
 #[derive(Debug)]
 pub struct ReadPages {
     pager: Arc<Pager>,
-    meta: Meta,
+    committed: Committed,
 }
 
 impl ReadPages {
     /// The catalog root of this snapshot (0 = none).
     pub fn root(&self) -> PageId {
-        self.meta.root
+        self.committed.meta.root
     }
-
-    /// The commit this snapshot shows.
+    /// The txn id of the commit this snapshot shows.
     pub fn txn_id(&self) -> u64 {
-        self.meta.txn_id
+        self.committed.meta.txn_id
     }
-
-    /// Pages in use by this snapshot's commit (its file end).
-    pub fn page_count(&self) -> u64 {
-        self.meta.page_count
-    }
-
-    /// The snapshot's meta data.
+    /// The meta of this snapshot.
     pub fn meta(&self) -> Meta {
-        self.meta
+        self.committed.meta
     }
-
-    /// The pager this snapshot reads from.
-    pub fn pager(&self) -> &Arc<Pager> {
-        &self.pager
+    /// Pages in the free list, and the pages holding the free list, as of this snapshot.
+    pub fn free_pages(&self) -> (Vec<PageId>, Vec<PageId>) {
+        (
+            self.committed.free.iter().map(|e| e.page).collect(),
+            self.committed.free_pages.to_vec(),
+        )
     }
+}
 
-    /// Free pages and free-list pages of this snapshot's commit, read from the file and
-    /// verified (for `Env::check`: with the pages reachable from the root, they must cover
-    /// `2..page_count` exactly once).
-    pub fn space(&self) -> Result<SpaceInfo> {
-        self.pager.read_space(&self.meta)
+impl Drop for ReadPages {
+    fn drop(&mut self) {
+        let mut r = lock(&self.pager.readers);
+        let t = self.committed.meta.txn_id;
+        if let Some(n) = r.get_mut(&t) {
+            *n -= 1;
+            if *n == 0 {
+                r.remove(&t);
+            }
+        }
     }
 }
 
@@ -367,214 +427,188 @@ impl PageSource for ReadPages {
     fn page_size(&self) -> usize {
         self.pager.page_size
     }
-
-    #[inline]
     fn page(&self, id: PageId) -> Result<Page> {
-        self.pager.read_page(id, self.meta.page_count)
+        self.pager.read_page(id, self.committed.meta.page_count)
     }
 }
 
-impl Drop for ReadPages {
-    fn drop(&mut self) {
-        let mut st = self.pager.lock();
-        if let Some(n) = st.readers.get_mut(&self.meta.txn_id) {
-            *n -= 1;
-            if *n == 0 {
-                st.readers.remove(&self.meta.txn_id);
-            }
-        }
-    }
-}
-
-/// The write transaction: copy-on-write pages over the newest commit. Dropping it aborts.
-///
-/// Invariants: `dirty`, `freed` and `free` are disjoint; every id in `dirty` is either `>=
-/// base.page_count` or was taken from the free list (`taken`); nothing is written to the file
-/// before `commit`.
+/// The write transaction's view: copy-on-write pages over the last committed state.
 #[derive(Debug)]
 pub struct WritePages {
     pager: Arc<Pager>,
     base: Meta,
+    old_free_pages: Arc<Vec<PageId>>,
     root: PageId,
     page_count: u64,
-    /// Pages allocated by this transaction.
-    dirty: IdMap<Page>,
-    /// Pages of older commits freed by this transaction (reusable after commit, once no
-    /// reader sees them).
-    freed: IdSet,
-    /// Reusable pages (lowest first, to keep the file compact).
-    free: BTreeSet<PageId>,
-    /// Pages taken from the free list, to rebuild it on abort.
-    taken: Vec<PageId>,
-    /// Buffers of freed dirty pages, recycled by `alloc`.
-    spare: Vec<Page>,
-    done: bool,
+    dirty: HashMap<PageId, Page>,
+    /// Free pages this txn may use, lowest id last.
+    reusable: Vec<FreeEntry>,
+    /// Free pages a live reader may still see.
+    pending: Vec<FreeEntry>,
+    /// Committed pages freed by this txn.
+    freed_now: HashSet<PageId>,
+    finished: bool,
 }
 
 impl WritePages {
-    /// The catalog root as this transaction has set it.
+    /// The catalog root as this transaction sees it.
     pub fn root(&self) -> PageId {
         self.root
     }
-
-    /// Sets the catalog root (0 = none) that the commit will record.
+    /// Sets the catalog root written at commit.
     pub fn set_root(&mut self, root: PageId) {
         self.root = root;
     }
-
-    /// The id the commit will get.
+    /// The txn id this transaction commits as.
     pub fn txn_id(&self) -> u64 {
         self.base.txn_id + 1
     }
 
-    /// Pages in use (the file end) including this transaction's allocations.
-    pub fn page_count(&self) -> u64 {
-        self.page_count
-    }
-
-    /// Number of dirty pages.
-    pub fn dirty_count(&self) -> usize {
-        self.dirty.len()
-    }
-
-    /// Takes a page id: the lowest reusable one, else the file's end.
-    fn take_id(&mut self, may_release: bool) -> Result<PageId> {
-        if self.free.is_empty() && may_release {
-            // Readers may have finished since the transaction began.
-            let mut st = self.pager.lock();
-            let oldest = st.readers.keys().next().copied();
-            st.space.release(oldest, &mut self.free);
-        }
-        if let Some(id) = self.free.pop_first() {
-            self.taken.push(id);
-            return Ok(id);
-        }
-        let id = self.page_count;
-        if id
-            .checked_add(1)
-            .and_then(|n| n.checked_mul(self.pager.page_size as u64))
-            .is_none()
-        {
-            return Err(Error::DiskFull);
-        }
-        self.page_count += 1;
-        Ok(id)
-    }
-
-    fn new_page(&mut self) -> Page {
-        match self.spare.pop() {
-            Some(mut p) => {
-                Arc::get_mut(&mut p).expect("spares are unique").fill(0);
-                p
+    fn take_page(&mut self) -> PageId {
+        match self.reusable.pop() {
+            Some(e) => e.page,
+            None => {
+                self.page_count += 1;
+                self.page_count - 1
             }
-            None => zeroed(self.pager.page_size),
         }
     }
 
-    /// Commits: writes the dirty pages and the free list, then the meta page (see the module
-    /// docs). On error nothing of this transaction is visible, and after an I/O error the
-    /// pager refuses further writes ([`Error::PreviousIo`]).
+    /// Writes the changes durably (per `durability`) and makes them the committed state.
     pub fn commit(mut self, durability: Durability) -> Result<()> {
-        if self.pager.is_poisoned() {
+        self.finished = true;
+        let pager = self.pager.clone();
+        let result = self.commit_inner(durability);
+        pager.writer_active.store(false, Ordering::Release);
+        result
+    }
+
+    fn commit_inner(&mut self, durability: Durability) -> Result<()> {
+        let pager = self.pager.clone();
+        if pager.is_poisoned() {
             return Err(Error::PreviousIo);
         }
-        if self.dirty.is_empty()
-            && self.freed.is_empty()
-            && self.taken.is_empty()
-            && self.root == self.base.root
-        {
-            // Nothing changed: the newest commit already says it all.
-            self.abort_in_place();
-            return Ok(());
+        let txn = self.txn_id();
+        let ps = pager.page_size;
+        // Free list of the new state: everything still free, plus what this txn freed, plus the
+        // pages of the old list (they are rewritten below).
+        let mut entries: Vec<FreeEntry> = Vec::with_capacity(
+            self.reusable.len()
+                + self.pending.len()
+                + self.freed_now.len()
+                + self.old_free_pages.len(),
+        );
+        entries.extend(self.pending.iter().copied());
+        entries.extend(self.freed_now.iter().map(|&page| FreeEntry {
+            page,
+            freed_by: txn,
+        }));
+        entries.extend(self.old_free_pages.iter().map(|&page| FreeEntry {
+            page,
+            freed_by: txn,
+        }));
+        let per_page = (ps - FREE_HEADER) / FREE_ENTRY;
+        let mut list_pages: Vec<PageId> = Vec::new();
+        loop {
+            let need = (entries.len() + self.reusable.len()).div_ceil(per_page);
+            if list_pages.len() >= need {
+                break;
+            }
+            let p = self.take_page();
+            list_pages.push(p);
         }
-        let pager = self.pager.clone();
-        let (pending, old_chain) = {
-            let st = pager.lock();
-            (
-                st.space.pending_ids().collect::<Vec<_>>(),
-                st.space.chain.clone(),
-            )
+        entries.extend(self.reusable.iter().copied());
+        entries.sort_unstable_by_key(|e| e.page);
+
+        // Seal and write: dirty pages and free-list pages, in page order.
+        let mut out: Vec<(PageId, Page)> = self.dirty.drain().collect();
+        // Every taken list page is written and chained, even when the entries fit in fewer
+        // (taking pages from the free list shrinks it while we take them): surplus pages stay
+        // in the chain with no entries.
+        for (i, &id) in list_pages.iter().enumerate() {
+            let chunk = entries
+                .get(i * per_page..((i + 1) * per_page).min(entries.len()))
+                .unwrap_or(&[]);
+            let mut p = vec![0u8; ps];
+            p[PAGE_KIND_OFFSET] = PageKind::FreeList as u8;
+            let next = list_pages.get(i + 1).copied().unwrap_or(0);
+            p[16..24].copy_from_slice(&next.to_le_bytes());
+            p[24..28].copy_from_slice(&(chunk.len() as u32).to_le_bytes());
+            for (j, e) in chunk.iter().enumerate() {
+                let at = FREE_HEADER + j * FREE_ENTRY;
+                p[at..at + 8].copy_from_slice(&e.page.to_le_bytes());
+                p[at + 8..at + 16].copy_from_slice(&e.freed_by.to_le_bytes());
+            }
+            out.push((id, p.into()));
+        }
+        out.sort_unstable_by_key(|(id, _)| *id);
+        if cfg!(debug_assertions) {
+            // Every page is written once and never also listed as free.
+            let mut seen = HashSet::new();
+            for id in out
+                .iter()
+                .map(|(id, _)| *id)
+                .chain(entries.iter().map(|e| e.page))
+            {
+                assert!(
+                    seen.insert(id),
+                    "pager: page {id} both written and free, or free twice"
+                );
+            }
+        }
+        let fail = |e: std::io::Error| {
+            pager.poisoned.store(true, Ordering::Release);
+            Error::from(e)
         };
-        // Size the chain: every page it takes from `free` shortens the list by one.
-        let cap = freelist::capacity(pager.page_size);
-        let others = pending.len() + self.freed.len() + old_chain.len();
-        let mut chain: Vec<PageId> = Vec::new();
-        while chain.len() < (self.free.len() + others).div_ceil(cap) {
-            chain.push(self.take_id(false)?);
+        for (id, page) in out.iter_mut() {
+            let p = Arc::get_mut(page).expect("dirty pages are not shared at commit");
+            meta::seal(*id, p);
+            pager.storage.write_at(*id * ps as u64, p).map_err(fail)?;
         }
-        let mut ids: Vec<PageId> = Vec::with_capacity(self.free.len() + others);
-        ids.extend(self.free.iter().copied());
-        ids.extend(pending.iter().copied());
-        ids.extend(self.freed.iter().copied());
-        ids.extend(old_chain.iter().copied());
-        ids.sort_unstable();
-        if let Some(w) = ids.windows(2).find(|w| w[0] == w[1]) {
-            // A page freed twice: the layer above followed a reference to a free page.
-            return Err(Error::Corrupted {
-                page: w[0],
-                what: "page freed twice (referenced twice, or a free page is referenced)".into(),
-            });
-        }
-        for (i, &id) in chain.iter().enumerate() {
-            let next = chain.get(i + 1).copied().unwrap_or(0);
-            let lo = (i * cap).min(ids.len());
-            let hi = ((i + 1) * cap).min(ids.len());
-            let mut page = self.new_page();
-            freelist::encode(
-                Arc::get_mut(&mut page).expect("new pages are unique"),
-                next,
-                &ids[lo..hi],
-            );
-            self.dirty.insert(id, page);
+        if durability == Durability::Immediate {
+            pager.storage.sync().map_err(fail)?;
         }
         let m = Meta {
-            page_size: pager.page_size as u32,
-            txn_id: self.base.txn_id + 1,
+            page_size: ps as u32,
+            txn_id: txn,
             root: self.root,
-            freelist_head: chain.first().copied().unwrap_or(0),
+            free_list: list_pages.first().copied().unwrap_or(0),
             page_count: self.page_count,
-            free_pages: ids.len() as u64,
-            freelist_pages: chain.len() as u64,
+            free_count: entries.len() as u64,
         };
-        if let Err(e) = pager.write_commit(&mut self.dirty, &m, durability) {
-            return pager.poison(e);
+        pager
+            .storage
+            .write_at((txn % 2) * ps as u64, &m.to_page(txn % 2))
+            .map_err(fail)?;
+        if durability == Durability::Immediate {
+            pager.storage.sync().map_err(fail)?;
         }
-        // Publish.
-        let dirty = std::mem::take(&mut self.dirty);
-        for (id, page) in dirty {
-            pager.cache.insert(id, page);
+        // Published: readers from now on see the new state.
+        let list_set: HashSet<PageId> = list_pages.iter().copied().collect();
+        for (id, page) in out {
+            if !list_set.contains(&id) {
+                pager.cache.put(id, page);
+            }
         }
-        let mut released: Vec<PageId> = self.freed.drain().collect();
-        released.extend(old_chain);
-        let mut st = pager.lock();
-        st.meta = m;
-        st.space.free = std::mem::take(&mut self.free);
-        st.space.add_pending(m.txn_id, released);
-        st.space.chain = chain;
-        st.writer = false;
-        self.done = true;
+        *lock(&pager.committed) = Committed {
+            meta: m,
+            free: Arc::new(entries),
+            free_pages: Arc::new(list_pages),
+        };
         Ok(())
     }
 
-    /// Drops every change.
-    pub fn abort(self) {}
-
-    fn abort_in_place(&mut self) {
-        let base_count = self.base.page_count;
-        let mut free = std::mem::take(&mut self.free);
-        free.extend(self.taken.drain(..));
-        free.retain(|&id| id < base_count);
-        let mut st = self.pager.lock();
-        st.space.free = free;
-        st.writer = false;
-        self.done = true;
+    /// Discards every change.
+    pub fn abort(mut self) {
+        self.finished = true;
+        self.pager.writer_active.store(false, Ordering::Release);
     }
 }
 
 impl Drop for WritePages {
     fn drop(&mut self) {
-        if !self.done {
-            self.abort_in_place();
+        if !self.finished {
+            self.pager.writer_active.store(false, Ordering::Release);
         }
     }
 }
@@ -583,71 +617,62 @@ impl PageSource for WritePages {
     fn page_size(&self) -> usize {
         self.pager.page_size
     }
-
-    #[inline]
     fn page(&self, id: PageId) -> Result<Page> {
         if let Some(p) = self.dirty.get(&id) {
             return Ok(p.clone());
         }
-        self.pager.read_page(id, self.page_count)
+        if self.freed_now.contains(&id) {
+            return Err(Error::Corrupted {
+                page: id,
+                what: "reference to a freed page".into(),
+            });
+        }
+        self.pager.read_page(id, self.base.page_count)
     }
 }
 
 impl PageSink for WritePages {
     fn alloc(&mut self) -> Result<PageId> {
-        let id = self.take_id(true)?;
-        let page = self.new_page();
-        self.dirty.insert(id, page);
+        let id = self.take_page();
+        self.dirty
+            .insert(id, vec![0u8; self.pager.page_size].into());
         Ok(id)
     }
-
-    #[inline]
     fn page_mut(&mut self, id: PageId) -> Result<&mut [u8]> {
-        let Some(page) = self.dirty.get_mut(&id) else {
-            return Err(Error::InvalidArgument(format!(
-                "page {id} is not writable in this transaction (copy it with cow first)"
-            )));
-        };
-        if Arc::strong_count(page) != 1 {
-            // A reader of this transaction still holds the old bytes: keep them for it.
-            *page = Arc::from(&page[..]);
+        match self.dirty.get_mut(&id) {
+            // Copies only if a caller still holds a clone of the page.
+            Some(p) => Ok(Arc::make_mut(p)),
+            None => Err(Error::InvalidArgument(format!(
+                "page {id} is not writable in this transaction"
+            ))),
         }
-        Ok(Arc::get_mut(page).expect("unique after the copy above"))
     }
-
     fn is_dirty(&self, id: PageId) -> bool {
         self.dirty.contains_key(&id)
     }
-
     fn cow(&mut self, id: PageId) -> Result<PageId> {
         if self.dirty.contains_key(&id) {
             return Ok(id);
         }
         let src = self.page(id)?;
+        let new = self.take_page();
+        self.dirty.insert(new, Page::from(&src[..]));
         self.free(id)?;
-        let new = self.take_id(true)?;
-        self.dirty.insert(new, Arc::from(&src[..]));
         Ok(new)
     }
-
     fn free(&mut self, id: PageId) -> Result<()> {
-        if id < 2 || id >= self.page_count {
-            return Err(Error::Corrupted {
+        if self.dirty.remove(&id).is_some() {
+            // Never part of a committed state: reusable at once.
+            self.reusable.push(FreeEntry {
                 page: id,
-                what: format!("free of a page out of range 2..{}", self.page_count),
+                freed_by: 0,
             });
-        }
-        if let Some(page) = self.dirty.remove(&id) {
-            if Arc::strong_count(&page) == 1 && self.spare.len() < 64 {
-                self.spare.push(page);
-            }
-            self.free.insert(id);
             return Ok(());
         }
-        if self.free.contains(&id) || !self.freed.insert(id) {
+        if id < 2 || id >= self.base.page_count || !self.freed_now.insert(id) {
             return Err(Error::Corrupted {
                 page: id,
-                what: "page freed twice".into(),
+                what: "freeing a page that is not in use".into(),
             });
         }
         Ok(())

@@ -1,0 +1,5 @@
+//! `tersedb bench ...`: benchmark harnesses.
+
+pub mod codecs;
+pub mod store;
+pub mod timing;

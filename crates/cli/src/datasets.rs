@@ -1,0 +1,169 @@
+//! Seeded, deterministic key generators for the benchmarks.
+//!
+//! - ClusterData (Anh & Moffat, "Index compression using 64-bit words", 2010), as used by the
+//!   Upscaledb paper: `n` sorted distinct keys in `[min, max)`. The range is split recursively at a
+//!   random point; each half is filled either uniformly or, recursively, clustered, so dense runs and
+//!   sparse stretches alternate at every scale.
+//! - uniform: `n` sorted distinct keys drawn uniformly from `[min, max)`.
+//! - ascending: `min, min+1, ...` (dense).
+//! - fixed-width deltas: the seed 000 / seed 001 micro-benchmark setup, deltas of exactly `b` bits
+//!   (random below the top bit) prefix-summed.
+
+use fastrand::Rng;
+
+/// `n` sorted distinct keys drawn uniformly from `[min, max)`. Requires `max - min >= n`.
+pub fn uniform(rng: &mut Rng, n: usize, min: u64, max: u64) -> Vec<u64> {
+    let range = max - min;
+    assert!(range >= n as u64, "range too small for {n} distinct keys");
+    let mut out = Vec::with_capacity(n);
+    if n == 0 {
+        return out;
+    }
+    if (n as u64).saturating_mul(4) >= range {
+        // Selection sampling (Knuth's Algorithm S): O(range), exact, already sorted.
+        let mut needed = n as u64;
+        for v in 0..range {
+            let left = range - v;
+            if rng.u64(..left) < needed {
+                out.push(min + v);
+                needed -= 1;
+                if needed == 0 {
+                    break;
+                }
+            }
+        }
+        return out;
+    }
+    // Sparse: draw, sort, dedup, top up until there are enough, then drop random extras.
+    while out.len() < n {
+        let missing = n - out.len();
+        out.extend((0..missing + missing / 8 + 8).map(|_| min + rng.u64(..range)));
+        out.sort_unstable();
+        out.dedup();
+    }
+    while out.len() > n {
+        let i = rng.usize(..out.len());
+        out.remove(i);
+    }
+    out
+}
+
+/// ClusterData: `n` sorted distinct keys in `[min, max)`.
+pub fn clustered(rng: &mut Rng, n: usize, min: u64, max: u64) -> Vec<u64> {
+    assert!(
+        max - min >= n as u64,
+        "range too small for {n} distinct keys"
+    );
+    let mut out = Vec::with_capacity(n);
+    fill_clustered(rng, &mut out, n, min, max);
+    debug_assert!(out.windows(2).all(|w| w[0] < w[1]));
+    out
+}
+
+fn fill_clustered(rng: &mut Rng, out: &mut Vec<u64>, n: usize, min: u64, max: u64) {
+    let range = max - min;
+    if range == n as u64 || n <= 10 {
+        out.extend(uniform(rng, n, min, max));
+        return;
+    }
+    let half = n / 2;
+    // The cut leaves room for both halves: [min, min+cut) gets `half` keys, the rest gets n-half.
+    let slack = range - n as u64;
+    let cut = half as u64 + if slack > 1 { rng.u64(..slack) } else { 0 };
+    let p = rng.f64();
+    if p < 0.25 {
+        out.extend(uniform(rng, half, min, min + cut));
+        fill_clustered(rng, out, n - half, min + cut, max);
+    } else if p < 0.5 {
+        fill_clustered(rng, out, half, min, min + cut);
+        out.extend(uniform(rng, n - half, min + cut, max));
+    } else {
+        fill_clustered(rng, out, half, min, min + cut);
+        fill_clustered(rng, out, n - half, min + cut, max);
+    }
+}
+
+/// `n` keys whose deltas have exactly `b` bits (`1 <= b <= 32`; the top bit set, the rest random),
+/// prefix-summed from `start`. Stops early rather than pass `u32::MAX`.
+pub fn fixed_width_deltas(rng: &mut Rng, n: usize, b: u32, start: u32) -> Vec<u32> {
+    assert!((1..=32).contains(&b));
+    let mut out = Vec::with_capacity(n);
+    let mut cur = start as u64;
+    for i in 0..n {
+        if i > 0 {
+            let top = 1u64 << (b - 1);
+            cur += top | rng.u64(..top);
+            if cur > u32::MAX as u64 {
+                break;
+            }
+        }
+        out.push(cur as u32);
+    }
+    out
+}
+
+/// Narrows keys known to fit in u32.
+pub fn to_u32(keys: &[u64]) -> Vec<u32> {
+    keys.iter()
+        .map(|&k| u32::try_from(k).expect("key fits in u32"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clustered_is_sorted_distinct_in_range_and_deterministic() {
+        for (n, max) in [
+            (0usize, 10u64),
+            (1, 1),
+            (10, 10),
+            (1000, 1125),
+            (100_000, 1 << 26),
+        ] {
+            let a = clustered(&mut Rng::with_seed(5), n, 0, max);
+            let b = clustered(&mut Rng::with_seed(5), n, 0, max);
+            assert_eq!(a, b);
+            assert_eq!(a.len(), n);
+            assert!(a.windows(2).all(|w| w[0] < w[1]));
+            assert!(a.iter().all(|&k| k < max));
+        }
+    }
+
+    #[test]
+    fn clustered_is_clustered() {
+        // More small gaps and more large gaps than a uniform sample of the same density.
+        let n = 200_000;
+        let max = 1u64 << 26;
+        let c = clustered(&mut Rng::with_seed(1), n, 0, max);
+        let u = uniform(&mut Rng::with_seed(1), n, 0, max);
+        let ones = |v: &[u64]| v.windows(2).filter(|w| w[1] - w[0] == 1).count();
+        assert!(ones(&c) > 4 * ones(&u), "{} vs {}", ones(&c), ones(&u));
+    }
+
+    #[test]
+    fn uniform_dense_and_sparse() {
+        let mut rng = Rng::with_seed(3);
+        let d = uniform(&mut rng, 900, 100, 1000);
+        assert_eq!(d.len(), 900);
+        assert!(d.windows(2).all(|w| w[0] < w[1]) && d[0] >= 100 && d[899] < 1000);
+        let full = uniform(&mut rng, 50, 0, 50);
+        assert_eq!(full, (0..50).collect::<Vec<_>>());
+        let s = uniform(&mut rng, 1000, 0, 1 << 40);
+        assert_eq!(s.len(), 1000);
+        assert!(s.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn fixed_width_deltas_have_that_width() {
+        let mut rng = Rng::with_seed(4);
+        for b in 1..=24 {
+            let k = fixed_width_deltas(&mut rng, 256, b, 0);
+            assert_eq!(k.len(), 256);
+            assert!(k
+                .windows(2)
+                .all(|w| 32 - (w[1] - w[0]).leading_zeros() == b));
+        }
+    }
+}

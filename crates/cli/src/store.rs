@@ -1,0 +1,363 @@
+//! The store commands: `import`, `erase`, `export`, `info`, `check`, `dump`.
+
+use crate::lines::{self, KeyFormat, ParsedKey};
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::path::Path;
+use tersedb::{Db, DbConfig, Durability, Env, EnvOptions, Key, KeyType, RecordType, WriteTxn};
+
+/// Options shared by `import` and `erase`.
+#[derive(Debug)]
+pub struct LoadOptions {
+    pub db: String,
+    pub input: Option<String>,
+    pub commit_every: Option<u64>,
+    pub hex: bool,
+}
+
+fn err(e: impl std::fmt::Display) -> String {
+    e.to_string()
+}
+
+fn open_input(input: &Option<String>) -> Result<Box<dyn BufRead>, String> {
+    match input.as_deref() {
+        None | Some("-") => Ok(Box::new(BufReader::new(std::io::stdin()))),
+        Some(p) => {
+            let f = std::fs::File::open(p).map_err(|e| format!("{p}: {e}"))?;
+            Ok(Box::new(BufReader::with_capacity(1 << 20, f)))
+        }
+    }
+}
+
+fn key_format(t: KeyType) -> KeyFormat {
+    match t {
+        KeyType::U32 => KeyFormat::U32,
+        KeyType::U64 => KeyFormat::U64,
+        KeyType::Binary(_) | KeyType::VarBinary => KeyFormat::Binary,
+    }
+}
+
+fn as_key(k: &ParsedKey) -> Key<'_> {
+    match k {
+        ParsedKey::U32(v) => Key::U32(*v),
+        ParsedKey::U64(v) => Key::U64(*v),
+        ParsedKey::Bytes(b) => Key::Bytes(b),
+    }
+}
+
+/// Reads lines, calling `apply` on each parsed entry inside write transactions of
+/// `commit_every` lines. A bad line aborts its batch (nothing of it is committed) and is reported
+/// with its number; earlier batches stay committed.
+fn run_batches(
+    env: &Env,
+    db: &Db,
+    opts: &LoadOptions,
+    mut input: Box<dyn BufRead>,
+    mut apply: impl FnMut(&mut WriteTxn, &lines::Entry, u64) -> Result<(), String>,
+) -> Result<u64, String> {
+    let fmt = key_format(db.config().key_type);
+    let every = opts.commit_every.unwrap_or(u64::MAX).max(1);
+    let mut line_no = 0u64;
+    let mut buf = Vec::new();
+    let mut done = 0u64;
+    let mut txn = env.begin_write().map_err(err)?;
+    let mut in_batch = 0u64;
+    loop {
+        buf.clear();
+        let n = input
+            .read_until(b'\n', &mut buf)
+            .map_err(|e| format!("reading input: {e}"))?;
+        if n == 0 {
+            break;
+        }
+        line_no += 1;
+        if buf.last() == Some(&b'\n') {
+            buf.pop();
+        }
+        let entry = lines::parse_line(line_no, &buf, fmt, opts.hex)
+            .map_err(|e| format!("{e} (nothing of the batch with this line was committed)"))?;
+        apply(&mut txn, &entry, line_no).map_err(|e| {
+            format!("line {line_no}: {e} (nothing of the batch with this line was committed)")
+        })?;
+        in_batch += 1;
+        done += 1;
+        if in_batch >= every {
+            txn.commit().map_err(err)?;
+            txn = env.begin_write().map_err(err)?;
+            in_batch = 0;
+        }
+    }
+    txn.commit().map_err(err)?;
+    Ok(done)
+}
+
+/// `tersedb import`.
+pub fn import(
+    file: &Path,
+    opts: &LoadOptions,
+    key_type: &str,
+    record_size: Option<u32>,
+    page_size: usize,
+    durability: Durability,
+) -> Result<(), String> {
+    let key_type = match key_type {
+        "u32" => KeyType::U32,
+        "u64" => KeyType::U64,
+        "binary" => KeyType::VarBinary,
+        other => return Err(format!("unknown key type {other:?} (u32, u64, binary)")),
+    };
+    let env_opts = EnvOptions::default()
+        .page_size(page_size)
+        .durability(durability);
+    let env =
+        Env::open_or_create(file, &env_opts).map_err(|e| format!("{}: {e}", file.display()))?;
+    let mut input = open_input(&opts.input)?;
+    // Without --record-size, a new database stores variable-size records when the first line has
+    // a value, and no records otherwise.
+    let first_has_value = input
+        .fill_buf()
+        .map_err(err)?
+        .split(|&c| c == b'\n')
+        .next()
+        .is_some_and(|l| l.contains(&b'\t'));
+    let record_type = match record_size {
+        Some(n) => RecordType::Fixed(n),
+        None if first_has_value => RecordType::Variable,
+        None => RecordType::None,
+    };
+    let db = {
+        let mut w = env.begin_write().map_err(err)?;
+        let db = match w.open_db(&opts.db) {
+            Ok(db) => {
+                if db.config().key_type != key_type {
+                    return Err(format!(
+                        "database {:?} has key type {:?}, not {:?}",
+                        opts.db,
+                        db.config().key_type,
+                        key_type
+                    ));
+                }
+                db
+            }
+            Err(tersedb::Error::DbNotFound(_)) => w
+                .create_db(&opts.db, DbConfig::new(key_type, record_type))
+                .map_err(err)?,
+            Err(e) => return Err(e.to_string()),
+        };
+        w.commit().map_err(err)?;
+        db
+    };
+    let rt = db.config().record_type;
+    let t = std::time::Instant::now();
+    let mut inserted = 0u64;
+    let n = run_batches(&env, &db, opts, input, |w, e, _| {
+        let value: &[u8] = match (&e.value, rt) {
+            (Some(_), RecordType::None) => {
+                return Err(format!(
+                    "database {:?} stores keys only, but the line has a value",
+                    db.name()
+                ))
+            }
+            (None, RecordType::Fixed(n)) if n > 0 => {
+                return Err(format!("database {:?} needs a {n}-byte value", db.name()))
+            }
+            (Some(v), _) => v,
+            (None, _) => &[],
+        };
+        if w.upsert(&db, as_key(&e.key), value).map_err(err)? {
+            inserted += 1;
+        }
+        Ok(())
+    })?;
+    eprintln!(
+        "imported {n} lines into {:?} ({inserted} new keys, {} updated) in {:.2} s",
+        opts.db,
+        n - inserted,
+        t.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// `tersedb erase`.
+pub fn erase(file: &Path, opts: &LoadOptions) -> Result<(), String> {
+    let env =
+        Env::open(file, &EnvOptions::default()).map_err(|e| format!("{}: {e}", file.display()))?;
+    let db = env
+        .begin_read()
+        .map_err(err)?
+        .open_db(&opts.db)
+        .map_err(err)?;
+    let input = open_input(&opts.input)?;
+    let mut absent = 0u64;
+    let n = run_batches(&env, &db, opts, input, |w, e, _| {
+        if e.value.is_some() {
+            return Err("erase takes keys only (no TAB)".into());
+        }
+        if !w.erase(&db, as_key(&e.key)).map_err(err)? {
+            absent += 1;
+        }
+        Ok(())
+    })?;
+    eprintln!(
+        "erased {} keys from {:?}; {absent} were absent",
+        n - absent,
+        opts.db
+    );
+    Ok(())
+}
+
+/// `tersedb export`.
+pub fn export(file: &Path, db_name: &str, hex: bool) -> Result<(), String> {
+    let env = Env::open_read_only(file, &EnvOptions::default())
+        .map_err(|e| format!("{}: {e}", file.display()))?;
+    let r = env.begin_read().map_err(err)?;
+    let db = r.open_db(db_name).map_err(err)?;
+    let has_values = db.config().record_type != RecordType::None;
+    let out = std::io::stdout();
+    let mut out = BufWriter::with_capacity(1 << 20, out.lock());
+    let mut c = r.cursor(&db).map_err(err)?;
+    let mut ok = c.first().map_err(err)?;
+    while ok {
+        let key = match c.key().ok_or("cursor lost its position")? {
+            Key::U32(v) => ParsedKey::U32(v),
+            Key::U64(v) => ParsedKey::U64(v),
+            Key::Bytes(b) => ParsedKey::Bytes(b.to_vec()),
+        };
+        let value = if has_values {
+            c.value().map_err(err)?
+        } else {
+            None
+        };
+        let mut line = lines::format_line(&key, value.as_deref(), hex);
+        line.push(b'\n');
+        if let Err(e) = out.write_all(&line) {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                return Ok(());
+            }
+            return Err(e.to_string());
+        }
+        ok = c.next().map_err(err)?;
+    }
+    out.flush().or_else(|e| {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            Ok(())
+        } else {
+            Err(e.to_string())
+        }
+    })
+}
+
+fn json_str(s: &str) -> String {
+    let mut o = String::from("\"");
+    for ch in s.chars() {
+        match ch {
+            '"' => o.push_str("\\\""),
+            '\\' => o.push_str("\\\\"),
+            c if (c as u32) < 0x20 => o.push_str(&format!("\\u{:04x}", c as u32)),
+            c => o.push(c),
+        }
+    }
+    o.push('"');
+    o
+}
+
+/// `tersedb info`.
+pub fn info(file: &Path, json: bool) -> Result<(), String> {
+    let env = Env::open_read_only(file, &EnvOptions::default())
+        .map_err(|e| format!("{}: {e}", file.display()))?;
+    let file_bytes = std::fs::metadata(file).map_err(err)?.len();
+    let r = env.begin_read().map_err(err)?;
+    let dbs = r.list_dbs().map_err(err)?;
+    let mut rows = Vec::new();
+    for (name, config) in &dbs {
+        let db = r.open_db(name).map_err(err)?;
+        let s = r.stats(&db).map_err(err)?;
+        rows.push((name.clone(), *config, s));
+    }
+    if json {
+        let dbs: Vec<String> = rows
+            .iter()
+            .map(|(name, c, s)| {
+                format!(
+                    "{{\"name\":{},\"key_type\":\"{:?}\",\"record_type\":\"{:?}\",\"codec\":\"none\",\"keys\":{},\"height\":{},\"leaf_pages\":{},\"internal_pages\":{},\"overflow_pages\":{},\"bytes\":{},\"bytes_per_key\":{}}}",
+                    json_str(name), c.key_type, c.record_type, s.key_count, s.height, s.leaf_pages, s.branch_pages, s.overflow_pages, s.bytes,
+                    if s.key_count > 0 { format!("{:.4}", s.bytes as f64 / s.key_count as f64) } else { "null".into() }
+                )
+            })
+            .collect();
+        outln!(
+            "{{\"file\":{},\"page_size\":{},\"file_bytes\":{},\"databases\":[{}]}}",
+            json_str(&file.display().to_string()),
+            env.page_size(),
+            file_bytes,
+            dbs.join(",")
+        );
+    } else {
+        outln!("file        {}", file.display());
+        outln!("page size   {} bytes", env.page_size());
+        outln!("file size   {file_bytes} bytes");
+        outln!("databases   {}", rows.len());
+        for (name, c, s) in rows {
+            outln!("\n{name}");
+            outln!("  key type     {:?}", c.key_type);
+            outln!("  record type  {:?}", c.record_type);
+            outln!("  codec        none");
+            outln!("  keys         {}", s.key_count);
+            outln!("  height       {}", s.height);
+            outln!(
+                "  pages        {} leaf, {} internal, {} overflow",
+                s.leaf_pages,
+                s.branch_pages,
+                s.overflow_pages
+            );
+            if s.key_count > 0 {
+                outln!("  bytes/key    {:.3}", s.bytes as f64 / s.key_count as f64);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `tersedb check`: Ok when clean, Err listing every fault otherwise.
+pub fn check(file: &Path) -> Result<(), String> {
+    let env = Env::open_read_only(file, &EnvOptions::default())
+        .map_err(|e| format!("{}: {e}", file.display()))?;
+    let report = env.check().map_err(err)?;
+    if report.is_clean() {
+        outln!(
+            "{}: clean ({} pages: {} free, {} pager, {} catalog; {} databases)",
+            file.display(),
+            report.total_pages,
+            report.free_pages,
+            report.meta_pages,
+            report.catalog_pages,
+            report.dbs.len()
+        );
+        Ok(())
+    } else {
+        for f in &report.faults {
+            match f.page {
+                Some(p) => outln!("page {p}: {}", f.what),
+                None => outln!("{}", f.what),
+            }
+        }
+        Err(format!(
+            "{}: {} fault(s) found",
+            file.display(),
+            report.faults.len()
+        ))
+    }
+}
+
+/// `tersedb dump --page N`.
+pub fn dump(file: &Path, page: u64) -> Result<(), String> {
+    let env = Env::open_read_only(file, &EnvOptions::default())
+        .map_err(|e| format!("{}: {e}", file.display()))?;
+    let pages = std::fs::metadata(file).map_err(err)?.len() / env.page_size() as u64;
+    if page >= pages {
+        return Err(format!(
+            "page {page} is beyond the end of the file ({pages} pages)"
+        ));
+    }
+    outln!("{}", env.describe_page(page).map_err(err)?);
+    Ok(())
+}

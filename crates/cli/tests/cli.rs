@@ -1,0 +1,189 @@
+//! Pins the `tersedb` command's store subcommands end to end: import/export round trips for every
+//! key type, a malformed line names its line number and commits nothing of its batch, erase
+//! counts absent keys, info and check report, and check fails on a damaged file.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+fn tersedb(args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tersedb"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run tersedb");
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn temp(name: &str) -> String {
+    let p = std::env::temp_dir().join(format!("tersedb-cli-{}-{name}.tdb", std::process::id()));
+    let _ = std::fs::remove_file(&p);
+    p.to_string_lossy().into_owned()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn import_export_round_trip_every_key_type() {
+    let f = temp("roundtrip");
+    let keys: String = (0..5000u32).map(|i| format!("{}\n", i * 7 + 3)).collect();
+    let o = tersedb(
+        &[
+            "import",
+            &f,
+            "--db",
+            "a",
+            "--commit-every",
+            "999",
+            "--page-size",
+            "512",
+        ],
+        keys.as_bytes(),
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = tersedb(&["export", &f, "--db", "a"], b"");
+    assert_eq!(stdout(&o), keys);
+
+    let kv = "18446744073709551615\tmax\n3\tthree\n0\t\n";
+    let o = tersedb(
+        &["import", &f, "--db", "b", "--key-type", "u64"],
+        kv.as_bytes(),
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = tersedb(&["export", &f, "--db", "b"], b"");
+    assert_eq!(stdout(&o), "0\t\n3\tthree\n18446744073709551615\tmax\n");
+
+    // binary keys with 0x00 and bytes >= 0x80, and the empty key, through --hex
+    let hex = "\t00\n00ff\t\n80\t0102\n7f\t\n";
+    let o = tersedb(
+        &["import", &f, "--db", "c", "--key-type", "binary", "--hex"],
+        hex.as_bytes(),
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = tersedb(&["export", &f, "--db", "c", "--hex"], b"");
+    assert_eq!(stdout(&o), "\t00\n00ff\t\n7f\t\n80\t0102\n");
+
+    let o = tersedb(&["check", &f], b"");
+    assert!(o.status.success(), "{}", stdout(&o));
+    let o = tersedb(&["info", &f, "--json"], b"");
+    let info = stdout(&o);
+    assert!(
+        info.contains("\"name\":\"a\"") && info.contains("\"keys\":5000"),
+        "{info}"
+    );
+    assert!(info.contains("\"page_size\":512"), "{info}");
+    let _ = std::fs::remove_file(&f);
+}
+
+#[test]
+fn a_bad_line_names_its_number_and_commits_nothing_of_its_batch() {
+    let f = temp("badline");
+    let o = tersedb(
+        &["import", &f, "--db", "a", "--commit-every", "2"],
+        b"1\n2\n3\nfour\n5\n",
+    );
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("line 4"), "{err}");
+    // batch 1 (lines 1-2) committed, batch 2 (lines 3-4) not
+    let o = tersedb(&["export", &f, "--db", "a"], b"");
+    assert_eq!(stdout(&o), "1\n2\n");
+    let o = tersedb(&["import", &f, "--db", "a"], b"4294967296\n");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("line 1"));
+    let o = tersedb(&["erase", &f, "--db", "a"], b"2\n9\n");
+    assert!(o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("1 were absent"));
+    let o = tersedb(&["export", &f, "--db", "a"], b"");
+    assert_eq!(stdout(&o), "1\n");
+    let _ = std::fs::remove_file(&f);
+}
+
+#[test]
+fn check_fails_on_a_damaged_file() {
+    let f = temp("damaged");
+    let keys: String = (0..3000u32).map(|i| format!("{i}\n")).collect();
+    assert!(tersedb(
+        &["import", &f, "--db", "a", "--page-size", "1024"],
+        keys.as_bytes()
+    )
+    .status
+    .success());
+    let mut bytes = std::fs::read(&f).unwrap();
+    // one byte in every page after the two meta pages: the tree's pages are among them
+    for page in 2..bytes.len() / 1024 {
+        bytes[page * 1024 + 100] ^= 0xff;
+    }
+    std::fs::write(&f, &bytes).unwrap();
+    let o = tersedb(&["check", &f], b"");
+    assert!(
+        !o.status.success(),
+        "check passed a damaged file: {}",
+        stdout(&o)
+    );
+    let _ = std::fs::remove_file(&f);
+}
+
+#[test]
+fn bench_runs_and_verifies_its_answers() {
+    let o = tersedb(
+        &[
+            "bench",
+            "--keys",
+            "20000",
+            "--order",
+            "random",
+            "--json",
+            "--page-size",
+            "1024",
+        ],
+        b"",
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let line = stdout(&o);
+    assert!(
+        line.starts_with("{\"codec\":\"none\",\"keys\":20000"),
+        "{line}"
+    );
+    for field in [
+        "bytes_per_key",
+        "file_bytes",
+        "insert_s",
+        "find_s",
+        "cursor_s",
+        "sum_s",
+        "avg_where_s",
+    ] {
+        assert!(
+            line.contains(&format!("\"{field}\":")),
+            "{field} missing: {line}"
+        );
+    }
+    let o = tersedb(
+        &[
+            "bench",
+            "codecs",
+            "--quick",
+            "--widths",
+            "5",
+            "--codecs",
+            "bp128,vbyte,memcpy",
+            "--json",
+        ],
+        b"",
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rows = stdout(&o);
+    // 3 subjects x (1 width + 2 ClusterData tables)
+    assert_eq!(rows.lines().count(), 9, "{rows}");
+    assert!(rows.lines().all(|l| l.contains("\"decode_gis\":")));
+    assert!(
+        rows.contains("\"codec\":\"bp128\",\"dataset\":\"fixed-5\""),
+        "{rows}"
+    );
+    let o = tersedb(&["bench", "codecs", "--codecs", "nope"], b"");
+    assert!(!o.status.success());
+}

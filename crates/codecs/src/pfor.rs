@@ -1,0 +1,879 @@
+//! PFOR and PFOR-DELTA: patched frame of reference (Zukowski et al., seed 004), one frame of up to
+//! 128 values after the start key.
+//!
+//! The frame codes `n = count - 1` values `v[0..n]`: for [`Pfor`] the offsets
+//! `v[i] = keys[i+1] - start`, for [`PforDelta`] the deltas `v[i] = keys[i+1] - keys[i]`. A value
+//! in the frame's window `[base, base + 2^b)` is a *code* `v - base` of `b` bits; any other value is
+//! an *exception*, stored in full at the end. The code slot of an exception holds the distance to
+//! the next exception minus one, so the exceptions form a linked list through the code section.
+//!
+//! ```text
+//! Descriptor { start, count <= 129, last, bits = b (0..=32), size }
+//! payload:
+//!   [x: u8]            number of exceptions, 0..=n
+//!   [f: u8]            position of the first exception, < n     (present only when x > 0)
+//!   [base: LEB128]     frame of reference, 1..=5 bytes, shortest form
+//!   [codes]            n codes of b bits, value i at bits i*b.. (LSB first, see crate::bits),
+//!                      ceil(n*b/8) bytes, zero bits after the last code
+//!   [exceptions]       x full values v[p] as u32 LE, in list (= ascending position) order
+//! size = 1 + (x > 0) + len(base) + ceil(n*b/8) + 4x, exactly; blocks of 0 or 1 key: no payload, b = 0.
+//! code[p] = v[p] - base                    p not an exception
+//! code[p] = next(p) - p - 1                p an exception with a successor (so next - p <= 2^b)
+//! code[p] = 0                              p the last exception
+//! ```
+//!
+//! When two exceptions are more than `2^b` positions apart the encoder inserts *compulsory*
+//! exceptions (values that would fit but are stored in full to keep the list connected).
+//!
+//! **Choosing b** (seed 004, "Choosing Compression Schemes"): for each `b` from the frame's FOR
+//! width down to 0, the window is the longest stretch of the sorted values whose range fits in
+//! `b` bits (`base` = its smallest value); the block takes the `b` whose exact payload size,
+//! compulsory exceptions included, is smallest (ties go to the wider `b`: fewer exceptions).
+//!
+//! **Decoding** runs the paper's two loops: a branch-free unpack of all codes (SIMD, see
+//! `simd::pfor_avx2` / `simd::pfor_avx512`), then a walk of the exception list that patches the
+//! wrong values. PFOR adds `start + base` while unpacking and patches keys; PFOR-DELTA patches the
+//! deltas first and then prefix-sums (footnote 3: the loops swap, otherwise the bogus codes of the
+//! exceptions would enter the running sum).
+//!
+//! `select(i)` of PFOR reads one code (O(1)) unless `i` is reached by the exception list, which it
+//! walks; PFOR-DELTA sums the first `i` deltas. `lower_bound` and `fold` decode the frame into a
+//! stack buffer. `append` writes one code in place when the new value falls in the window (the
+//! exception section moves up when the code section grows by a byte); otherwise, and for
+//! insert/remove, the block is decoded, changed and re-encoded with a freshly chosen `b`.
+
+use crate::bits::{self, mask, packed_len, width};
+use crate::vbyte::{get_varint, put_varint, varint_len};
+use crate::{
+    AppendOutcome, BlockCodec, CodecError, CodecId, Descriptor, Fold, InsertOutcome, Isa,
+    RemoveOutcome, Result,
+};
+
+/// The PFOR codec: patched offsets from the start key (see the module docs for the format).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Pfor;
+
+/// The PFOR-DELTA codec: patched deltas, prefix-summed after patching (module docs).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PforDelta;
+
+/// Values of one frame.
+pub const FRAME: usize = 128;
+/// Most keys of a block: the start key plus one frame.
+pub const MAX_KEYS: usize = FRAME + 1;
+/// Largest header: exception count, first exception, 5-byte base.
+const MAX_HEADER: usize = 7;
+/// Largest payload: at `b = 32` no value is an exception, so the chosen size never exceeds this.
+const MAX_PAYLOAD: usize = MAX_HEADER + 4 * FRAME;
+
+fn corrupt(what: &'static str) -> CodecError {
+    CodecError::Corrupt { what }
+}
+
+fn invalid(what: &'static str) -> CodecError {
+    CodecError::InvalidInput { what }
+}
+
+/// `isa` when this CPU runs it, else scalar.
+#[inline]
+fn usable(isa: Isa) -> Isa {
+    if isa <= Isa::detect() || isa.is_supported() {
+        isa
+    } else {
+        Isa::Scalar
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Kernels: unpack (+ constant) and prefix sum, SIMD with scalar twins.
+
+/// Unpacks `out.len()` codes of width `b` from `data` and adds `add` to each (wrapping).
+/// `None` if `data` is shorter than `ceil(out.len() * b / 8)` or `b > 32`.
+#[doc(hidden)]
+#[inline]
+pub fn unpack_add(isa: Isa, data: &[u8], b: u32, add: u32, out: &mut [u32]) -> Option<()> {
+    if b > 32 || packed_len(out.len(), b) > data.len() {
+        return None;
+    }
+    let isa = usable(isa);
+    #[cfg(target_arch = "x86_64")]
+    {
+        let done = match isa {
+            // SAFETY: this CPU supports AVX-512 F/BW/VBMI (`usable`); the kernel checks every
+            // access against the slices' lengths itself.
+            Isa::Avx512 => unsafe { crate::simd::pfor_avx512::unpack_add(data, b, add, out) },
+            // SAFETY: this CPU supports AVX2 (`usable`); the kernel bounds its own accesses.
+            Isa::Avx2 => unsafe { crate::simd::pfor_avx2::unpack_add(data, b, add, out) },
+            _ => 0,
+        };
+        if done == out.len() {
+            return Some(());
+        }
+        if done > 0 {
+            // `done` is a multiple of 8 values, so the rest starts on a byte boundary.
+            let byte = done * b as usize / 8;
+            return unpack_add_scalar(&data[byte..], b, add, &mut out[done..]);
+        }
+    }
+    unpack_add_scalar(data, b, add, out)
+}
+
+/// Scalar twin of [`unpack_add`].
+#[doc(hidden)]
+pub fn unpack_add_scalar(data: &[u8], b: u32, add: u32, out: &mut [u32]) -> Option<()> {
+    bits::unpack(data, b, out)?;
+    if add != 0 {
+        for v in out.iter_mut() {
+            *v = v.wrapping_add(add);
+        }
+    }
+    Some(())
+}
+
+/// In place: `out[i] = out[i-1] + step + out[i]` for `i >= 1` (wrapping); `out[0]` is kept.
+#[doc(hidden)]
+#[inline]
+pub fn prefix_sum(isa: Isa, step: u32, out: &mut [u32]) {
+    if out.len() < 2 {
+        return;
+    }
+    let isa = usable(isa);
+    #[cfg(target_arch = "x86_64")]
+    {
+        match isa {
+            // SAFETY: AVX-512 F is supported (`usable`); the kernel stays inside `out`.
+            Isa::Avx512 => unsafe { crate::simd::pfor_avx512::prefix_sum(step, out) },
+            // SAFETY: AVX2 is supported (`usable`); the kernel stays inside `out`.
+            Isa::Avx2 => unsafe { crate::simd::pfor_avx2::prefix_sum(step, out) },
+            _ => prefix_sum_scalar(step, out),
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = isa;
+        prefix_sum_scalar(step, out)
+    }
+}
+
+/// Scalar twin of [`prefix_sum`].
+#[doc(hidden)]
+pub fn prefix_sum_scalar(step: u32, out: &mut [u32]) {
+    let mut acc = out[0];
+    for v in out[1..].iter_mut() {
+        acc = acc.wrapping_add(step).wrapping_add(*v);
+        *v = acc;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The frame: parsing and checks.
+
+/// A parsed, size-checked frame (`n >= 1`).
+#[derive(Clone, Copy, Debug)]
+struct Frame<'a> {
+    n: usize,
+    b: u32,
+    base: u32,
+    /// Number of exceptions.
+    x: usize,
+    /// Position of the first exception (0 when `x == 0`).
+    first: usize,
+    /// Exactly `packed_len(n, b)` bytes.
+    codes: &'a [u8],
+    /// Exactly `4x` bytes.
+    exc: &'a [u8],
+    /// Offset of the code section in the payload.
+    codes_at: usize,
+}
+
+impl Frame<'_> {
+    #[inline]
+    fn exception(&self, j: usize) -> u32 {
+        let e = &self.exc[4 * j..4 * j + 4];
+        u32::from_le_bytes([e[0], e[1], e[2], e[3]])
+    }
+
+    /// Code `p` (`p < n`, so in bounds by the size check).
+    #[inline]
+    fn code(&self, p: usize) -> u32 {
+        bits::get(self.codes, self.b, p).unwrap_or(0)
+    }
+}
+
+/// Checks the descriptor and parses the header; `None` for blocks of 0 or 1 key.
+#[inline]
+fn parse<'a>(d: &Descriptor, payload: &'a [u8]) -> Result<Option<Frame<'a>>> {
+    let count = d.count as usize;
+    if count > MAX_KEYS {
+        return Err(corrupt("count exceeds 129"));
+    }
+    if count <= 1 {
+        if d.size != 0 || d.bits != 0 {
+            return Err(corrupt("block of at most one key has a payload"));
+        }
+        if count == 0 && (d.start != 0 || d.last != 0) {
+            return Err(corrupt("empty block with keys"));
+        }
+        if count == 1 && d.start != d.last {
+            return Err(corrupt("one-key block with start != last"));
+        }
+        return Ok(None);
+    }
+    if d.last <= d.start {
+        return Err(corrupt("last <= start"));
+    }
+    let b = d.bits as u32;
+    if b > 32 {
+        return Err(corrupt("bit width above 32"));
+    }
+    let size = d.size as usize;
+    if size > payload.len() {
+        return Err(corrupt("size exceeds payload"));
+    }
+    let p = &payload[..size];
+    let n = count - 1;
+    let x = *p.first().ok_or(corrupt("missing header"))? as usize;
+    if x > n {
+        return Err(corrupt("more exceptions than values"));
+    }
+    let mut at = 1;
+    let mut first = 0;
+    if x > 0 {
+        first = *p.get(1).ok_or(corrupt("missing first exception"))? as usize;
+        if first >= n {
+            return Err(corrupt("first exception out of the frame"));
+        }
+        at = 2;
+    }
+    let (base, len) = get_varint(p, at)?;
+    if len != varint_len(base) {
+        return Err(corrupt("base varint not in shortest form"));
+    }
+    at += len;
+    let clen = packed_len(n, b);
+    if size != at + clen + 4 * x {
+        return Err(corrupt("size is not header + codes + exceptions"));
+    }
+    Ok(Some(Frame {
+        n,
+        b,
+        base,
+        x,
+        first,
+        codes: &p[at..at + clen],
+        exc: &p[at + clen..],
+        codes_at: at,
+    }))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Encoding.
+
+/// Exceptions of `v` for the window `[base, base + 2^b)`, compulsory ones included.
+fn count_exceptions(v: &[u32], b: u32, base: u32) -> usize {
+    let m = mask(b);
+    let natural = v.iter().filter(|&&x| x.wrapping_sub(base) > m).count();
+    // Compulsory exceptions only arise when 2^b < 128, the longest possible gap.
+    if natural < 2 || b >= 7 {
+        return natural;
+    }
+    let reach = 1usize << b;
+    let mut prev: Option<usize> = None;
+    let mut x = 0;
+    for (i, &val) in v.iter().enumerate() {
+        if val.wrapping_sub(base) > m {
+            if let Some(p) = prev {
+                x += (i - p - 1) / reach;
+            }
+            x += 1;
+            prev = Some(i);
+        }
+    }
+    x
+}
+
+/// Payload bytes of a frame.
+#[inline]
+fn frame_size(n: usize, b: u32, base: u32, x: usize) -> usize {
+    1 + (x > 0) as usize + varint_len(base) + packed_len(n, b) + 4 * x
+}
+
+/// For every width `b < bs`, the length of the longest stretch of the sorted `s` whose range
+/// fits in `b` bits (PFOR_ANALYZE_BITS), at index `b`.
+///
+/// `tight[l]`, the smallest range of `l + 1` consecutive values, grows with `l`; so the longest
+/// stretch for `b` has `1 + max { l : tight[l] <= mask(b) }` values. The minima are branch-free
+/// reductions (vectorised), and only each width's start needs a scan.
+fn longest_windows(s: &[u32], bs: usize) -> [usize; 33] {
+    let n = s.len();
+    let bs = bs.min(33);
+    let widest = if bs == 0 { 0 } else { mask(bs as u32 - 1) };
+    let mut tight = [0u32; FRAME];
+    let mut top = 0; // tight[1..=top] <= widest
+    for l in 1..n {
+        let d = s[l..]
+            .iter()
+            .zip(&s[..n - l])
+            .map(|(a, b)| a - b)
+            .fold(u32::MAX, u32::min);
+        if d > widest {
+            break;
+        }
+        tight[l] = d;
+        top = l;
+    }
+    std::array::from_fn(|b| {
+        if b >= bs {
+            return 1;
+        }
+        1 + tight[1..=top].partition_point(|&d| d <= mask(b as u32))
+    })
+}
+
+/// Start of the first stretch of `len` values of the sorted `s` whose range fits in `m`.
+fn window_start(s: &[u32], len: usize, m: u32) -> usize {
+    (0..=s.len() - len)
+        .find(|&lo| s[lo + len - 1] - s[lo] <= m)
+        .unwrap_or(0)
+}
+
+/// The seed 004 choice of `(b, base)` for `v` (`1 <= v.len() <= 128`): smallest payload.
+/// `sorted` values are also distinct (PFOR offsets), so a window of `b` bits holds at most
+/// `2^b` of them, which bounds the exceptions before any counting.
+fn choose(v: &[u32], sorted: bool) -> (u32, u32) {
+    let n = v.len();
+    let mut buf = [0u32; FRAME];
+    let s = &mut buf[..n];
+    s.copy_from_slice(v);
+    if !sorted {
+        s.sort_unstable();
+    }
+    let full = width(s[n - 1] - s[0]);
+    let mut best = (full, s[0]);
+    let mut best_size = frame_size(n, full, s[0], 0);
+    // Widths that could beat `full` even with no exceptions at all.
+    let least = |b: u32| {
+        let nat = if sorted && b < 7 {
+            n.saturating_sub(1 << b)
+        } else {
+            0
+        };
+        frame_size(n, b, 0, nat)
+    };
+    let bs = (0..full)
+        .rev()
+        .find(|&b| least(b) < best_size)
+        .map_or(0, |b| b + 1);
+    let lo = (0..bs).find(|&b| least(b) < best_size).unwrap_or(bs);
+    if lo >= bs {
+        return best;
+    }
+    let windows = longest_windows(s, bs as usize);
+    for b in (lo..bs).rev() {
+        let len = windows[b as usize];
+        // Lower bounds before locating the window and counting: the n - len natural exceptions.
+        if frame_size(n, b, 0, n - len) >= best_size {
+            continue;
+        }
+        let base = s[window_start(s, len, mask(b))];
+        if frame_size(n, b, base, n - len) >= best_size {
+            continue;
+        }
+        let size = frame_size(n, b, base, count_exceptions(v, b, base));
+        if size < best_size {
+            best_size = size;
+            best = (b, base);
+        }
+    }
+    best
+}
+
+/// Writes the frame of `v` (`1 <= n <= 128`) into `out`; returns `(b, size)`.
+fn write_frame(v: &[u32], sorted: bool, out: &mut [u8]) -> Result<(u32, usize)> {
+    let n = v.len();
+    let (b, base) = choose(v, sorted);
+    let m = mask(b);
+    let reach = 1usize << b.min(16);
+    let mut codes = [0u32; FRAME];
+    let mut pos = [0u8; FRAME];
+    let mut x = 0usize;
+    for (i, &val) in v.iter().enumerate() {
+        let c = val.wrapping_sub(base);
+        if c <= m {
+            codes[i] = c;
+            continue;
+        }
+        if x > 0 {
+            let mut cur = pos[x - 1] as usize;
+            while i - cur > reach {
+                cur += reach;
+                pos[x] = cur as u8;
+                x += 1;
+            }
+        }
+        pos[x] = i as u8;
+        x += 1;
+    }
+    for j in 0..x {
+        let p = pos[j] as usize;
+        codes[p] = if j + 1 < x {
+            (pos[j + 1] as usize - p - 1) as u32
+        } else {
+            0
+        };
+    }
+    let size = frame_size(n, b, base, x);
+    if size > out.len() {
+        return Err(CodecError::NoRoom {
+            needed: size,
+            available: out.len(),
+        });
+    }
+    out[0] = x as u8;
+    let mut at = 1;
+    if x > 0 {
+        out[1] = pos[0];
+        at = 2;
+    }
+    at += put_varint(base, &mut out[at..]);
+    let clen = packed_len(n, b);
+    bits::pack(&codes[..n], b, &mut out[at..at + clen]);
+    at += clen;
+    for &p in &pos[..x] {
+        out[at..at + 4].copy_from_slice(&v[p as usize].to_le_bytes());
+        at += 4;
+    }
+    debug_assert_eq!(at, size);
+    Ok((b, size))
+}
+
+fn encode_keys<const DELTA: bool>(keys: &[u32], out: &mut [u8]) -> Result<Descriptor> {
+    if keys.len() > MAX_KEYS {
+        return Err(invalid("more than 129 keys"));
+    }
+    if !keys.windows(2).all(|w| w[0] < w[1]) {
+        return Err(invalid("keys not strictly increasing"));
+    }
+    let (start, last) = match (keys.first(), keys.last()) {
+        (Some(&s), Some(&l)) => (s, l),
+        _ => return Ok(Descriptor::default()),
+    };
+    let mut d = Descriptor {
+        start,
+        count: keys.len() as u32,
+        last,
+        size: 0,
+        bits: 0,
+    };
+    if keys.len() == 1 {
+        return Ok(d);
+    }
+    let n = keys.len() - 1;
+    let mut v = [0u32; FRAME];
+    for i in 0..n {
+        v[i] = keys[i + 1] - if DELTA { keys[i] } else { start };
+    }
+    let (b, size) = write_frame(&v[..n], !DELTA, out)?;
+    d.bits = b as u8;
+    d.size = size as u32;
+    Ok(d)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Decoding.
+
+/// Decodes all keys of a parsed frame into `out[..=n]`.
+#[inline]
+fn decode_frame<const DELTA: bool>(isa: Isa, f: &Frame, start: u32, out: &mut [u32]) -> Result<()> {
+    let n = f.n;
+    let out = &mut out[..=n];
+    out[0] = start;
+    let vals = &mut out[1..];
+    let add = if DELTA { 0 } else { start.wrapping_add(f.base) };
+    unpack_add(isa, f.codes, f.b, add, vals).ok_or(corrupt("codes"))?;
+    // LOOP2: patch by walking the exception list.
+    let mut p = f.first;
+    for j in 0..f.x {
+        let slot = vals
+            .get_mut(p)
+            .ok_or(corrupt("exception list leaves the frame"))?;
+        let code = slot.wrapping_sub(add);
+        let e = f.exception(j);
+        *slot = if DELTA {
+            e.wrapping_sub(f.base)
+        } else {
+            start.wrapping_add(e)
+        };
+        p = p.saturating_add(code as usize).saturating_add(1);
+    }
+    if DELTA {
+        prefix_sum(isa, f.base, out);
+    }
+    Ok(())
+}
+
+fn decode_with<const DELTA: bool>(
+    isa: Isa,
+    d: &Descriptor,
+    payload: &[u8],
+    out: &mut [u32],
+) -> Result<usize> {
+    let frame = parse(d, payload)?;
+    let count = d.count as usize;
+    if out.len() < count {
+        return Err(invalid("output shorter than the block"));
+    }
+    match frame {
+        None => {
+            if count == 1 {
+                out[0] = d.start;
+            }
+        }
+        Some(f) => decode_frame::<DELTA>(isa, &f, d.start, out)?,
+    }
+    Ok(count)
+}
+
+/// Decodes into a stack buffer; returns the key count.
+#[inline]
+fn decode_buf<const DELTA: bool>(
+    d: &Descriptor,
+    payload: &[u8],
+    buf: &mut [u32; MAX_KEYS],
+) -> Result<usize> {
+    decode_with::<DELTA>(Isa::detect(), d, payload, buf)
+}
+
+fn select<const DELTA: bool>(d: &Descriptor, payload: &[u8], i: usize) -> Result<u32> {
+    let frame = parse(d, payload)?;
+    if i >= d.count as usize {
+        return Err(invalid("slot out of range"));
+    }
+    let f = match frame {
+        Some(f) if i > 0 => f,
+        _ => return Ok(d.start),
+    };
+    if DELTA {
+        // Sum of the first i deltas: unpack, patch those exceptions, sum.
+        let mut buf = [0u32; FRAME];
+        let vals = &mut buf[..i];
+        unpack_add(Isa::detect(), f.codes, f.b, 0, vals).ok_or(corrupt("codes"))?;
+        let mut p = f.first;
+        for j in 0..f.x {
+            if p >= i {
+                break;
+            }
+            let code = vals[p];
+            vals[p] = f.exception(j).wrapping_sub(f.base);
+            p = p.saturating_add(code as usize).saturating_add(1);
+        }
+        let sum = vals.iter().fold(0u32, |a, &v| a.wrapping_add(v));
+        Ok(d.start
+            .wrapping_add((i as u32).wrapping_mul(f.base))
+            .wrapping_add(sum))
+    } else {
+        let target = i - 1;
+        let mut p = f.first;
+        for j in 0..f.x {
+            if p > target {
+                break;
+            }
+            if p == target {
+                return Ok(d.start.wrapping_add(f.exception(j)));
+            }
+            p = p.saturating_add(f.code(p) as usize).saturating_add(1);
+        }
+        Ok(d.start.wrapping_add(f.base).wrapping_add(f.code(target)))
+    }
+}
+
+fn lower_bound<const DELTA: bool>(
+    d: &Descriptor,
+    payload: &[u8],
+    key: u32,
+) -> Result<(usize, Option<u32>)> {
+    let mut buf = [0u32; MAX_KEYS];
+    let n = decode_buf::<DELTA>(d, payload, &mut buf)?;
+    let keys = &buf[..n];
+    let pos = keys.partition_point(|&k| k < key);
+    Ok((pos, keys.get(pos).copied()))
+}
+
+fn fold<const DELTA: bool>(
+    d: &Descriptor,
+    payload: &[u8],
+    slots: std::ops::Range<usize>,
+) -> Result<Fold> {
+    let mut buf = [0u32; MAX_KEYS];
+    let n = decode_buf::<DELTA>(d, payload, &mut buf)?;
+    if slots.start > slots.end || slots.end > n {
+        return Err(invalid("slot range out of the block"));
+    }
+    let keys = &buf[slots];
+    Ok(Fold {
+        count: keys.len() as u64,
+        sum: keys.iter().map(|&k| k as u64).sum(),
+        min: keys.first().copied(),
+        max: keys.last().copied(),
+    })
+}
+
+fn validate<const DELTA: bool>(d: &Descriptor, payload: &[u8]) -> Result<()> {
+    let Some(f) = parse(d, payload)? else {
+        return Ok(());
+    };
+    // Bounded walk: x steps, each moving forward by at least one position.
+    let mut p = f.first;
+    for j in 0..f.x {
+        if p >= f.n {
+            return Err(corrupt("exception list leaves the frame"));
+        }
+        let code = f.code(p);
+        if j + 1 == f.x {
+            if code != 0 {
+                return Err(corrupt("last exception's link is not 0"));
+            }
+        } else {
+            p = p.saturating_add(code as usize).saturating_add(1);
+        }
+    }
+    let last_bits = f.n * f.b as usize % 8;
+    if last_bits != 0 && f.codes[f.codes.len() - 1] >> last_bits != 0 {
+        return Err(corrupt("bits after the last code are not zero"));
+    }
+    let mut buf = [0u32; MAX_KEYS];
+    decode_frame::<DELTA>(Isa::detect(), &f, d.start, &mut buf)?;
+    let keys = &buf[..=f.n];
+    if !keys.windows(2).all(|w| w[0] < w[1]) {
+        return Err(corrupt("keys do not strictly increase"));
+    }
+    if keys[f.n] != d.last {
+        return Err(corrupt("last key does not match the descriptor"));
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Updates.
+
+/// Re-encodes `keys` and stores the block if it fits in `payload`; `false` (block unchanged)
+/// when it does not.
+fn store<const DELTA: bool>(d: &mut Descriptor, payload: &mut [u8], keys: &[u32]) -> Result<bool> {
+    let mut tmp = [0u8; MAX_PAYLOAD];
+    let nd = encode_keys::<DELTA>(keys, &mut tmp)?;
+    let size = nd.size as usize;
+    if size > payload.len() {
+        return Ok(false);
+    }
+    payload[..size].copy_from_slice(&tmp[..size]);
+    *d = nd;
+    Ok(true)
+}
+
+fn insert<const DELTA: bool>(
+    d: &mut Descriptor,
+    payload: &mut [u8],
+    key: u32,
+) -> Result<InsertOutcome> {
+    let mut buf = [0u32; MAX_KEYS + 1];
+    let n = decode_with::<DELTA>(Isa::detect(), d, payload, &mut buf)?;
+    let pos = buf[..n].partition_point(|&k| k < key);
+    if pos < n && buf[pos] == key {
+        return Ok(InsertOutcome::Exists { slot: pos });
+    }
+    if n >= MAX_KEYS {
+        return Ok(InsertOutcome::NoRoom);
+    }
+    buf.copy_within(pos..n, pos + 1);
+    buf[pos] = key;
+    Ok(if store::<DELTA>(d, payload, &buf[..=n])? {
+        InsertOutcome::Inserted { slot: pos }
+    } else {
+        InsertOutcome::NoRoom
+    })
+}
+
+fn append<const DELTA: bool>(
+    d: &mut Descriptor,
+    payload: &mut [u8],
+    key: u32,
+) -> Result<AppendOutcome> {
+    let frame = parse(d, payload)?;
+    let count = d.count as usize;
+    if count > 0 && key <= d.last {
+        return Err(invalid("appended key not above the last key"));
+    }
+    if count >= MAX_KEYS {
+        return Ok(AppendOutcome::NoRoom);
+    }
+    // Fast path: the new value is a code of the current window; nothing else moves but the
+    // exception section (by at most one byte).
+    let fast = frame.map(|f| (f.n, f.b, f.base, f.codes_at, f.codes.len(), f.exc.len()));
+    if let Some((n, b, base, codes_at, old_clen, exc_len)) = fast {
+        let v = key - if DELTA { d.last } else { d.start };
+        let code = v.wrapping_sub(base);
+        if code <= mask(b) && n < FRAME {
+            let new_clen = packed_len(n + 1, b);
+            let exc_at = codes_at + old_clen;
+            let grow = new_clen - old_clen;
+            let size = d.size as usize + grow;
+            if size <= payload.len() {
+                if grow > 0 {
+                    payload.copy_within(exc_at..exc_at + exc_len, exc_at + grow);
+                    payload[exc_at..exc_at + grow].fill(0);
+                }
+                bits::set(&mut payload[codes_at..codes_at + new_clen], b, n, code);
+                d.count += 1;
+                d.last = key;
+                d.size = size as u32;
+                return Ok(AppendOutcome::Appended);
+            }
+        }
+    }
+    let mut buf = [0u32; MAX_KEYS];
+    let n = decode_with::<DELTA>(Isa::detect(), d, payload, &mut buf)?;
+    buf[n] = key;
+    Ok(if store::<DELTA>(d, payload, &buf[..=n])? {
+        AppendOutcome::Appended
+    } else {
+        AppendOutcome::NoRoom
+    })
+}
+
+fn remove<const DELTA: bool>(
+    d: &mut Descriptor,
+    payload: &mut [u8],
+    slot: usize,
+) -> Result<RemoveOutcome> {
+    let mut buf = [0u32; MAX_KEYS];
+    let n = decode_with::<DELTA>(Isa::detect(), d, payload, &mut buf)?;
+    if slot >= n {
+        return Err(invalid("slot out of range"));
+    }
+    buf.copy_within(slot + 1..n, slot);
+    let old = d.size;
+    Ok(if store::<DELTA>(d, payload, &buf[..n - 1])? {
+        RemoveOutcome::Removed { grew: d.size > old }
+    } else {
+        RemoveOutcome::NoRoom
+    })
+}
+
+fn max_payload_len(count: usize) -> usize {
+    if count <= 1 {
+        0
+    } else {
+        MAX_HEADER + 4 * (count - 1).min(FRAME)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The two codecs.
+
+macro_rules! pfor_codec {
+    ($ty:ident, $id:expr, $delta:expr) => {
+        impl $ty {
+            /// [`BlockCodec::decode`] on an explicit instruction-set level (levels this CPU
+            /// lacks fall back to scalar).
+            #[doc(hidden)]
+            #[inline]
+            pub fn decode_with(
+                isa: Isa,
+                d: &Descriptor,
+                payload: &[u8],
+                out: &mut [u32],
+            ) -> Result<usize> {
+                decode_with::<$delta>(isa, d, payload, out)
+            }
+        }
+
+        impl BlockCodec for $ty {
+            const ID: CodecId = $id;
+            const MAX_KEYS: usize = MAX_KEYS;
+
+            fn max_payload_len(count: usize) -> usize {
+                max_payload_len(count)
+            }
+
+            fn encode(keys: &[u32], out: &mut [u8]) -> Result<Descriptor> {
+                encode_keys::<$delta>(keys, out)
+            }
+
+            #[inline]
+            fn decode(d: &Descriptor, payload: &[u8], out: &mut [u32]) -> Result<usize> {
+                decode_with::<$delta>(Isa::detect(), d, payload, out)
+            }
+
+            fn select(d: &Descriptor, payload: &[u8], i: usize) -> Result<u32> {
+                select::<$delta>(d, payload, i)
+            }
+
+            fn lower_bound(
+                d: &Descriptor,
+                payload: &[u8],
+                key: u32,
+            ) -> Result<(usize, Option<u32>)> {
+                lower_bound::<$delta>(d, payload, key)
+            }
+
+            fn insert(d: &mut Descriptor, payload: &mut [u8], key: u32) -> Result<InsertOutcome> {
+                insert::<$delta>(d, payload, key)
+            }
+
+            fn append(d: &mut Descriptor, payload: &mut [u8], key: u32) -> Result<AppendOutcome> {
+                append::<$delta>(d, payload, key)
+            }
+
+            fn remove(
+                d: &mut Descriptor,
+                payload: &mut [u8],
+                slot: usize,
+            ) -> Result<RemoveOutcome> {
+                remove::<$delta>(d, payload, slot)
+            }
+
+            fn fold(d: &Descriptor, payload: &[u8], slots: std::ops::Range<usize>) -> Result<Fold> {
+                fold::<$delta>(d, payload, slots)
+            }
+
+            fn validate(d: &Descriptor, payload: &[u8]) -> Result<()> {
+                validate::<$delta>(d, payload)
+            }
+        }
+    };
+}
+
+pfor_codec!(Pfor, CodecId::Pfor, false);
+pfor_codec!(PforDelta, CodecId::PforDelta, true);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compulsory_exceptions_keep_the_list_connected() {
+        // b = 1 window {0, 1}; outliers 200 at positions 0 and 10 force compulsory exceptions
+        // at 2, 4, 6, 8 (distance <= 2^1).
+        let mut v = [1u32; 12];
+        v[0] = 200;
+        v[10] = 200;
+        assert_eq!(count_exceptions(&v, 1, 0), 6);
+        assert_eq!(count_exceptions(&v, 4, 0), 2);
+        assert_eq!(count_exceptions(&v, 0, 1), 2 + 9);
+    }
+
+    #[test]
+    fn choose_prefers_exceptions_for_outliers() {
+        // 127 small deltas and one huge one: PFOR-DELTA keeps b small with one exception.
+        let mut v = [3u32; 128];
+        for (i, x) in v.iter_mut().enumerate() {
+            *x = 1 + (i as u32 % 7);
+        }
+        v[77] = 1 << 30;
+        let (b, base) = choose(&v, false);
+        assert_eq!((b, base), (3, 1));
+        let mut out = [0u8; MAX_PAYLOAD];
+        let (_, size) = write_frame(&v, false, &mut out).unwrap();
+        assert_eq!(size, frame_size(128, 3, 1, 1));
+    }
+}

@@ -1,0 +1,173 @@
+//! AVX2 kernels of PFOR / PFOR-DELTA: unpacking of horizontally packed codes (crate::bits
+//! layout), eight per step, and an in-place prefix sum. Scalar twins: `pfor::unpack_add_scalar`,
+//! `pfor::prefix_sum_scalar`.
+//!
+//! Eight codes of `b` bits take exactly `b` bytes. Codes 0..3 are read from a 16-byte load at
+//! the group's first byte, codes 4..7 from one at byte `4b / 8`; `vpshufb` moves the four bytes
+//! that hold each code into its lane, `vpsrlvd` drops the code's bit offset (`(j*b) % 8 <= 7`,
+//! so `b <= 25` keeps a code inside those 32 bits), and a mask keeps `b` bits:
+//!
+//! ```text
+//! bytes  [g*b ...................... g*b + 16)      [g*b + 4b/8 ......... + 16)
+//!          | pshufb: bytes of c0..c3 |                 | pshufb: bytes of c4..c7 |
+//! lanes  [ c0 | c1 | c2 | c3 ]                       [ c4 | c5 | c6 | c7 ]        >> shift, & mask
+//! ```
+
+use core::arch::x86_64::*;
+
+/// Widest code these kernels unpack.
+pub const MAX_B: u32 = 25;
+
+struct Tables {
+    shuf: [[u8; 32]; 26],
+    shift: [[u32; 8]; 26],
+}
+
+const fn build() -> Tables {
+    let mut shuf = [[0u8; 32]; 26];
+    let mut shift = [[0u32; 8]; 26];
+    let mut b = 1;
+    while b <= 25 {
+        let mut h = 0;
+        while h < 2 {
+            let half_byte = 4 * h * b / 8;
+            let mut j = 0;
+            while j < 4 {
+                let bit = (4 * h + j) * b;
+                shift[b][4 * h + j] = (bit % 8) as u32;
+                let mut t = 0;
+                while t < 4 {
+                    shuf[b][16 * h + 4 * j + t] = (bit / 8 - half_byte + t) as u8;
+                    t += 1;
+                }
+                j += 1;
+            }
+            h += 1;
+        }
+        b += 1;
+    }
+    Tables { shuf, shift }
+}
+
+static T: Tables = build();
+
+/// Codes `8g..8g+8` from the group starting at `p`.
+///
+/// # Safety
+/// AVX2; `p .. p + 4b/8 + 16` is readable.
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn group(
+    p: *const u8,
+    half: usize,
+    shuf: __m256i,
+    shift: __m256i,
+    m: __m256i,
+    add: __m256i,
+) -> __m256i {
+    // SAFETY: the caller guarantees both 16-byte loads are in bounds (unaligned loads).
+    let (lo, hi) = unsafe {
+        (
+            _mm_loadu_si128(p as *const __m128i),
+            _mm_loadu_si128(p.add(half) as *const __m128i),
+        )
+    };
+    let v = _mm256_shuffle_epi8(_mm256_set_m128i(hi, lo), shuf);
+    let v = _mm256_and_si256(_mm256_srlv_epi32(v, shift), m);
+    _mm256_add_epi32(v, add)
+}
+
+/// Unpacks `out.len()` codes of width `b` from `data` and adds `add` (wrapping). Returns the
+/// number of values written: `out.len()`, or 0 (nothing written) when `b` is 0 or above
+/// [`MAX_B`] or `data` is shorter than `ceil(out.len() * b / 8)` bytes.
+///
+/// # Safety
+/// The CPU must support AVX2. Every access is bounded by the slices.
+#[target_feature(enable = "avx2")]
+pub unsafe fn unpack_add(data: &[u8], b: u32, add: u32, out: &mut [u32]) -> usize {
+    if b == 0 || b > MAX_B || (out.len() * b as usize).div_ceil(8) > data.len() {
+        return 0;
+    }
+    let bu = b as usize;
+    let half = 4 * bu / 8;
+    // SAFETY: the tables are 32 bytes / 8 u32 per width; unaligned loads.
+    let (shuf, shift) = unsafe {
+        (
+            _mm256_loadu_si256(T.shuf[bu].as_ptr() as *const __m256i),
+            _mm256_loadu_si256(T.shift[bu].as_ptr() as *const __m256i),
+        )
+    };
+    let m = _mm256_set1_epi32(crate::bits::mask(b) as i32);
+    let a = _mm256_set1_epi32(add as i32);
+    // Group g reads data[g*b .. g*b + half + 16].
+    let by_data = if data.len() >= half + 16 {
+        (data.len() - half - 16) / bu + 1
+    } else {
+        0
+    };
+    let groups = (out.len() / 8).min(by_data);
+    for g in 0..groups {
+        // SAFETY: g < by_data bounds the loads (see above); 8g + 8 <= out.len() bounds the store.
+        unsafe {
+            let v = group(data.as_ptr().add(g * bu), half, shuf, shift, m, a);
+            _mm256_storeu_si256(out.as_mut_ptr().add(8 * g) as *mut __m256i, v);
+        }
+    }
+    // Tail: the remaining codes' bytes (fewer than half + 16 + b <= 53, or under 8 codes) go
+    // through a zero-padded copy so that the loads stay inside it.
+    let done = 8 * groups;
+    let r = out.len() - done;
+    if r == 0 {
+        return done;
+    }
+    let from = groups * bu;
+    let rest = &data[from..from + (r * bu).div_ceil(8)];
+    let mut pad = [0u8; 128];
+    pad[..rest.len()].copy_from_slice(rest);
+    let tail = &mut out[done..];
+    for k in 0..r.div_ceil(8) {
+        // SAFETY: k*b < rest.len() <= 53 (see above), so k*b + half + 16 <= 53 + 12 + 16 < 128.
+        let v = unsafe { group(pad.as_ptr().add(k * bu), half, shuf, shift, m, a) };
+        let mut tmp = [0u32; 8];
+        // SAFETY: `tmp` holds 8 u32.
+        unsafe { _mm256_storeu_si256(tmp.as_mut_ptr() as *mut __m256i, v) };
+        let take = (r - 8 * k).min(8);
+        tail[8 * k..8 * k + take].copy_from_slice(&tmp[..take]);
+    }
+    out.len()
+}
+
+/// In place: `out[i] = out[i-1] + step + out[i]` for `i >= 1` (wrapping).
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[target_feature(enable = "avx2")]
+pub unsafe fn prefix_sum(step: u32, out: &mut [u32]) {
+    if out.len() < 2 {
+        return;
+    }
+    let s = _mm256_set1_epi32(step as i32);
+    let mut carry = _mm256_set1_epi32(out[0] as i32);
+    let last = _mm256_set1_epi32(7);
+    let vals = &mut out[1..];
+    let chunks = vals.len() / 8;
+    for c in 0..chunks {
+        // SAFETY: 8c + 8 <= vals.len(); unaligned load and store.
+        unsafe {
+            let p = vals.as_mut_ptr().add(8 * c) as *mut __m256i;
+            let mut v = _mm256_add_epi32(_mm256_loadu_si256(p), s);
+            v = _mm256_add_epi32(v, _mm256_slli_si256::<4>(v));
+            v = _mm256_add_epi32(v, _mm256_slli_si256::<8>(v));
+            let t = _mm256_shuffle_epi32::<0xFF>(v);
+            v = _mm256_add_epi32(v, _mm256_permute2x128_si256::<0x08>(t, t));
+            v = _mm256_add_epi32(v, carry);
+            _mm256_storeu_si256(p, v);
+            carry = _mm256_permutevar8x32_epi32(v, last);
+        }
+    }
+    let mut acc = _mm256_cvtsi256_si32(carry) as u32;
+    for v in vals[8 * chunks..].iter_mut() {
+        acc = acc.wrapping_add(step).wrapping_add(*v);
+        *v = acc;
+    }
+}

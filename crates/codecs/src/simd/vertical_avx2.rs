@@ -1,0 +1,304 @@
+//! AVX2 kernels for the 4-lane vertical layout (see `vertical_sse41` for the layout and the
+//! kernel contract).
+//!
+//! Unpack works on two value vectors per 256-bit register: vector `j` in the low half and `j+1`
+//! in the high half, each half loaded from its own frame row, shifted by per-half counts
+//! (`vpsrlvd`/`vpsllvd`; a count of 32 gives 0) and masked. The prefix sum runs within each
+//! 128-bit half with byte shifts, adds the low half's total to the high half, and keeps a running
+//! carry off the critical path; sum and seek reuse the pair extraction and scan. Pack is the
+//! 128-bit body built with AVX2 enabled (VEX encoding).
+
+use core::arch::x86_64::*;
+
+use super::vertical_sse41::{pack, table33, PackFn, SeekFn, SumFn, UnpackFn};
+
+/// Repeats `$body` 16 times with `$j` bound to the constants 0, 2, .., 30.
+macro_rules! unroll16x2 {
+    ($j:ident, $body:block) => {{
+        let $j: u32 = 0;
+        $body
+    }
+    {
+        let $j: u32 = 2;
+        $body
+    }
+    {
+        let $j: u32 = 4;
+        $body
+    }
+    {
+        let $j: u32 = 6;
+        $body
+    }
+    {
+        let $j: u32 = 8;
+        $body
+    }
+    {
+        let $j: u32 = 10;
+        $body
+    }
+    {
+        let $j: u32 = 12;
+        $body
+    }
+    {
+        let $j: u32 = 14;
+        $body
+    }
+    {
+        let $j: u32 = 16;
+        $body
+    }
+    {
+        let $j: u32 = 18;
+        $body
+    }
+    {
+        let $j: u32 = 20;
+        $body
+    }
+    {
+        let $j: u32 = 22;
+        $body
+    }
+    {
+        let $j: u32 = 24;
+        $body
+    }
+    {
+        let $j: u32 = 26;
+        $body
+    }
+    {
+        let $j: u32 = 28;
+        $body
+    }
+    {
+        let $j: u32 = 30;
+        $body
+    }};
+}
+
+#[inline(always)]
+const fn mask(b: u32) -> u32 {
+    if b >= 32 {
+        u32::MAX
+    } else {
+        (1u32 << b) - 1
+    }
+}
+
+/// Rows `k0` (low half) and `k1` (high half) as one register, `k1 - k0` in {0, 1}: one
+/// broadcast or one 32-byte load, never an ALU op.
+#[inline(always)]
+unsafe fn rows2(packed: *const u8, k0: u32, k1: u32) -> __m256i {
+    debug_assert!(k1 == k0 || k1 == k0 + 1);
+    // SAFETY: callers pass rows k0, k1 < B, inside the 16*B bytes of the kernel contract; the
+    // 32-byte load covers exactly rows k0 and k0 + 1 = k1. AVX2 is enabled by every caller.
+    unsafe {
+        let p = packed.add(16 * k0 as usize);
+        if k0 == k1 {
+            _mm256_broadcastsi128_si256(_mm_loadu_si128(p as *const __m128i))
+        } else {
+            _mm256_loadu_si256(p as *const __m256i)
+        }
+    }
+}
+
+/// Value vectors `j` and `j+1` of a frame of width `B` (`1 <= B <= 32`).
+#[inline(always)]
+unsafe fn extract2<const B: u32>(packed: *const u8, j: u32) -> __m256i {
+    let (b0, b1) = (j * B, (j + 1) * B);
+    let (k0, s0, k1, s1) = (b0 / 32, b0 % 32, b1 / 32, b1 % 32);
+    // SAFETY: AVX2 is enabled by every caller; rows read are k0, k1 (< B) and, for a straddling
+    // half, k+1 where k*32 + s + B > 32*(k+1), i.e. still inside the 32*B bits of the frame.
+    unsafe {
+        let lo = rows2(packed, k0, k1);
+        let (r0, r1) = (s0 as i32, s1 as i32);
+        let mut v = _mm256_srlv_epi32(lo, _mm256_setr_epi32(r0, r0, r0, r0, r1, r1, r1, r1));
+        let (st0, st1) = (s0 + B > 32, s1 + B > 32);
+        if st0 || st1 {
+            // A half that does not straddle reads any row of the frame as filler: shifted left
+            // by 32 - s its bits land at or above B (or vanish for a count of 32) and are masked
+            // off. The filler is chosen so the two rows are equal or consecutive.
+            let (h0, h1) = match (st0, st1) {
+                (true, true) => (k0 + 1, k1 + 1),
+                (true, false) => (k0 + 1, k0 + 1),
+                _ => (k1, k1 + 1),
+            };
+            let hi = rows2(packed, h0, h1);
+            let (l0, l1) = ((32 - s0) as i32, (32 - s1) as i32);
+            let h = _mm256_sllv_epi32(hi, _mm256_setr_epi32(l0, l0, l0, l0, l1, l1, l1, l1));
+            v = _mm256_or_si256(v, h);
+        }
+        if B < 32 {
+            v = _mm256_and_si256(v, _mm256_set1_epi32(mask(B) as i32));
+        }
+        v
+    }
+}
+
+#[inline(always)]
+unsafe fn unpack2<const B: u32, const D1: bool>(packed: *const u8, base: u32, out: *mut u32) {
+    // SAFETY: AVX2 is enabled by every caller; kernel contract (16*B readable bytes, 128
+    // writable u32); stores are at out[4j..4j+8], j <= 30.
+    unsafe {
+        let mut carry = _mm256_set1_epi32(base as i32);
+        unroll16x2!(j, {
+            let mut v = pair::<B>(packed, j);
+            if D1 {
+                // The pair's total goes into the carry off the critical path.
+                let (scanned, total) = scan8(v);
+                v = _mm256_add_epi32(scanned, carry);
+                carry = _mm256_add_epi32(carry, total);
+            } else {
+                v = _mm256_add_epi32(v, carry);
+            }
+            _mm256_storeu_si256(out.add(4 * j as usize) as *mut __m256i, v);
+        });
+        let _ = carry;
+    }
+}
+
+/// Value vectors `j, j+1` (zero for `B = 0`).
+#[inline(always)]
+unsafe fn pair<const B: u32>(packed: *const u8, j: u32) -> __m256i {
+    // SAFETY: AVX2 is enabled by every caller; `extract2` keeps to the frame.
+    unsafe {
+        if B == 0 {
+            _mm256_setzero_si256()
+        } else {
+            extract2::<B>(packed, j)
+        }
+    }
+}
+
+/// In-lane prefix sum of a pair, with the low half's total carried into the high half; also
+/// returns the pair's total in every lane.
+#[inline(always)]
+unsafe fn scan8(v: __m256i) -> (__m256i, __m256i) {
+    // SAFETY: AVX2 is enabled by every caller.
+    unsafe {
+        // [a b c d] -> [a, a+b, c, c+d] with a 64-bit shift (no shuffle), then the pair sum
+        // of the low 64 bits into both high dwords.
+        let v = _mm256_add_epi32(v, _mm256_slli_epi64::<32>(v));
+        let lo2 = _mm256_blend_epi32::<0b1100_1100>(
+            _mm256_setzero_si256(),
+            _mm256_shuffle_epi32::<0b01_01_00_00>(v),
+        );
+        let v = _mm256_add_epi32(v, lo2);
+        // The low half's total (lane 3) into the high half, then the pair's total (lane 7)
+        // broadcast: two lane-crossing permutes, one blend.
+        let t0 = _mm256_permutevar8x32_epi32(v, _mm256_set1_epi32(3));
+        let v = _mm256_add_epi32(
+            v,
+            _mm256_blend_epi32::<0b1111_0000>(_mm256_setzero_si256(), t0),
+        );
+        let total = _mm256_permutevar8x32_epi32(v, _mm256_set1_epi32(7));
+        (v, total)
+    }
+}
+
+#[inline(always)]
+unsafe fn sum2<const B: u32>(packed: *const u8, n: u32) -> u32 {
+    // SAFETY: AVX2 is enabled by every caller; kernel contract (16*B readable bytes).
+    unsafe {
+        let mut acc = _mm256_setzero_si256();
+        let lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+        'done: {
+            unroll16x2!(j, {
+                if 4 * j >= n {
+                    break 'done;
+                }
+                let v = pair::<B>(packed, j);
+                if 4 * j + 8 <= n {
+                    acc = _mm256_add_epi32(acc, v);
+                } else {
+                    let keep = _mm256_cmpgt_epi32(_mm256_set1_epi32((n - 4 * j) as i32), lanes);
+                    acc = _mm256_add_epi32(acc, _mm256_and_si256(v, keep));
+                    break 'done;
+                }
+            });
+        }
+        let x = _mm_add_epi32(
+            _mm256_castsi256_si128(acc),
+            _mm256_extracti128_si256::<1>(acc),
+        );
+        let x = _mm_add_epi32(x, _mm_shuffle_epi32::<0b01_00_11_10>(x));
+        let x = _mm_add_epi32(x, _mm_shuffle_epi32::<0b10_11_00_01>(x));
+        _mm_cvtsi128_si32(x) as u32
+    }
+}
+
+#[inline(always)]
+unsafe fn seek2<const B: u32>(packed: *const u8, base: u32, n: u32, key: u32) -> (u32, u32) {
+    // SAFETY: AVX2 is enabled by every caller; kernel contract (16*B readable bytes); `vals`
+    // is 32 writable bytes.
+    unsafe {
+        let sign = _mm256_set1_epi32(i32::MIN);
+        // v >= key  <=>  (v ^ sign) > ((key - 1) ^ sign) as signed, for key >= 1.
+        let below = _mm256_set1_epi32((key.wrapping_sub(1) ^ 0x8000_0000) as i32);
+        let mut carry = _mm256_set1_epi32(base as i32);
+        unroll16x2!(j, {
+            if 4 * j >= n {
+                return (n, 0);
+            }
+            let (v, total) = scan8(pair::<B>(packed, j));
+            let v = _mm256_add_epi32(v, carry);
+            carry = _mm256_add_epi32(carry, total);
+            let ge = _mm256_cmpgt_epi32(_mm256_xor_si256(v, sign), below);
+            let hit = _mm256_movemask_ps(_mm256_castsi256_ps(ge));
+            if hit != 0 {
+                let lane = hit.trailing_zeros();
+                let i = 4 * j + lane;
+                if i >= n {
+                    return (n, 0);
+                }
+                let mut vals = [0u32; 8];
+                _mm256_storeu_si256(vals.as_mut_ptr() as *mut __m256i, v);
+                return (i, vals[lane as usize]);
+            }
+        });
+        let _ = carry;
+        (n, 0)
+    }
+}
+
+#[target_feature(enable = "avx2")]
+unsafe fn unpack_d1<const B: u32>(packed: *const u8, base: u32, out: *mut u32) {
+    // SAFETY: same contract as this kernel's.
+    unsafe { unpack2::<B, true>(packed, base, out) }
+}
+#[target_feature(enable = "avx2")]
+unsafe fn unpack_for<const B: u32>(packed: *const u8, base: u32, out: *mut u32) {
+    // SAFETY: same contract as this kernel's.
+    unsafe { unpack2::<B, false>(packed, base, out) }
+}
+#[target_feature(enable = "avx2")]
+unsafe fn pack_d1<const B: u32>(keys: *const u32, base: u32, packed: *mut u8) {
+    // SAFETY: same contract as this kernel's.
+    unsafe { pack::<B, true>(keys, base, packed) }
+}
+#[target_feature(enable = "avx2")]
+unsafe fn pack_for<const B: u32>(keys: *const u32, base: u32, packed: *mut u8) {
+    // SAFETY: same contract as this kernel's.
+    unsafe { pack::<B, false>(keys, base, packed) }
+}
+#[target_feature(enable = "avx2")]
+unsafe fn sum_n<const B: u32>(packed: *const u8, n: u32) -> u32 {
+    // SAFETY: same contract as this kernel's.
+    unsafe { sum2::<B>(packed, n) }
+}
+#[target_feature(enable = "avx2")]
+unsafe fn seek_d1<const B: u32>(packed: *const u8, base: u32, n: u32, key: u32) -> (u32, u32) {
+    // SAFETY: same contract as this kernel's.
+    unsafe { seek2::<B>(packed, base, n, key) }
+}
+
+pub static UNPACK_D1: [UnpackFn; 33] = table33!(unpack_d1);
+pub static UNPACK_FOR: [UnpackFn; 33] = table33!(unpack_for);
+pub static PACK_D1: [PackFn; 33] = table33!(pack_d1);
+pub static PACK_FOR: [PackFn; 33] = table33!(pack_for);
+pub static SUM: [SumFn; 33] = table33!(sum_n);
+pub static SEEK_D1: [SeekFn; 33] = table33!(seek_d1);

@@ -1,0 +1,136 @@
+//! SIMD FOR: frame of reference in the 4-lane vertical layout of simdcomp (see
+//! [`crate::vertical`] for the bit layout).
+//!
+//! ```text
+//! Descriptor { start, count <= 129, last, bits = b, size = 16 * b }
+//! payload[0..16b]   one frame: o[i] = keys[i+1] - start for i < count - 1, then zeros
+//! ```
+//!
+//! The frame is simdcomp's `simdpackFOR(start, keys[1..129], out, b)` layout (the same bits as
+//! packing the offsets with `BitPacker4x::compress`); a partial frame is padded with zero offsets
+//! and still takes `16b` bytes. `b = width(last - start)`; blocks of 0 or 1 key have no payload
+//! and `b = 0`.
+//!
+//! Decode is unpack plus one add per vector (no prefix sum). `select(i)` reads one value straight
+//! from the packed bits, so `lower_bound` is a binary search on them without decoding. `append`
+//! writes one offset in place while it fits in `b`; insert and remove decode, modify and
+//! re-encode (offsets only shrink on remove, so the block never grows).
+
+use crate::isa::Isa;
+use crate::vertical;
+use crate::{
+    AppendOutcome, BlockCodec, CodecError, CodecId, Descriptor, Fold, InsertOutcome, RemoveOutcome,
+    Result,
+};
+
+/// The SIMD FOR codec (zero-sized; see the module docs for the format).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SimdFor;
+
+const FRAME_ERR: CodecError = CodecError::Corrupt { what: "frame" };
+
+impl SimdFor {
+    /// [`BlockCodec::encode`] on an explicit instruction-set level (unsupported levels fall back).
+    #[doc(hidden)]
+    pub fn encode_with(isa: Isa, keys: &[u32], out: &mut [u8]) -> Result<Descriptor> {
+        vertical::encode(isa, false, keys, out)
+    }
+
+    /// [`BlockCodec::decode`] on an explicit instruction-set level.
+    #[doc(hidden)]
+    #[inline]
+    pub fn decode_with(isa: Isa, d: &Descriptor, payload: &[u8], out: &mut [u32]) -> Result<usize> {
+        vertical::decode(isa, false, d, payload, out)
+    }
+}
+
+impl BlockCodec for SimdFor {
+    const ID: CodecId = CodecId::SimdFor;
+    const MAX_KEYS: usize = vertical::MAX_KEYS;
+
+    fn max_payload_len(count: usize) -> usize {
+        if count <= 1 {
+            0
+        } else {
+            vertical::frame_len(32)
+        }
+    }
+
+    fn encode(keys: &[u32], out: &mut [u8]) -> Result<Descriptor> {
+        vertical::encode(Isa::detect(), false, keys, out)
+    }
+
+    #[inline]
+    fn decode(desc: &Descriptor, payload: &[u8], out: &mut [u32]) -> Result<usize> {
+        vertical::decode(Isa::detect(), false, desc, payload, out)
+    }
+
+    #[inline]
+    fn select(desc: &Descriptor, payload: &[u8], i: usize) -> Result<u32> {
+        let (b, _) = vertical::check(desc, payload)?;
+        if i >= desc.count as usize {
+            return Err(CodecError::InvalidInput {
+                what: "slot out of range",
+            });
+        }
+        if i == 0 {
+            return Ok(desc.start);
+        }
+        let o = vertical::get(payload, b, i - 1).ok_or(FRAME_ERR)?;
+        Ok(desc.start.wrapping_add(o))
+    }
+
+    #[inline]
+    fn lower_bound(desc: &Descriptor, payload: &[u8], key: u32) -> Result<(usize, Option<u32>)> {
+        let (b, n) = vertical::check(desc, payload)?;
+        let count = desc.count as usize;
+        if count == 0 || key > desc.last {
+            return Ok((count, None));
+        }
+        if key <= desc.start {
+            return Ok((0, Some(desc.start)));
+        }
+        if payload.len() < vertical::frame_len(b) {
+            return Err(FRAME_ERR);
+        }
+        // First offset >= target among o[0..n], searched on the packed bits.
+        let target = key - desc.start;
+        // Branchless: `lo` only moves while the probed offset is below the target. Every probe
+        // is in range (checked above), so the fallback value is never used.
+        let off = |i: usize| vertical::get(payload, b, i).unwrap_or(u32::MAX);
+        let (mut lo, mut len) = (0usize, n);
+        while len > 1 {
+            let half = len / 2;
+            if off(lo + half) < target {
+                lo += half;
+            }
+            len -= half;
+        }
+        let lo = lo + (off(lo) < target) as usize;
+        if lo >= n {
+            return Ok((count, None));
+        }
+        let o = vertical::get(payload, b, lo).ok_or(FRAME_ERR)?;
+        Ok((lo + 1, Some(desc.start.wrapping_add(o))))
+    }
+
+    fn insert(desc: &mut Descriptor, payload: &mut [u8], key: u32) -> Result<InsertOutcome> {
+        vertical::insert(Isa::detect(), false, desc, payload, key)
+    }
+
+    fn append(desc: &mut Descriptor, payload: &mut [u8], key: u32) -> Result<AppendOutcome> {
+        vertical::append(Isa::detect(), false, desc, payload, key)
+    }
+
+    fn remove(desc: &mut Descriptor, payload: &mut [u8], slot: usize) -> Result<RemoveOutcome> {
+        vertical::remove(Isa::detect(), false, desc, payload, slot)
+    }
+
+    fn fold(desc: &Descriptor, payload: &[u8], slots: std::ops::Range<usize>) -> Result<Fold> {
+        vertical::fold(Isa::detect(), false, desc, payload, slots)
+    }
+
+    fn validate(desc: &Descriptor, payload: &[u8]) -> Result<()> {
+        vertical::validate(Isa::detect(), false, desc, payload)
+    }
+}

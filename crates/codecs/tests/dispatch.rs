@@ -1,0 +1,114 @@
+//! Pins `tersedb_codecs::Codec`, the run-time dispatch: for every codec in `CodecId::ALL`, every
+//! operation through `Codec(id)` gives exactly the result, descriptor and bytes of the static
+//! type, and `max_keys` / `max_payload_len` agree. Random, seeded: re-run with `SEED=<n>`.
+
+mod common;
+
+use tersedb_codecs::codec::{max_keys, max_payload_len};
+use tersedb_codecs::{with_codec, BlockCodec, Codec, CodecId};
+
+fn seed() -> u64 {
+    let s = std::env::var("SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(77);
+    eprintln!("SEED={s}");
+    s
+}
+
+/// Runs the same random operations on a static block of `C` and a dynamic block of `Codec(id)`.
+fn same_as_static<C: BlockCodec>(id: CodecId, rng: &mut fastrand::Rng) {
+    assert_eq!(C::ID, id);
+    let dy = Codec(id);
+    assert_eq!(dy.max_keys(), C::MAX_KEYS);
+    assert_eq!(max_keys(id), C::MAX_KEYS);
+    for n in [0, 1, 2, 100, C::MAX_KEYS] {
+        assert_eq!(max_payload_len(id, n), C::max_payload_len(n));
+    }
+    for round in 0..20 {
+        let n = rng.usize(..=C::MAX_KEYS);
+        let b = rng.u32(0..=32);
+        let s = rng.u32(..1000);
+        let keys = common::keys_with_width(rng, n, b, s);
+        let cap = C::max_payload_len(C::MAX_KEYS) + rng.usize(..8);
+        let (mut sp, mut dp) = (vec![0u8; cap], vec![0u8; cap]);
+        let mut sd = C::encode(&keys, &mut sp).unwrap();
+        let mut dd = dy.encode(&keys, &mut dp).unwrap();
+        assert_eq!((sd, &sp), (dd, &dp), "{id} round {round} encode");
+        for _ in 0..30 {
+            let key = rng.u32(..);
+            let slot = rng.usize(..=sd.count as usize);
+            match rng.u8(..6) {
+                0 => assert_eq!(
+                    C::insert(&mut sd, &mut sp, key),
+                    dy.insert(&mut dd, &mut dp, key)
+                ),
+                1 => {
+                    let k = sd.last.saturating_add(rng.u32(1..1000));
+                    assert_eq!(
+                        C::append(&mut sd, &mut sp, k),
+                        dy.append(&mut dd, &mut dp, k)
+                    )
+                }
+                2 => assert_eq!(
+                    C::remove(&mut sd, &mut sp, slot),
+                    dy.remove(&mut dd, &mut dp, slot)
+                ),
+                3 => assert_eq!(C::select(&sd, &sp, slot), dy.select(&dd, &dp, slot)),
+                4 => assert_eq!(C::lower_bound(&sd, &sp, key), dy.lower_bound(&dd, &dp, key)),
+                _ => assert_eq!(
+                    C::fold(&sd, &sp, slot / 2..slot),
+                    dy.fold(&dd, &dp, slot / 2..slot)
+                ),
+            }
+            assert_eq!((sd, &sp), (dd, &dp), "{id} round {round}");
+        }
+        assert_eq!(C::validate(&sd, &sp), dy.validate(&dd, &dp));
+        dy.validate(&dd, &dp).unwrap();
+        let mut so = vec![0u32; sd.count as usize];
+        let mut doo = vec![0u32; dd.count as usize];
+        assert_eq!(C::decode(&sd, &sp, &mut so), dy.decode(&dd, &dp, &mut doo));
+        assert_eq!(so, doo);
+        // garbage goes to the same checks
+        let mut bad = sd;
+        bad.count = C::MAX_KEYS as u32 + 1;
+        assert_eq!(C::validate(&bad, &sp), dy.validate(&bad, &dp));
+        assert!(dy.validate(&bad, &dp).is_err());
+    }
+}
+
+#[test]
+fn every_codec_dispatches_to_its_static_type() {
+    let mut rng = fastrand::Rng::with_seed(seed());
+    let mut seen = Vec::new();
+    for id in CodecId::ALL {
+        // The explicit list (not `with_codec!`) is the reference for which type an id means.
+        match id {
+            CodecId::VByte => same_as_static::<tersedb_codecs::vbyte::VByte>(id, &mut rng),
+            CodecId::MaskedVByte => {
+                same_as_static::<tersedb_codecs::masked_vbyte::MaskedVByte>(id, &mut rng)
+            }
+            CodecId::VarIntGb => same_as_static::<tersedb_codecs::varintgb::VarIntGb>(id, &mut rng),
+            CodecId::StreamVByte => {
+                same_as_static::<tersedb_codecs::streamvbyte::StreamVByte>(id, &mut rng)
+            }
+            CodecId::Bp128 => same_as_static::<tersedb_codecs::bp128::Bp128>(id, &mut rng),
+            CodecId::For => same_as_static::<tersedb_codecs::for_::For>(id, &mut rng),
+            CodecId::SimdFor => same_as_static::<tersedb_codecs::simd_for::SimdFor>(id, &mut rng),
+            CodecId::Pfor => same_as_static::<tersedb_codecs::pfor::Pfor>(id, &mut rng),
+            CodecId::PforDelta => same_as_static::<tersedb_codecs::pfor::PforDelta>(id, &mut rng),
+        }
+        seen.push(id);
+    }
+    assert_eq!(seen.len(), 9);
+}
+
+#[test]
+fn with_codec_binds_the_type_of_the_id() {
+    for id in CodecId::ALL {
+        assert_eq!(with_codec!(id, C => <C as BlockCodec>::ID), id);
+        assert_eq!(Codec::from(id).id(), id);
+        assert_eq!(Codec(id).to_string(), id.name());
+    }
+    assert_eq!(Codec::all().count(), CodecId::ALL.len());
+}

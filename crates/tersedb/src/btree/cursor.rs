@@ -1,0 +1,271 @@
+//! A cursor over one tree: the path from the root to the current leaf entry. With copy-on-write
+//! there are no sibling pointers; moving past the end of a leaf climbs the path to the nearest
+//! ancestor with a next (previous) child and descends its leftmost (rightmost) edge. Empty
+//! leaves, which local balancing may leave behind, are skipped.
+//!
+//! A cursor holds its pages (`Page` is shared), so it stays valid as a snapshot of the tree it
+//! was positioned in; a write made through the tree afterwards is not seen until it is
+//! re-positioned.
+
+use super::node::Layout;
+use super::overflow::{self, Stored};
+use super::slots::le_u32;
+use super::{Key, KeyList, Spec, MAX_DEPTH};
+use crate::error::{PageId, Result};
+use crate::storage::{Page, PageSource};
+
+#[derive(Clone, Debug)]
+struct Frame {
+    page: Page,
+    l: Layout,
+    /// Child index (branches) or entry index (the leaf).
+    i: usize,
+}
+
+/// A position in a tree: unpositioned, or on one entry.
+#[derive(Clone, Debug, Default)]
+pub struct RawCursor {
+    path: Vec<Frame>,
+    leaf: Option<Frame>,
+}
+
+fn too_deep(id: PageId) -> crate::Error {
+    super::node::corrupt(
+        id,
+        format!("tree deeper than {MAX_DEPTH} levels (a cycle?)"),
+    )
+}
+
+impl RawCursor {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn clear(&mut self) {
+        self.path.clear();
+        self.leaf = None;
+    }
+
+    pub fn is_positioned(&self) -> bool {
+        self.leaf.is_some()
+    }
+
+    /// The current key.
+    pub fn key(&self) -> Result<Option<Key<'_>>> {
+        match &self.leaf {
+            Some(f) => Ok(Some(f.l.key(&f.page, f.i)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Whether reading the current key cannot fail: fixed-width keys at an index below the
+    /// count, which `Layout::read` already checked against the region.
+    #[inline]
+    pub fn key_is_checked(&self) -> bool {
+        matches!(&self.leaf, Some(f) if f.i < f.l.count && f.l.keys != KeyList::Var)
+    }
+
+    /// The current key of a u32 leaf, read straight from the page (the scan fast path).
+    #[inline]
+    pub fn key_u32(&self) -> Option<u32> {
+        let f = self.leaf.as_ref()?;
+        if f.l.keys == KeyList::U32 && f.i < f.l.count {
+            let o = f.l.hdr + 4 * f.i;
+            f.page.get(o..o + 4).map(le_u32)
+        } else {
+            self.key().ok().flatten().and_then(|k| k.as_u32())
+        }
+    }
+
+    /// The current entry's stored record (inline bytes or an overflow reference).
+    pub fn stored(&self, spec: &Spec) -> Result<Option<Stored<'_>>> {
+        match &self.leaf {
+            Some(f) => Ok(Some(overflow::decode(
+                spec,
+                f.l.record_raw(&f.page, f.i)?,
+                f.l.id,
+            )?)),
+            None => Ok(None),
+        }
+    }
+
+    /// The current entry's value.
+    pub fn value<S: PageSource + ?Sized>(&self, src: &S, spec: &Spec) -> Result<Option<Vec<u8>>> {
+        Ok(match self.stored(spec)? {
+            Some(Stored::Inline(b)) => Some(b.to_vec()),
+            Some(Stored::Overflow { first, len }) => Some(overflow::read(src, first, len)?),
+            None => None,
+        })
+    }
+
+    /// Descends from `id` along the leftmost (`left`) or rightmost edge.
+    fn descend_edge<S: PageSource + ?Sized>(
+        &mut self,
+        src: &S,
+        spec: &Spec,
+        mut id: PageId,
+        left: bool,
+    ) -> Result<()> {
+        while self.path.len() < MAX_DEPTH {
+            let page = src.page(id)?;
+            let l = Layout::read(&page, id, spec)?;
+            if l.leaf {
+                let i = if left { 0 } else { l.count.saturating_sub(1) };
+                self.leaf = Some(Frame { page, l, i });
+                return Ok(());
+            }
+            let i = if left { 0 } else { l.count };
+            let child = l.child(&page, i)?;
+            self.path.push(Frame { page, l, i });
+            id = child;
+        }
+        Err(too_deep(id))
+    }
+
+    fn leaf_count(&self) -> usize {
+        self.leaf.as_ref().map_or(0, |f| f.l.count)
+    }
+
+    pub fn first<S: PageSource + ?Sized>(
+        &mut self,
+        src: &S,
+        spec: &Spec,
+        root: PageId,
+    ) -> Result<bool> {
+        self.edge(src, spec, root, true)
+    }
+
+    pub fn last<S: PageSource + ?Sized>(
+        &mut self,
+        src: &S,
+        spec: &Spec,
+        root: PageId,
+    ) -> Result<bool> {
+        self.edge(src, spec, root, false)
+    }
+
+    fn edge<S: PageSource + ?Sized>(
+        &mut self,
+        src: &S,
+        spec: &Spec,
+        root: PageId,
+        left: bool,
+    ) -> Result<bool> {
+        self.clear();
+        if root == 0 {
+            return Ok(false);
+        }
+        self.descend_edge(src, spec, root, left)?;
+        if self.leaf_count() > 0 {
+            return Ok(true);
+        }
+        if self.step_leaf(src, spec, left)? {
+            Ok(true)
+        } else {
+            self.clear();
+            Ok(false)
+        }
+    }
+
+    /// Moves to the next entry; false (staying put) at the end or when unpositioned.
+    pub fn next<S: PageSource + ?Sized>(&mut self, src: &S, spec: &Spec) -> Result<bool> {
+        match &mut self.leaf {
+            None => Ok(false),
+            Some(f) if f.i + 1 < f.l.count => {
+                f.i += 1;
+                Ok(true)
+            }
+            Some(_) => self.step_leaf(src, spec, true),
+        }
+    }
+
+    /// Moves to the previous entry; false (staying put) at the start or when unpositioned.
+    pub fn prev<S: PageSource + ?Sized>(&mut self, src: &S, spec: &Spec) -> Result<bool> {
+        match &mut self.leaf {
+            None => Ok(false),
+            Some(f) if f.i > 0 && f.i <= f.l.count => {
+                f.i -= 1;
+                Ok(true)
+            }
+            Some(_) => self.step_leaf(src, spec, false),
+        }
+    }
+
+    /// Moves to the first (last) entry of the next (previous) non-empty leaf; on failure the
+    /// cursor is left where it was.
+    fn step_leaf<S: PageSource + ?Sized>(
+        &mut self,
+        src: &S,
+        spec: &Spec,
+        forward: bool,
+    ) -> Result<bool> {
+        let saved = (self.path.clone(), self.leaf.clone());
+        loop {
+            let child = loop {
+                match self.path.last_mut() {
+                    None => {
+                        (self.path, self.leaf) = saved;
+                        return Ok(false);
+                    }
+                    Some(f) => {
+                        if forward && f.i < f.l.count {
+                            f.i += 1;
+                        } else if !forward && f.i > 0 {
+                            f.i -= 1;
+                        } else {
+                            self.path.pop();
+                            continue;
+                        }
+                        break f.l.child(&f.page, f.i)?;
+                    }
+                }
+            };
+            self.descend_edge(src, spec, child, forward)?;
+            if self.leaf_count() > 0 {
+                return Ok(true);
+            }
+        }
+    }
+
+    /// Positions on `probe` (`exact`) or on the first key `>= probe`. False (unpositioned) when
+    /// there is none. `probe` has the database's key type.
+    pub fn seek<S: PageSource + ?Sized>(
+        &mut self,
+        src: &S,
+        spec: &Spec,
+        root: PageId,
+        probe: &Key<'_>,
+        exact: bool,
+    ) -> Result<bool> {
+        self.clear();
+        if root == 0 {
+            return Ok(false);
+        }
+        let mut id = root;
+        while self.path.len() < MAX_DEPTH {
+            let page = src.page(id)?;
+            let l = Layout::read(&page, id, spec)?;
+            if l.leaf {
+                let (i, found) = match l.search(&page, probe)? {
+                    Ok(i) => (i, true),
+                    Err(i) => (i, false),
+                };
+                let count = l.count;
+                self.leaf = Some(Frame { page, l, i });
+                if found || (!exact && i < count) {
+                    return Ok(true);
+                }
+                if !exact && self.step_leaf(src, spec, true)? {
+                    return Ok(true);
+                }
+                self.clear();
+                return Ok(false);
+            }
+            let i = l.child_index(&page, probe)?;
+            let child = l.child(&page, i)?;
+            self.path.push(Frame { page, l, i });
+            id = child;
+        }
+        Err(too_deep(id))
+    }
+}

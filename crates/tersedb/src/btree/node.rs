@@ -1,0 +1,409 @@
+//! One node (leaf or branch) in a page: header parsing, reads, in-place inserts and removes,
+//! moving the KeyList/RecordList boundary, and rebuilding a node from a list of entries (splits
+//! and merges). See the module docs of `btree` for the byte layout.
+
+use super::slots::{le_u16, le_u32, le_u64, Fault};
+use super::{Key, KeyList, RecordList, Spec, BRANCH_HEADER, LEAF_HEADER};
+use crate::error::{Error, PageId, Result};
+use crate::storage::{PageKind, PAGE_KIND_OFFSET};
+
+const OFF_KLIST: usize = 9;
+const OFF_RRANGE: usize = 10;
+const OFF_COUNT: usize = 12;
+const OFF_CHILD0: usize = 16;
+
+pub(crate) fn corrupt(page: PageId, what: impl Into<String>) -> Error {
+    Error::Corrupted {
+        page,
+        what: what.into(),
+    }
+}
+
+/// The parsed header of a node, with its lists. Valid for the page bytes it was read from.
+#[derive(Clone, Copy, Debug)]
+pub struct Layout {
+    pub id: PageId,
+    pub leaf: bool,
+    pub count: usize,
+    pub hdr: usize,
+    pub rstart: usize,
+    pub psize: usize,
+    pub keys: KeyList,
+    pub recs: RecordList,
+}
+
+impl Layout {
+    /// Parses and checks a node header: kind, KeyList id, region bounds, list lengths.
+    pub fn read(page: &[u8], id: PageId, spec: &Spec) -> Result<Layout> {
+        let psize = spec.page_size;
+        if page.len() != psize {
+            return Err(corrupt(id, "page has the wrong size"));
+        }
+        let leaf = match PageKind::from_u8(page[PAGE_KIND_OFFSET]) {
+            Some(PageKind::Leaf) => true,
+            Some(PageKind::Branch) => false,
+            other => {
+                return Err(corrupt(
+                    id,
+                    format!("expected a B+-tree node, found page kind {other:?}"),
+                ))
+            }
+        };
+        let keys = spec.keys(leaf);
+        if page[OFF_KLIST] != keys.id() {
+            return Err(corrupt(
+                id,
+                format!(
+                    "key list id {} does not match the database's ({})",
+                    page[OFF_KLIST],
+                    keys.id()
+                ),
+            ));
+        }
+        let hdr = if leaf { LEAF_HEADER } else { BRANCH_HEADER };
+        let rrange = le_u16(&page[OFF_RRANGE..]) as usize;
+        if hdr + rrange > psize {
+            return Err(corrupt(id, "record region larger than the page"));
+        }
+        let l = Layout {
+            id,
+            leaf,
+            count: le_u32(&page[OFF_COUNT..]) as usize,
+            hdr,
+            rstart: psize - rrange,
+            psize,
+            keys,
+            recs: spec.records(leaf),
+        };
+        l.keys
+            .used(l.kregion(page), l.count)
+            .map_err(|f| l.err(f))?;
+        l.recs
+            .used(l.rregion(page), l.count)
+            .map_err(|f| l.err(f))?;
+        Ok(l)
+    }
+
+    pub fn err(&self, f: Fault) -> Error {
+        corrupt(self.id, f.0)
+    }
+
+    #[inline]
+    pub fn kregion<'p>(&self, page: &'p [u8]) -> &'p [u8] {
+        &page[self.hdr..self.rstart]
+    }
+    #[inline]
+    pub fn rregion<'p>(&self, page: &'p [u8]) -> &'p [u8] {
+        &page[self.rstart..]
+    }
+
+    #[inline]
+    pub fn key<'p>(&self, page: &'p [u8], i: usize) -> Result<Key<'p>> {
+        self.keys
+            .key(self.kregion(page), self.count, i)
+            .map_err(|f| self.err(f))
+    }
+    #[inline]
+    pub fn key_raw<'p>(&self, page: &'p [u8], i: usize) -> Result<&'p [u8]> {
+        self.keys
+            .raw(self.kregion(page), self.count, i)
+            .map_err(|f| self.err(f))
+    }
+    #[inline]
+    pub fn record_raw<'p>(&self, page: &'p [u8], i: usize) -> Result<&'p [u8]> {
+        self.recs
+            .raw(self.rregion(page), self.count, i)
+            .map_err(|f| self.err(f))
+    }
+    #[inline]
+    pub fn search(&self, page: &[u8], probe: &Key<'_>) -> Result<Result<usize, usize>> {
+        self.keys
+            .search(self.kregion(page), self.count, probe)
+            .map_err(|f| self.err(f))
+    }
+
+    /// `search` with an estimate of an integer key range (the parent's separators).
+    #[inline]
+    pub fn search_est(
+        &self,
+        page: &[u8],
+        probe: &Key<'_>,
+        est: Option<(u64, u64)>,
+    ) -> Result<Result<usize, usize>> {
+        self.keys
+            .search_est(self.kregion(page), self.count, probe, est)
+            .map_err(|f| self.err(f))
+    }
+
+    /// The child to descend into for `probe` (branches only).
+    #[inline]
+    pub fn child_index(&self, page: &[u8], probe: &Key<'_>) -> Result<usize> {
+        Ok(match self.search(page, probe)? {
+            Ok(i) => i + 1,
+            Err(i) => i,
+        })
+    }
+
+    /// Child `i` of a branch (`0..=count`).
+    pub fn child(&self, page: &[u8], i: usize) -> Result<PageId> {
+        let id = if i == 0 {
+            le_u64(&page[OFF_CHILD0..])
+        } else {
+            le_u64(self.record_raw(page, i - 1)?)
+        };
+        if id < 2 {
+            return Err(corrupt(self.id, format!("child pointer {i} is {id}")));
+        }
+        Ok(id)
+    }
+
+    /// Bytes used by both lists.
+    pub fn used(&self, page: &[u8]) -> Result<usize> {
+        let k = self
+            .keys
+            .used(self.kregion(page), self.count)
+            .map_err(|f| self.err(f))?;
+        let r = self
+            .recs
+            .used(self.rregion(page), self.count)
+            .map_err(|f| self.err(f))?;
+        Ok(k + r)
+    }
+
+    /// Bytes available to both lists together.
+    pub fn capacity(&self) -> usize {
+        self.psize - self.hdr
+    }
+
+    pub fn free(&self, page: &[u8]) -> Result<usize> {
+        Ok(self.capacity() - self.used(page)?)
+    }
+}
+
+fn key_weight(keys: KeyList) -> usize {
+    match keys {
+        KeyList::U32 => 4,
+        KeyList::U64 => 8,
+        KeyList::Fixed(w) => w,
+        KeyList::Var => 18,
+    }
+}
+
+/// Record region size for a node whose lists use `ku` and `ru` bytes: the records get their
+/// bytes plus a share of the free space proportional to a nominal entry.
+fn rrange_for(keys: KeyList, recs: RecordList, capacity: usize, ku: usize, ru: usize) -> usize {
+    let rw = recs.weight();
+    if rw == 0 {
+        return 0;
+    }
+    let free = capacity - ku - ru;
+    ru + free * rw / (rw + key_weight(keys))
+}
+
+fn write_rrange(page: &mut [u8], rrange: usize) {
+    page[OFF_RRANGE..OFF_RRANGE + 2].copy_from_slice(&(rrange as u16).to_le_bytes());
+}
+
+fn write_count(page: &mut [u8], count: usize) {
+    page[OFF_COUNT..OFF_COUNT + 4].copy_from_slice(&(count as u32).to_le_bytes());
+}
+
+/// Makes `page` an empty node.
+pub fn init(page: &mut [u8], spec: &Spec, leaf: bool, child0: PageId) {
+    let hdr = if leaf { LEAF_HEADER } else { BRANCH_HEADER };
+    page[PAGE_KIND_OFFSET..hdr].fill(0);
+    page[PAGE_KIND_OFFSET] = if leaf {
+        PageKind::Leaf as u8
+    } else {
+        PageKind::Branch as u8
+    };
+    page[OFF_KLIST] = spec.keys(leaf).id();
+    let cap = spec.page_size - hdr;
+    write_rrange(
+        page,
+        rrange_for(spec.keys(leaf), spec.records(leaf), cap, 0, 0),
+    );
+    write_count(page, 0);
+    if !leaf {
+        set_child0(page, child0);
+    }
+}
+
+fn set_child0(page: &mut [u8], id: PageId) {
+    page[OFF_CHILD0..OFF_CHILD0 + 8].copy_from_slice(&id.to_le_bytes());
+}
+
+/// Sets child `i` of the branch in `page`.
+pub fn set_child(page: &mut [u8], l: &Layout, i: usize, id: PageId) -> Result<()> {
+    if i == 0 {
+        set_child0(page, id);
+        Ok(())
+    } else {
+        let rs = l.rstart;
+        l.recs
+            .set_fixed(&mut page[rs..], i - 1, &id.to_le_bytes())
+            .map_err(|f| l.err(f))
+    }
+}
+
+/// Inserts an entry at `i` (for branches: separator `i` with right child `rec`). Returns false,
+/// changing nothing, when the node has no room even after moving the region boundary.
+pub fn insert(page: &mut [u8], l: &mut Layout, i: usize, key: &[u8], rec: &[u8]) -> Result<bool> {
+    let n = l.count;
+    if i > n {
+        return Err(corrupt(l.id, "insert position out of range"));
+    }
+    let ku = l.keys.used(l.kregion(page), n).map_err(|f| l.err(f))?;
+    let ru = l.recs.used(l.rregion(page), n).map_err(|f| l.err(f))?;
+    let kc = l.keys.cost(key.len());
+    let rc = l.recs.cost(rec.len());
+    if ku + kc > l.rstart - l.hdr || ru + rc > l.psize - l.rstart {
+        if ku + kc + ru + rc > l.capacity() {
+            return Ok(false);
+        }
+        let rrange = rrange_for(l.keys, l.recs, l.capacity(), ku + kc, ru + rc);
+        let new_rstart = l.psize - rrange;
+        page.copy_within(l.rstart..l.rstart + ru, new_rstart);
+        write_rrange(page, rrange);
+        l.rstart = new_rstart;
+    }
+    let (hdr, rs) = (l.hdr, l.rstart);
+    l.keys
+        .insert(&mut page[hdr..rs], n, i, key)
+        .map_err(|f| l.err(f))?;
+    l.recs
+        .insert(&mut page[rs..], n, i, rec)
+        .map_err(|f| l.err(f))?;
+    l.count = n + 1;
+    write_count(page, l.count);
+    Ok(true)
+}
+
+/// Removes entry `i` (for branches: separator `i` and child `i + 1`).
+pub fn remove(page: &mut [u8], l: &mut Layout, i: usize) -> Result<()> {
+    let n = l.count;
+    let (hdr, rs) = (l.hdr, l.rstart);
+    l.keys
+        .remove(&mut page[hdr..rs], n, i)
+        .map_err(|f| l.err(f))?;
+    l.recs.remove(&mut page[rs..], n, i).map_err(|f| l.err(f))?;
+    l.count = n - 1;
+    write_count(page, l.count);
+    Ok(())
+}
+
+/// Entries copied out of nodes, for rebuilding (splits, merges).
+#[derive(Default, Debug)]
+pub struct Entries {
+    buf: Vec<u8>,
+    /// (key start, record start = key end, record end) in `buf`.
+    items: Vec<(usize, usize, usize)>,
+}
+
+impl Entries {
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+    pub fn push(&mut self, key: &[u8], rec: &[u8]) {
+        let a = self.buf.len();
+        self.buf.extend_from_slice(key);
+        let b = self.buf.len();
+        self.buf.extend_from_slice(rec);
+        self.items.push((a, b, self.buf.len()));
+    }
+    pub fn key(&self, i: usize) -> &[u8] {
+        let (a, b, _) = self.items[i];
+        &self.buf[a..b]
+    }
+    pub fn rec(&self, i: usize) -> &[u8] {
+        let (_, b, c) = self.items[i];
+        &self.buf[b..c]
+    }
+    /// Appends every entry of the node.
+    pub fn extend_from(&mut self, page: &[u8], l: &Layout) -> Result<()> {
+        self.items.reserve(l.count);
+        for i in 0..l.count {
+            let k = l.key_raw(page, i)?;
+            let r = l.record_raw(page, i)?;
+            self.push(k, r);
+        }
+        Ok(())
+    }
+    /// Bytes entries `range` take in a node of this kind.
+    pub fn cost(&self, keys: KeyList, recs: RecordList, range: std::ops::Range<usize>) -> usize {
+        range
+            .map(|i| {
+                let (a, b, c) = self.items[i];
+                keys.cost(b - a) + recs.cost(c - b)
+            })
+            .sum()
+    }
+}
+
+/// Rewrites `page` as a node holding entries `range` of `e` (and `child0` for branches).
+pub fn build(
+    page: &mut [u8],
+    id: PageId,
+    spec: &Spec,
+    leaf: bool,
+    child0: PageId,
+    e: &Entries,
+    range: std::ops::Range<usize>,
+) -> Result<()> {
+    let keys = spec.keys(leaf);
+    let recs = spec.records(leaf);
+    let hdr = if leaf { LEAF_HEADER } else { BRANCH_HEADER };
+    let cap = spec.page_size - hdr;
+    let mut ku = 0;
+    let mut ru = 0;
+    for i in range.clone() {
+        let (a, b, c) = e.items[i];
+        ku += keys.cost(b - a);
+        ru += recs.cost(c - b);
+    }
+    if ku + ru > cap {
+        return Err(corrupt(id, "rebuilt node does not fit its page"));
+    }
+    init(page, spec, leaf, child0);
+    write_rrange(page, rrange_for(keys, recs, cap, ku, ru));
+    let mut l = Layout::read(page, id, spec)?;
+    for i in range {
+        let n = l.count;
+        if !insert(page, &mut l, n, e.key(i), e.rec(i))? {
+            return Err(corrupt(id, "rebuilt node does not fit its page"));
+        }
+    }
+    Ok(())
+}
+
+/// A description of one node for debugging (`tersedb dump`).
+pub fn describe(page: &[u8], id: PageId, spec: &Spec, max_entries: usize) -> Result<String> {
+    use std::fmt::Write;
+    let l = Layout::read(page, id, spec)?;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "page {id}: {} with {} keys, {} of {} bytes used, record region at {}",
+        if l.leaf { "leaf" } else { "branch" },
+        l.count,
+        l.used(page)?,
+        l.capacity(),
+        l.rstart
+    );
+    if !l.leaf {
+        let _ = writeln!(s, "  child {}", l.child(page, 0)?);
+    }
+    for i in 0..l.count.min(max_entries) {
+        let k = l.key(page, i)?;
+        if l.leaf {
+            let r = l.record_raw(page, i)?;
+            let _ = writeln!(s, "  [{i}] {k} -> {} stored record bytes", r.len());
+        } else {
+            let _ = writeln!(s, "  [{i}] {k} | child {}", l.child(page, i + 1)?);
+        }
+    }
+    if l.count > max_entries {
+        let _ = writeln!(s, "  ... {} more", l.count - max_entries);
+    }
+    Ok(s)
+}

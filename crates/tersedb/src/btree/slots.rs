@@ -1,0 +1,232 @@
+//! The two plain array layouts that uncompressed KeyLists and RecordLists are made of. Both work
+//! on a *region* (a byte slice of the node) and keep their bytes at its start.
+//!
+//! ```text
+//! fixed, width w:  [item 0: w bytes][item 1: w bytes] ... [item n-1]            used = n * w
+//! var:             [end 0 u16][end 1 u16] ... [end n-1 u16][bytes of item 0, 1, ... n-1]
+//!                  item i = bytes[end[i-1] .. end[i]] (end[-1] = 0)            used = 2n + end[n-1]
+//! ```
+//!
+//! Every read is bounds-checked against the region: a corrupt count or offset gives
+//! [`Error::Corrupted`](crate::Error::Corrupted) (the caller names the page), never a panic.
+
+/// A structural fault found in a region; the node layer turns it into `Error::Corrupted`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fault(pub &'static str);
+
+pub type SResult<T> = std::result::Result<T, Fault>;
+
+#[inline]
+pub fn le_u16(b: &[u8]) -> u16 {
+    let mut a = [0u8; 2];
+    a.copy_from_slice(&b[..2]);
+    u16::from_le_bytes(a)
+}
+#[inline]
+pub fn le_u32(b: &[u8]) -> u32 {
+    let mut a = [0u8; 4];
+    a.copy_from_slice(&b[..4]);
+    u32::from_le_bytes(a)
+}
+#[inline]
+pub fn le_u64(b: &[u8]) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&b[..8]);
+    u64::from_le_bytes(a)
+}
+
+/// Fixed-width items.
+pub mod fixed {
+    use super::{Fault, SResult};
+
+    pub fn used(region: &[u8], w: usize, n: usize) -> SResult<usize> {
+        let u = n.checked_mul(w).ok_or(Fault("item count overflows"))?;
+        if u > region.len() {
+            return Err(Fault("fixed-width list longer than its region"));
+        }
+        Ok(u)
+    }
+
+    #[inline]
+    pub fn get(region: &[u8], w: usize, i: usize) -> SResult<&[u8]> {
+        region
+            .get(i * w..i * w + w)
+            .ok_or(Fault("fixed-width item outside its region"))
+    }
+
+    /// Inserts at `i`; the caller checked `(n + 1) * w <= region.len()`.
+    pub fn insert(region: &mut [u8], w: usize, n: usize, i: usize, item: &[u8]) -> SResult<()> {
+        if i > n || (n + 1) * w > region.len() || item.len() != w {
+            return Err(Fault("fixed-width insert out of range"));
+        }
+        region.copy_within(i * w..n * w, i * w + w);
+        region[i * w..i * w + w].copy_from_slice(item);
+        Ok(())
+    }
+
+    pub fn remove(region: &mut [u8], w: usize, n: usize, i: usize) -> SResult<()> {
+        if i >= n || n * w > region.len() {
+            return Err(Fault("fixed-width remove out of range"));
+        }
+        region.copy_within(i * w + w..n * w, i * w);
+        Ok(())
+    }
+
+    /// Overwrites item `i` in place.
+    pub fn set(region: &mut [u8], w: usize, i: usize, item: &[u8]) -> SResult<()> {
+        let dst = region
+            .get_mut(i * w..i * w + w)
+            .ok_or(Fault("fixed-width set out of range"))?;
+        if item.len() != w {
+            return Err(Fault("fixed-width set of wrong width"));
+        }
+        dst.copy_from_slice(item);
+        Ok(())
+    }
+}
+
+/// Variable-length items behind a table of u16 end offsets.
+pub mod var {
+    use super::{le_u16, Fault, SResult};
+
+    #[inline]
+    fn end(region: &[u8], i: usize) -> SResult<usize> {
+        region
+            .get(2 * i..2 * i + 2)
+            .map(|b| le_u16(b) as usize)
+            .ok_or(Fault("offset table outside its region"))
+    }
+
+    fn set_end(region: &mut [u8], i: usize, v: usize) {
+        region[2 * i..2 * i + 2].copy_from_slice(&(v as u16).to_le_bytes());
+    }
+
+    /// Total bytes of the items (the last end offset).
+    fn total(region: &[u8], n: usize) -> SResult<usize> {
+        if n == 0 {
+            Ok(0)
+        } else {
+            end(region, n - 1)
+        }
+    }
+
+    pub fn used(region: &[u8], n: usize) -> SResult<usize> {
+        let t = 2usize
+            .checked_mul(n)
+            .ok_or(Fault("item count overflows"))?
+            .checked_add(total(region, n)?)
+            .ok_or(Fault("item count overflows"))?;
+        if t > region.len() {
+            return Err(Fault("variable-length list longer than its region"));
+        }
+        Ok(t)
+    }
+
+    #[inline]
+    pub fn get(region: &[u8], n: usize, i: usize) -> SResult<&[u8]> {
+        if i >= n {
+            return Err(Fault("item index out of range"));
+        }
+        let start = if i == 0 { 0 } else { end(region, i - 1)? };
+        let stop = end(region, i)?;
+        if start > stop {
+            return Err(Fault("offsets not ascending"));
+        }
+        region
+            .get(2 * n + start..2 * n + stop)
+            .ok_or(Fault("item outside its region"))
+    }
+
+    /// Inserts `item` at `i`; the caller checked `used + 2 + item.len() <= region.len()`.
+    pub fn insert(region: &mut [u8], n: usize, i: usize, item: &[u8]) -> SResult<()> {
+        let used = used(region, n)?;
+        let len = item.len();
+        if i > n || used + 2 + len > region.len() || 2 * (n + 1) + total(region, n)? + len > 0xffff
+        {
+            return Err(Fault("variable-length insert out of range"));
+        }
+        let b = 2 * n;
+        let tot = total(region, n)?;
+        let split = if i == 0 { 0 } else { end(region, i - 1)? };
+        if split > tot {
+            return Err(Fault("offsets not ascending"));
+        }
+        region.copy_within(b + split..b + tot, b + 2 + split + len);
+        region.copy_within(b..b + split, b + 2);
+        region[b + 2 + split..b + 2 + split + len].copy_from_slice(item);
+        region.copy_within(2 * i..2 * n, 2 * i + 2);
+        set_end(region, i, split + len);
+        for j in i + 1..=n {
+            let e = end(region, j)?;
+            set_end(region, j, e + len);
+        }
+        Ok(())
+    }
+
+    pub fn remove(region: &mut [u8], n: usize, i: usize) -> SResult<()> {
+        if i >= n {
+            return Err(Fault("item index out of range"));
+        }
+        used(region, n)?;
+        let tot = total(region, n)?;
+        let start = if i == 0 { 0 } else { end(region, i - 1)? };
+        let stop = end(region, i)?;
+        if start > stop || stop > tot {
+            return Err(Fault("offsets not ascending"));
+        }
+        let len = stop - start;
+        for j in i + 1..n {
+            let e = end(region, j)?;
+            if e < len {
+                return Err(Fault("offsets not ascending"));
+            }
+            set_end(region, j, e - len);
+        }
+        region.copy_within(2 * i + 2..2 * n, 2 * i);
+        let b = 2 * n;
+        region.copy_within(b..b + start, b - 2);
+        region.copy_within(b + stop..b + tot, b - 2 + start);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn var_list_matches_a_vec_model() {
+        let mut rng = fastrand::Rng::with_seed(7);
+        let mut region = vec![0u8; 600];
+        let mut model: Vec<Vec<u8>> = Vec::new();
+        for _ in 0..3000 {
+            let n = model.len();
+            if rng.bool() || n == 0 {
+                let len = rng.usize(0..20);
+                let item: Vec<u8> = (0..len).map(|_| rng.u8(..)).collect();
+                if var::used(&region, n).unwrap() + 2 + len <= region.len() {
+                    let i = rng.usize(0..=n);
+                    var::insert(&mut region, n, i, &item).unwrap();
+                    model.insert(i, item);
+                }
+            } else {
+                let i = rng.usize(0..n);
+                var::remove(&mut region, n, i).unwrap();
+                model.remove(i);
+            }
+            for (i, m) in model.iter().enumerate() {
+                assert_eq!(var::get(&region, model.len(), i).unwrap(), &m[..]);
+            }
+        }
+    }
+
+    #[test]
+    fn corrupt_offsets_are_faults_not_panics() {
+        let mut region = vec![0xffu8; 64];
+        assert!(var::get(&region, 3, 1).is_err());
+        assert!(var::used(&region, 3).is_err());
+        assert!(var::remove(&mut region, 3, 1).is_err());
+        assert!(fixed::used(&region, 8, 9).is_err());
+        assert!(fixed::get(&region, 8, 8).is_err());
+    }
+}

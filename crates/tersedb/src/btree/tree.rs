@@ -1,0 +1,612 @@
+//! Tree operations: lookup, insert/upsert/append, erase, drop — one descent each, with top-down
+//! local balancing.
+//!
+//! Insert: on the way down, every child that could not take one more entry (a leaf: this entry; a
+//! branch: the longest separator) is split before we enter it. The parent always has room for the
+//! separator, because it was itself checked on the step before, so a split never propagates up.
+//! Erase: on the way down, a child less than a quarter full is merged with a neighbour when both
+//! fit in three quarters of a page; the parent loses one separator and may itself become sparse,
+//! which the next descent through it repairs. A root branch left with a single child is replaced
+//! by that child; an empty root leaf is freed (the tree becomes empty, root 0).
+//!
+//! Every page on the path is copied on write (`PageSink::cow`) and the parent's child pointer is
+//! updated to the copy. Splits of a leaf at its right (left) end move nothing: the new entry gets
+//! a node of its own, so ascending (descending) loads fill leaves completely.
+//!
+//! The append fast path: a write remembers the rightmost leaf it reached (an [`AppendHint`]); a
+//! following insert of a key above that leaf's last key goes straight to it, with no descent.
+
+use super::node::{self, corrupt, Entries, Layout};
+use super::overflow::{self, Stored};
+use super::{Key, RecordList, Spec, MAX_DEPTH};
+use crate::error::{Error, PageId, Result};
+use crate::storage::{PageSink, PageSource};
+
+/// What `put` does with a key that is already present.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PutMode {
+    /// Error::KeyExists.
+    Insert,
+    /// Overwrite the record.
+    Upsert,
+    /// The key must be greater than every key in the tree (else Error::InvalidKey).
+    Append,
+}
+
+/// The rightmost leaf of a tree as of its last write, for the append fast path. Only valid while
+/// the tree's root is `root` and the leaf is dirty; any write that is not an append resets it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AppendHint {
+    root: PageId,
+    leaf: PageId,
+}
+
+fn too_deep(id: PageId) -> Error {
+    corrupt(
+        id,
+        format!("tree deeper than {MAX_DEPTH} levels (a cycle?)"),
+    )
+}
+
+/// The value of entry `i` of a leaf (reading its overflow chain when needed).
+pub fn value_of<S: PageSource + ?Sized>(
+    src: &S,
+    spec: &Spec,
+    l: &Layout,
+    page: &[u8],
+    i: usize,
+) -> Result<Vec<u8>> {
+    match overflow::decode(spec, l.record_raw(page, i)?, l.id)? {
+        Stored::Inline(b) => Ok(b.to_vec()),
+        Stored::Overflow { first, len } => overflow::read(src, first, len),
+    }
+}
+
+/// Looks `key` up; `Some(value)` when present (empty for key-only databases).
+pub fn get<S: PageSource + ?Sized>(
+    src: &S,
+    spec: &Spec,
+    root: PageId,
+    key: &Key<'_>,
+) -> Result<Option<Vec<u8>>> {
+    let probe = spec.probe(key)?;
+    find(src, spec, root, &probe, |page, l, i| {
+        value_of(src, spec, l, page, i)
+    })
+}
+
+/// Whether `key` is present.
+pub fn contains<S: PageSource + ?Sized>(
+    src: &S,
+    spec: &Spec,
+    root: PageId,
+    key: &Key<'_>,
+) -> Result<bool> {
+    let probe = spec.probe(key)?;
+    Ok(find(src, spec, root, &probe, |_, _, _| Ok(()))?.is_some())
+}
+
+fn find<S: PageSource + ?Sized, T>(
+    src: &S,
+    spec: &Spec,
+    root: PageId,
+    probe: &Key<'_>,
+    f: impl FnOnce(&[u8], &Layout, usize) -> Result<T>,
+) -> Result<Option<T>> {
+    if root == 0 {
+        return Ok(None);
+    }
+    let mut id = root;
+    // For integer keys, the separators around the child steer its search's first guess.
+    let (mut lo, mut hi) = (None::<u64>, None::<u64>);
+    for _ in 0..MAX_DEPTH {
+        let page = src.page(id)?;
+        let l = Layout::read(&page, id, spec)?;
+        let est = match (lo, hi) {
+            (Some(a), Some(b)) if b > a => Some((a, b - 1)),
+            _ => None,
+        };
+        let found = l.search_est(&page, probe, est)?;
+        if l.leaf {
+            return match found {
+                Ok(i) => Ok(Some(f(&page, &l, i)?)),
+                Err(_) => Ok(None),
+            };
+        }
+        let ci = match found {
+            Ok(i) => i + 1,
+            Err(i) => i,
+        };
+        if ci > 0 {
+            lo = l.key(&page, ci - 1)?.as_u64();
+        }
+        if ci < l.count {
+            hi = l.key(&page, ci)?.as_u64();
+        }
+        id = l.child(&page, ci)?;
+    }
+    Err(too_deep(id))
+}
+
+fn inline_record(spec: &Spec, value: &[u8], out: &mut Vec<u8>) {
+    out.clear();
+    if spec.recs == RecordList::Var {
+        out.push(0);
+    }
+    if spec.recs != RecordList::None {
+        out.extend_from_slice(value);
+    }
+}
+
+/// Inserts or overwrites `key`. Returns true when the key is new.
+#[allow(clippy::too_many_arguments)]
+pub fn put<S: PageSink + ?Sized>(
+    sink: &mut S,
+    spec: &Spec,
+    root: &mut PageId,
+    key: &Key<'_>,
+    value: &[u8],
+    mode: PutMode,
+    hint: &mut Option<AppendHint>,
+) -> Result<bool> {
+    let probe = spec.probe(key)?;
+    let enc = spec.encode_key(&probe)?;
+    let kb = enc.bytes();
+    spec.check_record(value)?;
+    let cost = spec.leaf_entry_cost(kb.len(), value.len());
+    let big = spec.recs == RecordList::Var && value.len() > spec.limits.max_inline_record;
+    let mut rec = Vec::new();
+
+    if let Some(h) = *hint {
+        // A leaf that is no longer dirty (committed since) refuses `page_mut`: take the slow path.
+        if let (true, Ok(page)) = (h.root == *root && !big, sink.page_mut(h.leaf)) {
+            let mut l = Layout::read(page, h.leaf, spec)?;
+            if l.leaf && l.count > 0 && probe > l.key(page, l.count - 1)? {
+                inline_record(spec, value, &mut rec);
+                let n = l.count;
+                if node::insert(page, &mut l, n, kb, &rec)? {
+                    return Ok(true);
+                }
+            }
+        }
+    }
+    *hint = None;
+    if mode == PutMode::Append {
+        let mut c = super::cursor::RawCursor::new();
+        if c.last(&*sink, spec, *root)? && probe <= c.key()?.unwrap_or(probe) {
+            return Err(not_ascending());
+        }
+    }
+
+    if *root == 0 {
+        let id = sink.alloc()?;
+        node::init(sink.page_mut(id)?, spec, true, 0);
+        *root = id;
+    }
+    let r = sink.cow(*root)?;
+    *root = r;
+    if needs_split(sink, spec, r, cost)? {
+        let nr = sink.alloc()?;
+        node::init(sink.page_mut(nr)?, spec, false, r);
+        *root = nr;
+    }
+    let mut cur = *root;
+    let mut rightmost = true;
+    for _ in 0..MAX_DEPTH {
+        let page = sink.page_mut(cur)?;
+        let l = Layout::read(page, cur, spec)?;
+        if l.leaf {
+            return leaf_put(
+                sink, spec, cur, &probe, kb, value, mode, rightmost, hint, *root, &mut rec,
+            );
+        }
+        let ci = l.child_index(page, &probe)?;
+        let child = l.child(page, ci)?;
+        rightmost &= ci == l.count;
+        let c2 = sink.cow(child)?;
+        if c2 != child {
+            let page = sink.page_mut(cur)?;
+            node::set_child(page, &l, ci, c2)?;
+        }
+        if needs_split(sink, spec, c2, cost)? {
+            let (right, go_right) = split_child(sink, spec, cur, ci, c2, &probe, kb)?;
+            if go_right {
+                cur = right;
+            } else {
+                cur = c2;
+                rightmost = false;
+            }
+        } else {
+            cur = c2;
+        }
+    }
+    Err(too_deep(cur))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn leaf_put<S: PageSink + ?Sized>(
+    sink: &mut S,
+    spec: &Spec,
+    id: PageId,
+    probe: &Key<'_>,
+    kb: &[u8],
+    value: &[u8],
+    mode: PutMode,
+    rightmost: bool,
+    hint: &mut Option<AppendHint>,
+    root: PageId,
+    rec: &mut Vec<u8>,
+) -> Result<bool> {
+    let page = sink.page_mut(id)?;
+    let mut l = Layout::read(page, id, spec)?;
+    let found = l.search(page, probe)?;
+    let (i, new) = match found {
+        Ok(i) => match mode {
+            PutMode::Insert => return Err(Error::KeyExists),
+            PutMode::Append => return Err(not_ascending()),
+            PutMode::Upsert => {
+                match spec.recs {
+                    // Same size by definition: overwrite in place.
+                    RecordList::Fixed(_) => {
+                        let rs = l.rstart;
+                        l.recs
+                            .set_fixed(&mut page[rs..], i, value)
+                            .map_err(|f| l.err(f))?;
+                        if rightmost {
+                            *hint = Some(AppendHint { root, leaf: id });
+                        }
+                        return Ok(false);
+                    }
+                    RecordList::None => return Ok(false),
+                    RecordList::Var => {}
+                }
+                let old = match overflow::decode(spec, l.record_raw(page, i)?, id)? {
+                    Stored::Overflow { first, len } => Some((first, len)),
+                    Stored::Inline(_) => None,
+                };
+                node::remove(page, &mut l, i)?;
+                if let Some((first, len)) = old {
+                    overflow::free(sink, first, len)?;
+                }
+                (i, false)
+            }
+        },
+        Err(i) => (i, true),
+    };
+    overflow::store(sink, spec, value, rec)?;
+    let page = sink.page_mut(id)?;
+    let mut l = Layout::read(page, id, spec)?;
+    if !node::insert(page, &mut l, i, kb, rec)? {
+        return Err(corrupt(id, "leaf has no room after the split check"));
+    }
+    if rightmost {
+        *hint = Some(AppendHint { root, leaf: id });
+    }
+    Ok(new)
+}
+
+fn not_ascending() -> Error {
+    Error::InvalidKey("append: the key is not greater than every key in the database".into())
+}
+
+/// Whether the (dirty) node `id` could not take one more entry: for a leaf the entry of `cost`
+/// bytes, for a branch the longest separator.
+fn needs_split<S: PageSink + ?Sized>(
+    sink: &mut S,
+    spec: &Spec,
+    id: PageId,
+    cost: usize,
+) -> Result<bool> {
+    let page = sink.page_mut(id)?;
+    let l = Layout::read(page, id, spec)?;
+    let free = l.free(page)?;
+    Ok(if l.leaf {
+        free < cost
+    } else {
+        free < spec.max_branch_entry_cost()
+    })
+}
+
+/// The index at which entries reach half of their bytes, kept within `1..n` (n >= 2).
+fn middle(e: &Entries, spec: &Spec, leaf: bool) -> usize {
+    let (keys, recs) = (spec.keys(leaf), spec.records(leaf));
+    let n = e.len();
+    let total = e.cost(keys, recs, 0..n);
+    let mut acc = 0;
+    for i in 0..n {
+        acc += e.cost(keys, recs, i..i + 1);
+        if acc * 2 >= total {
+            return (i + 1).clamp(1, n.saturating_sub(1).max(1));
+        }
+    }
+    (n / 2).max(1)
+}
+
+/// Splits the dirty child `child` (at index `ci` of the dirty branch `parent`) into itself and a
+/// new right sibling, inserting the separator into `parent`. Returns the sibling and whether
+/// `probe` belongs to it.
+fn split_child<S: PageSink + ?Sized>(
+    sink: &mut S,
+    spec: &Spec,
+    parent: PageId,
+    ci: usize,
+    child: PageId,
+    probe: &Key<'_>,
+    probe_raw: &[u8],
+) -> Result<(PageId, bool)> {
+    let right = sink.alloc()?;
+    let page = sink.page_mut(child)?;
+    let l = Layout::read(page, child, spec)?;
+    let mut e = Entries::default();
+    let sep: Vec<u8>;
+    if l.leaf {
+        let s = match l.search(page, probe)? {
+            Err(p) if p == l.count => l.count,
+            Err(0) => 0,
+            _ => usize::MAX,
+        };
+        if s == l.count {
+            sep = probe_raw.to_vec();
+            node::init(sink.page_mut(right)?, spec, true, 0);
+        } else {
+            e.extend_from(page, &l)?;
+            let s = if s == 0 { 0 } else { middle(&e, spec, true) };
+            sep = e.key(s).to_vec();
+            node::build(page, child, spec, true, 0, &e, 0..s)?;
+            node::build(sink.page_mut(right)?, right, spec, true, 0, &e, s..e.len())?;
+        }
+    } else {
+        if l.count < 3 {
+            return Err(corrupt(child, "full branch with fewer than 3 keys"));
+        }
+        let child0 = l.child(page, 0)?;
+        e.extend_from(page, &l)?;
+        // Descending into the last child (ascending loads): keep the left node full.
+        let m = if l.child_index(page, probe)? == l.count {
+            l.count - 1
+        } else {
+            middle(&e, spec, false).min(e.len() - 1)
+        };
+        sep = e.key(m).to_vec();
+        let rchild0 = super::slots::le_u64(e.rec(m));
+        node::build(page, child, spec, false, child0, &e, 0..m)?;
+        node::build(
+            sink.page_mut(right)?,
+            right,
+            spec,
+            false,
+            rchild0,
+            &e,
+            m + 1..e.len(),
+        )?;
+    }
+    let ppage = sink.page_mut(parent)?;
+    let mut pl = Layout::read(ppage, parent, spec)?;
+    if !node::insert(ppage, &mut pl, ci, &sep, &right.to_le_bytes())? {
+        return Err(corrupt(parent, "branch has no room for a separator"));
+    }
+    let go_right = *probe >= spec.decode_key(&sep);
+    Ok((right, go_right))
+}
+
+/// Removes `key`. Returns false (changing nothing) when it is absent.
+pub fn erase<S: PageSink + ?Sized>(
+    sink: &mut S,
+    spec: &Spec,
+    root: &mut PageId,
+    key: &Key<'_>,
+    hint: &mut Option<AppendHint>,
+) -> Result<bool> {
+    let probe = spec.probe(key)?;
+    if !contains(&*sink, spec, *root, &probe)? {
+        return Ok(false);
+    }
+    *hint = None;
+    let r = sink.cow(*root)?;
+    *root = r;
+    let mut cur = r;
+    let mut done = false;
+    for _ in 0..MAX_DEPTH {
+        let page = sink.page_mut(cur)?;
+        let mut l = Layout::read(page, cur, spec)?;
+        if l.leaf {
+            let i = match l.search(page, &probe)? {
+                Ok(i) => i,
+                Err(_) => return Err(corrupt(cur, "key found by lookup but not by erase")),
+            };
+            let old = match overflow::decode(spec, l.record_raw(page, i)?, cur)? {
+                Stored::Overflow { first, len } => Some((first, len)),
+                Stored::Inline(_) => None,
+            };
+            node::remove(page, &mut l, i)?;
+            if let Some((first, len)) = old {
+                overflow::free(sink, first, len)?;
+            }
+            done = true;
+            break;
+        }
+        let ci = l.child_index(page, &probe)?;
+        cur = descend_for_erase(sink, spec, cur, ci)?;
+    }
+    if !done {
+        return Err(too_deep(cur));
+    }
+    collapse_root(sink, spec, root)?;
+    Ok(true)
+}
+
+/// Replaces a root branch with a single child by that child; frees an empty root leaf.
+fn collapse_root<S: PageSink + ?Sized>(sink: &mut S, spec: &Spec, root: &mut PageId) -> Result<()> {
+    for _ in 0..MAX_DEPTH {
+        if *root == 0 {
+            return Ok(());
+        }
+        let page = sink.page(*root)?;
+        let l = Layout::read(&page, *root, spec)?;
+        if l.count > 0 {
+            return Ok(());
+        }
+        let next = if l.leaf { 0 } else { l.child(&page, 0)? };
+        sink.free(*root)?;
+        *root = next;
+    }
+    Err(too_deep(*root))
+}
+
+/// Returns the writable child `ci` of the dirty branch `parent`, first merging it with a
+/// neighbour when it is less than a quarter full and the two fit in three quarters of a page.
+fn descend_for_erase<S: PageSink + ?Sized>(
+    sink: &mut S,
+    spec: &Spec,
+    parent: PageId,
+    ci: usize,
+) -> Result<PageId> {
+    let ppage = sink.page_mut(parent)?;
+    let pl = Layout::read(ppage, parent, spec)?;
+    let child = pl.child(ppage, ci)?;
+    if pl.count >= 1 {
+        let li = if ci < pl.count { ci } else { ci - 1 };
+        let left = pl.child(ppage, li)?;
+        let right = pl.child(ppage, li + 1)?;
+        let sep = pl.key_raw(ppage, li)?.to_vec();
+        let cpage = sink.page(child)?;
+        let cl = Layout::read(&cpage, child, spec)?;
+        if cl.used(&cpage)? * 4 < cl.capacity() {
+            let lp = sink.page(left)?;
+            let ll = Layout::read(&lp, left, spec)?;
+            let rp = sink.page(right)?;
+            let rl = Layout::read(&rp, right, spec)?;
+            if ll.leaf != rl.leaf {
+                return Err(corrupt(parent, "children at different levels"));
+            }
+            let extra = if ll.leaf {
+                0
+            } else {
+                spec.branch_keys.cost(sep.len()) + 8
+            };
+            if ll.used(&lp)? + rl.used(&rp)? + extra <= ll.capacity() * 3 / 4 {
+                let mut e = Entries::default();
+                e.extend_from(&lp, &ll)?;
+                let child0 = if ll.leaf {
+                    0
+                } else {
+                    e.push(&sep, &rl.child(&rp, 0)?.to_le_bytes());
+                    ll.child(&lp, 0)?
+                };
+                e.extend_from(&rp, &rl)?;
+                drop((lp, rp, cpage));
+                let nl = sink.cow(left)?;
+                node::build(
+                    sink.page_mut(nl)?,
+                    nl,
+                    spec,
+                    ll.leaf,
+                    child0,
+                    &e,
+                    0..e.len(),
+                )?;
+                sink.free(right)?;
+                let ppage = sink.page_mut(parent)?;
+                let mut pl = Layout::read(ppage, parent, spec)?;
+                node::remove(ppage, &mut pl, li)?;
+                node::set_child(ppage, &pl, li, nl)?;
+                return Ok(nl);
+            }
+        }
+    }
+    let c2 = sink.cow(child)?;
+    if c2 != child {
+        let ppage = sink.page_mut(parent)?;
+        let pl = Layout::read(ppage, parent, spec)?;
+        node::set_child(ppage, &pl, ci, c2)?;
+    }
+    Ok(c2)
+}
+
+/// A callback for every node: `(page id, depth, page bytes, layout)`.
+pub type NodeVisitor<'a> = dyn FnMut(PageId, usize, &[u8], &Layout) -> Result<()> + 'a;
+
+/// Calls `f(id, depth, page, layout)` for every node in depth-first order (children left to
+/// right), and `g(id)` for every overflow page. Depth-bounded.
+pub fn walk<S: PageSource + ?Sized>(
+    src: &S,
+    spec: &Spec,
+    root: PageId,
+    f: &mut NodeVisitor<'_>,
+    g: &mut dyn FnMut(PageId) -> Result<()>,
+) -> Result<()> {
+    fn rec<S: PageSource + ?Sized>(
+        src: &S,
+        spec: &Spec,
+        id: PageId,
+        depth: usize,
+        seen: &mut std::collections::HashSet<PageId>,
+        f: &mut NodeVisitor<'_>,
+        g: &mut dyn FnMut(PageId) -> Result<()>,
+    ) -> Result<()> {
+        if depth >= MAX_DEPTH {
+            return Err(too_deep(id));
+        }
+        // A corrupt tree may share subtrees; without this a walk could take exponential time.
+        if !seen.insert(id) {
+            return Err(corrupt(id, "node reachable twice"));
+        }
+        let page = src.page(id)?;
+        let l = Layout::read(&page, id, spec)?;
+        f(id, depth, &page, &l)?;
+        if l.leaf {
+            if spec.recs == RecordList::Var {
+                for i in 0..l.count {
+                    if let Stored::Overflow { first, len } =
+                        overflow::decode(spec, l.record_raw(&page, i)?, id)?
+                    {
+                        overflow::walk(src, first, len, |pid, _| g(pid))?;
+                    }
+                }
+            }
+        } else {
+            for i in 0..=l.count {
+                rec(src, spec, l.child(&page, i)?, depth + 1, seen, f, g)?;
+            }
+        }
+        Ok(())
+    }
+    if root == 0 {
+        return Ok(());
+    }
+    rec(
+        src,
+        spec,
+        root,
+        0,
+        &mut std::collections::HashSet::new(),
+        f,
+        g,
+    )
+}
+
+/// Frees every page of a tree (nodes and overflow chains).
+pub fn drop_tree<S: PageSink + ?Sized>(sink: &mut S, spec: &Spec, root: PageId) -> Result<()> {
+    let mut ids = Vec::new();
+    {
+        let mut ov = Vec::new();
+        walk(
+            &*sink,
+            spec,
+            root,
+            &mut |id, _, _, _| {
+                ids.push(id);
+                Ok(())
+            },
+            &mut |id| {
+                ov.push(id);
+                Ok(())
+            },
+        )?;
+        ids.extend(ov);
+    }
+    for id in ids {
+        sink.free(id)?;
+    }
+    Ok(())
+}

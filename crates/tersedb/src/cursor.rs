@@ -1,0 +1,376 @@
+//! Cursors and range iterators.
+//!
+//! A [`Cursor`] is bidirectional and positioned by key (exact or lower bound). It keeps the path
+//! from the root to its leaf (no sibling pointers exist under copy-on-write) and holds the pages
+//! of that path, so moving within a leaf touches no other page. At either end, `next`/`prev`
+//! return false and the cursor stays on the last/first key. A [`WriteCursor`] can also erase the
+//! key under it and then sits on the following key.
+
+use crate::btree::cursor::RawCursor;
+use crate::btree::{Key, KeyBuf, Spec};
+use crate::db::Db;
+use crate::error::{PageId, Result};
+use crate::storage::PageSource;
+use crate::txn::WriteTxn;
+use std::ops::{Bound, RangeBounds};
+
+/// A read cursor over one database, borrowed from a transaction.
+pub struct Cursor<'t> {
+    src: &'t dyn PageSource,
+    spec: Spec,
+    root: PageId,
+    raw: RawCursor,
+}
+
+impl std::fmt::Debug for Cursor<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cursor")
+            .field("root", &self.root)
+            .field("key", &self.key())
+            .finish()
+    }
+}
+
+// `next`/`prev` are cursor moves returning whether they moved, not iterator steps; `Range` is
+// the iterator.
+#[allow(clippy::should_implement_trait)]
+impl<'t> Cursor<'t> {
+    pub(crate) fn new(src: &'t dyn PageSource, spec: Spec, root: PageId) -> Self {
+        Cursor {
+            src,
+            spec,
+            root,
+            raw: RawCursor::new(),
+        }
+    }
+
+    /// Validates the entry the cursor moved to, so `key()` cannot fail afterwards.
+    fn checked(&self, moved: bool) -> Result<bool> {
+        if moved && !self.raw.key_is_checked() {
+            self.raw.key()?;
+        }
+        Ok(moved)
+    }
+
+    /// Moves to the smallest key; false when the database is empty.
+    pub fn first(&mut self) -> Result<bool> {
+        let m = self.raw.first(self.src, &self.spec, self.root)?;
+        self.checked(m)
+    }
+    /// Moves to the largest key; false when the database is empty.
+    pub fn last(&mut self) -> Result<bool> {
+        let m = self.raw.last(self.src, &self.spec, self.root)?;
+        self.checked(m)
+    }
+    /// Moves to the next key; false (staying put) at the end or when unpositioned.
+    pub fn next(&mut self) -> Result<bool> {
+        let m = self.raw.next(self.src, &self.spec)?;
+        self.checked(m)
+    }
+    /// Moves to the previous key; false (staying put) at the start or when unpositioned.
+    pub fn prev(&mut self) -> Result<bool> {
+        let m = self.raw.prev(self.src, &self.spec)?;
+        self.checked(m)
+    }
+    /// Moves to `key` exactly; false (unpositioned) when absent.
+    pub fn seek<'k>(&mut self, key: impl Into<Key<'k>>) -> Result<bool> {
+        let probe = self.spec.probe(&key.into())?;
+        let m = self
+            .raw
+            .seek(self.src, &self.spec, self.root, &probe, true)?;
+        self.checked(m)
+    }
+    /// Moves to the first key `>= key`; false (unpositioned) when there is none.
+    pub fn lower_bound<'k>(&mut self, key: impl Into<Key<'k>>) -> Result<bool> {
+        let probe = self.spec.probe(&key.into())?;
+        let m = self
+            .raw
+            .seek(self.src, &self.spec, self.root, &probe, false)?;
+        self.checked(m)
+    }
+    /// The key under the cursor (`None` when unpositioned). Borrowed from the cursor's page.
+    pub fn key(&self) -> Option<Key<'_>> {
+        self.raw.key().ok().flatten()
+    }
+    /// The key as u32 (for u32 databases): the scan fast path.
+    pub fn key_u32(&self) -> Option<u32> {
+        self.raw.key_u32()
+    }
+    /// The value under the cursor (read from overflow pages when large).
+    pub fn value(&self) -> Result<Option<Vec<u8>>> {
+        self.raw.value(self.src, &self.spec)
+    }
+    pub fn is_positioned(&self) -> bool {
+        self.raw.is_positioned()
+    }
+}
+
+/// A cursor of the write transaction: reads like [`Cursor`], and erases.
+pub struct WriteCursor<'t> {
+    txn: &'t mut WriteTxn,
+    db: Db,
+    raw: RawCursor,
+}
+
+impl std::fmt::Debug for WriteCursor<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WriteCursor")
+            .field("db", &self.db.name())
+            .field("key", &self.key())
+            .finish()
+    }
+}
+
+#[allow(clippy::should_implement_trait)]
+impl<'t> WriteCursor<'t> {
+    pub(crate) fn new(txn: &'t mut WriteTxn, db: Db) -> Self {
+        WriteCursor {
+            txn,
+            db,
+            raw: RawCursor::new(),
+        }
+    }
+
+    fn go(
+        &mut self,
+        f: impl FnOnce(&mut RawCursor, &dyn PageSource, &Spec, PageId) -> Result<bool>,
+    ) -> Result<bool> {
+        let spec = self.db.spec;
+        let (src, root) = self.txn.view(&self.db)?;
+        let m = f(&mut self.raw, src, &spec, root)?;
+        if m {
+            self.raw.key()?;
+        }
+        Ok(m)
+    }
+
+    pub fn first(&mut self) -> Result<bool> {
+        self.go(|c, s, sp, r| c.first(s, sp, r))
+    }
+    pub fn last(&mut self) -> Result<bool> {
+        self.go(|c, s, sp, r| c.last(s, sp, r))
+    }
+    pub fn next(&mut self) -> Result<bool> {
+        self.go(|c, s, sp, _| c.next(s, sp))
+    }
+    pub fn prev(&mut self) -> Result<bool> {
+        self.go(|c, s, sp, _| c.prev(s, sp))
+    }
+    pub fn seek<'k>(&mut self, key: impl Into<Key<'k>>) -> Result<bool> {
+        let probe = self.db.spec.probe(&key.into())?;
+        self.go(|c, s, sp, r| c.seek(s, sp, r, &probe, true))
+    }
+    pub fn lower_bound<'k>(&mut self, key: impl Into<Key<'k>>) -> Result<bool> {
+        let probe = self.db.spec.probe(&key.into())?;
+        self.go(|c, s, sp, r| c.seek(s, sp, r, &probe, false))
+    }
+    pub fn key(&self) -> Option<Key<'_>> {
+        self.raw.key().ok().flatten()
+    }
+    pub fn value(&mut self) -> Result<Option<Vec<u8>>> {
+        let spec = self.db.spec;
+        let (src, _) = self.txn.view(&self.db)?;
+        self.raw.value(src, &spec)
+    }
+
+    /// Erases the key under the cursor; the cursor then sits on the next key (returns false,
+    /// unpositioned, when the erased key was the last). Returns false when unpositioned.
+    pub fn erase(&mut self) -> Result<bool> {
+        let Some(k) = self.key().map(|k| k.to_owned()) else {
+            return Ok(false);
+        };
+        self.raw.clear();
+        self.txn.erase(&self.db, &k)?;
+        self.lower_bound(&k)
+    }
+}
+
+/// An iterator over `(key, value)` pairs of a key range, in key order; `.rev()` and mixing
+/// `next` / `next_back` work too (two cursors that stop where they meet).
+pub struct Range<'t> {
+    front: Cursor<'t>,
+    back: Cursor<'t>,
+    start: Bound<KeyBuf>,
+    end: Bound<KeyBuf>,
+    front_started: bool,
+    back_started: bool,
+    done: bool,
+}
+
+impl std::fmt::Debug for Range<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Range")
+            .field("start", &self.start)
+            .field("end", &self.end)
+            .finish()
+    }
+}
+
+fn owned<'k, K: Into<Key<'k>> + Copy>(b: Bound<&K>) -> Bound<KeyBuf> {
+    match b {
+        Bound::Included(k) => Bound::Included((*k).into().to_owned()),
+        Bound::Excluded(k) => Bound::Excluded((*k).into().to_owned()),
+        Bound::Unbounded => Bound::Unbounded,
+    }
+}
+
+impl<'t> Range<'t> {
+    pub(crate) fn new<'k, K: Into<Key<'k>> + Copy, R: RangeBounds<K>>(
+        cur: Cursor<'t>,
+        r: &R,
+    ) -> Result<Self> {
+        let norm = |b: Bound<KeyBuf>| -> Result<Bound<KeyBuf>> {
+            Ok(match b {
+                Bound::Included(k) => Bound::Included(cur.spec.probe(&k.as_key())?.to_owned()),
+                Bound::Excluded(k) => Bound::Excluded(cur.spec.probe(&k.as_key())?.to_owned()),
+                Bound::Unbounded => Bound::Unbounded,
+            })
+        };
+        let start = norm(owned(r.start_bound()))?;
+        let end = norm(owned(r.end_bound()))?;
+        let back = Cursor::new(cur.src, cur.spec, cur.root);
+        Ok(Range {
+            front: cur,
+            back,
+            start,
+            end,
+            front_started: false,
+            back_started: false,
+            done: false,
+        })
+    }
+
+    fn advance_front(&mut self) -> Result<bool> {
+        if self.front_started {
+            return self.front.next();
+        }
+        self.front_started = true;
+        match self.start.clone() {
+            Bound::Unbounded => self.front.first(),
+            Bound::Included(k) => self.front.lower_bound(&k),
+            Bound::Excluded(k) => {
+                if self.front.lower_bound(&k)? && self.front.key() == Some(k.as_key()) {
+                    self.front.next()
+                } else {
+                    Ok(self.front.is_positioned())
+                }
+            }
+        }
+    }
+
+    fn advance_back(&mut self) -> Result<bool> {
+        if self.back_started {
+            return self.back.prev();
+        }
+        self.back_started = true;
+        match self.end.clone() {
+            Bound::Unbounded => self.back.last(),
+            Bound::Included(k) => {
+                if !self.back.lower_bound(&k)? {
+                    self.back.last()
+                } else if self.back.key() == Some(k.as_key()) {
+                    Ok(true)
+                } else {
+                    self.back.prev()
+                }
+            }
+            Bound::Excluded(k) => {
+                if self.back.lower_bound(&k)? {
+                    self.back.prev()
+                } else {
+                    self.back.last()
+                }
+            }
+        }
+    }
+
+    fn below_end(&self, k: &Key<'_>) -> bool {
+        match &self.end {
+            Bound::Unbounded => true,
+            Bound::Included(e) => *k <= e.as_key(),
+            Bound::Excluded(e) => *k < e.as_key(),
+        }
+    }
+
+    fn above_start(&self, k: &Key<'_>) -> bool {
+        match &self.start {
+            Bound::Unbounded => true,
+            Bound::Included(s) => *k >= s.as_key(),
+            Bound::Excluded(s) => *k > s.as_key(),
+        }
+    }
+
+    fn step(&mut self, forward: bool) -> Result<Option<(KeyBuf, Vec<u8>)>> {
+        let moved = if forward {
+            self.advance_front()?
+        } else {
+            self.advance_back()?
+        };
+        if !moved {
+            return Ok(None);
+        }
+        let (this, other, other_started) = if forward {
+            (&self.front, &self.back, self.back_started)
+        } else {
+            (&self.back, &self.front, self.front_started)
+        };
+        let Some(k) = this.key() else {
+            return Ok(None);
+        };
+        let inside = if forward {
+            self.below_end(&k)
+        } else {
+            self.above_start(&k)
+        };
+        // The other end sits on the last key it yielded: stop before crossing it.
+        let not_met = !other_started
+            || other
+                .key()
+                .is_none_or(|o| if forward { k < o } else { k > o });
+        if !inside || !not_met {
+            return Ok(None);
+        }
+        let k = k.to_owned();
+        let v = this.value()?.unwrap_or_default();
+        Ok(Some((k, v)))
+    }
+
+    fn finish(
+        &mut self,
+        r: Result<Option<(KeyBuf, Vec<u8>)>>,
+    ) -> Option<Result<(KeyBuf, Vec<u8>)>> {
+        match r {
+            Ok(Some(x)) => Some(Ok(x)),
+            Ok(None) => {
+                self.done = true;
+                None
+            }
+            Err(e) => {
+                self.done = true;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
+impl Iterator for Range<'_> {
+    type Item = Result<(KeyBuf, Vec<u8>)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let r = self.step(true);
+        self.finish(r)
+    }
+}
+
+impl DoubleEndedIterator for Range<'_> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let r = self.step(false);
+        self.finish(r)
+    }
+}

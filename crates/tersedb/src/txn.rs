@@ -1,0 +1,634 @@
+//! Transactions. A [`ReadTxn`] is a snapshot: any number may be open, each usable from several
+//! threads (`Send + Sync`), none ever blocks the writer. A [`WriteTxn`] is the one writer: it
+//! copies the pages it touches, and its changes become visible atomically at [`WriteTxn::commit`];
+//! dropping it (or [`WriteTxn::abort`]) leaves nothing behind.
+//!
+//! A write transaction keeps the state of each database it uses (root, key count, append hint)
+//! in memory and writes the changed catalog entries at commit. Creating, dropping and renaming
+//! databases write the catalog at once, so `list_dbs` sees them.
+
+use crate::btree::tree::{self, AppendHint, PutMode};
+use crate::btree::{Key, Spec};
+use crate::catalog::{self, Entry};
+use crate::cursor::{Cursor, Range, WriteCursor};
+use crate::db::{Db, DbConfig, DbStats};
+use crate::error::{Error, PageId, Result};
+use crate::storage::{Durability, PageSink, PageSource};
+use std::collections::HashMap;
+use std::ops::RangeBounds;
+use std::sync::{Arc, RwLock};
+
+/// FNV-1a for the maps keyed by database name: names are short and trusted (they come from
+/// the caller's handles), and these maps are probed on every operation.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct Fnv(u64);
+
+impl std::hash::Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for b in bytes {
+            h = (h ^ *b as u64).wrapping_mul(0x100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
+pub(crate) type NameHasher = std::hash::BuildHasherDefault<Fnv>;
+
+/// What a read transaction needs from the pager: one committed snapshot.
+pub(crate) trait Snapshot: PageSource + Send + Sync + std::fmt::Debug {
+    /// The catalog's root page (0 when the file holds no database yet).
+    fn root(&self) -> PageId;
+    fn source(&self) -> &dyn PageSource;
+    /// The pager's own pages and free pages as of this snapshot (for `Env::check`).
+    fn pager_pages(&self) -> Result<crate::env::PagerPages> {
+        Ok(crate::env::PagerPages::default())
+    }
+}
+
+/// What a write transaction needs from the pager.
+pub(crate) trait Writer: PageSink + Send + std::fmt::Debug {
+    fn root(&self) -> PageId;
+    fn set_root(&mut self, root: PageId);
+    fn source(&self) -> &dyn PageSource;
+    fn commit(self: Box<Self>, durability: Durability) -> Result<()>;
+    fn abort(self: Box<Self>);
+}
+
+fn spec_for(page_size: usize, name: &str, config: DbConfig) -> Result<Spec> {
+    Spec::new(page_size, config.key_type, config.record_type).map_err(|e| match e {
+        Error::InvalidArgument(what) => {
+            Error::InvalidArgument(format!("database {name:?}: {what}"))
+        }
+        e => e,
+    })
+}
+
+fn mismatch(db: &Db, stored: DbConfig) -> Error {
+    Error::ConfigMismatch {
+        db: db.name.to_string(),
+        what: format!("stored {stored:?}, requested {:?}", db.config()),
+    }
+}
+
+fn open_handle(page_size: usize, name: &str, e: &Entry, want: Option<DbConfig>) -> Result<Db> {
+    if let Some(w) = want {
+        if w != e.config {
+            return Err(Error::ConfigMismatch {
+                db: name.to_string(),
+                what: format!("stored {:?}, requested {w:?}", e.config),
+            });
+        }
+    }
+    // A stored configuration that does not validate is damage to the file, not a bad argument.
+    let spec = spec_for(page_size, name, e.config).map_err(|e| match e {
+        Error::InvalidArgument(what) => {
+            Error::BadFormat(format!("stored configuration is invalid: {what}"))
+        }
+        e => e,
+    })?;
+    Ok(Db {
+        name: name.into(),
+        spec,
+    })
+}
+
+/// Reads shared by both transaction kinds.
+pub(crate) fn stats(src: &dyn PageSource, spec: &Spec, e: &Entry) -> Result<DbStats> {
+    let mut s = DbStats {
+        key_count: e.count,
+        ..DbStats::default()
+    };
+    let ps = spec.page_size as u64;
+    tree::walk(
+        src,
+        spec,
+        e.root,
+        &mut |_, depth, page, l| {
+            s.height = s.height.max(depth + 1);
+            if l.leaf {
+                s.leaf_pages += 1;
+            } else {
+                s.branch_pages += 1;
+            }
+            s.used_bytes += l.used(page)? as u64;
+            Ok(())
+        },
+        &mut |_| {
+            s.overflow_pages += 1;
+            Ok(())
+        },
+    )?;
+    s.bytes = (s.leaf_pages + s.branch_pages + s.overflow_pages) * ps;
+    Ok(s)
+}
+
+/// A read-only snapshot of the environment.
+#[derive(Debug)]
+pub struct ReadTxn {
+    pages: Box<dyn Snapshot>,
+    /// Catalog entries looked up so far (the snapshot never changes).
+    cache: RwLock<HashMap<Arc<str>, Entry, NameHasher>>,
+}
+
+impl ReadTxn {
+    pub(crate) fn new(pages: Box<dyn Snapshot>) -> Self {
+        ReadTxn {
+            pages,
+            cache: RwLock::new(HashMap::default()),
+        }
+    }
+
+    fn src(&self) -> &dyn PageSource {
+        self.pages.source()
+    }
+
+    fn entry(&self, db: &Db) -> Result<Entry> {
+        if let Some(e) = self
+            .cache
+            .read()
+            .ok()
+            .and_then(|c| c.get(&db.name).copied())
+        {
+            return Ok(e);
+        }
+        let e = catalog::get(self.src(), self.pages.root(), &db.name)?
+            .ok_or_else(|| Error::DbNotFound(db.name.to_string()))?;
+        if e.config != db.config() {
+            return Err(mismatch(db, e.config));
+        }
+        if let Ok(mut c) = self.cache.write() {
+            c.insert(db.name.clone(), e);
+        }
+        Ok(e)
+    }
+
+    /// Opens a database, whatever its configuration.
+    pub fn open_db(&self, name: &str) -> Result<Db> {
+        let e = catalog::get(self.src(), self.pages.root(), name)?
+            .ok_or_else(|| Error::DbNotFound(name.to_string()))?;
+        open_handle(self.src().page_size(), name, &e, None)
+    }
+
+    /// Opens a database, checking its stored configuration (`Error::ConfigMismatch`).
+    pub fn open_db_with(&self, name: &str, config: DbConfig) -> Result<Db> {
+        let e = catalog::get(self.src(), self.pages.root(), name)?
+            .ok_or_else(|| Error::DbNotFound(name.to_string()))?;
+        open_handle(self.src().page_size(), name, &e, Some(config))
+    }
+
+    /// Every database with its configuration, in name order.
+    pub fn list_dbs(&self) -> Result<Vec<(String, DbConfig)>> {
+        Ok(catalog::list(self.src(), self.pages.root())?
+            .into_iter()
+            .map(|(n, e)| (n, e.config))
+            .collect())
+    }
+
+    /// The value of `key` (empty for key-only databases), or `None`.
+    pub fn get<'k>(&self, db: &Db, key: impl Into<Key<'k>>) -> Result<Option<Vec<u8>>> {
+        let e = self.entry(db)?;
+        tree::get(self.src(), &db.spec, e.root, &key.into())
+    }
+
+    pub fn contains<'k>(&self, db: &Db, key: impl Into<Key<'k>>) -> Result<bool> {
+        let e = self.entry(db)?;
+        tree::contains(self.src(), &db.spec, e.root, &key.into())
+    }
+
+    /// Number of keys.
+    pub fn len(&self, db: &Db) -> Result<u64> {
+        Ok(self.entry(db)?.count)
+    }
+
+    pub fn is_empty(&self, db: &Db) -> Result<bool> {
+        Ok(self.len(db)? == 0)
+    }
+
+    /// An unpositioned cursor.
+    pub fn cursor(&self, db: &Db) -> Result<Cursor<'_>> {
+        let e = self.entry(db)?;
+        Ok(Cursor::new(self.src(), db.spec, e.root))
+    }
+
+    /// Iterates over the keys in `range`, in order: `txn.range(&db, 10u32..20)`.
+    pub fn range<'k, K: Into<Key<'k>> + Copy, R: RangeBounds<K>>(
+        &self,
+        db: &Db,
+        range: R,
+    ) -> Result<Range<'_>> {
+        Range::new(self.cursor(db)?, &range)
+    }
+
+    /// Iterates over every key, in order.
+    pub fn iter(&self, db: &Db) -> Result<Range<'_>> {
+        Range::new::<u32, _>(self.cursor(db)?, &(..))
+    }
+
+    /// Statistics from a walk of the database's tree.
+    pub fn stats(&self, db: &Db) -> Result<DbStats> {
+        let e = self.entry(db)?;
+        stats(self.src(), &db.spec, &e)
+    }
+
+    pub(crate) fn catalog_root(&self) -> PageId {
+        self.pages.root()
+    }
+
+    pub(crate) fn snapshot(&self) -> &dyn Snapshot {
+        &*self.pages
+    }
+
+    pub(crate) fn pages(&self) -> &dyn PageSource {
+        self.src()
+    }
+}
+
+#[derive(Debug)]
+struct DbState {
+    entry: Entry,
+    hint: Option<AppendHint>,
+    dirty: bool,
+}
+
+/// The write transaction (one at a time per environment).
+#[derive(Debug)]
+pub struct WriteTxn {
+    pages: Option<Box<dyn Writer>>,
+    dbs: HashMap<Arc<str>, DbState, NameHasher>,
+    durability: Durability,
+    /// Set when an operation failed half-way (I/O error, full disk, corruption): the
+    /// transaction can only be aborted.
+    failed: bool,
+}
+
+impl WriteTxn {
+    pub(crate) fn new(pages: Box<dyn Writer>, durability: Durability) -> Self {
+        WriteTxn {
+            pages: Some(pages),
+            dbs: HashMap::default(),
+            durability,
+            failed: false,
+        }
+    }
+
+    fn w(&self) -> Result<&dyn Writer> {
+        if self.failed {
+            return Err(Error::PreviousIo);
+        }
+        self.pages.as_deref().ok_or(Error::PreviousIo)
+    }
+
+    fn wm(&mut self) -> Result<&mut Box<dyn Writer>> {
+        if self.failed {
+            return Err(Error::PreviousIo);
+        }
+        self.pages.as_mut().ok_or(Error::PreviousIo)
+    }
+
+    /// Records whether an error leaves the transaction unusable.
+    fn track<T>(&mut self, r: Result<T>) -> Result<T> {
+        if let Err(e) = &r {
+            match e {
+                Error::KeyExists
+                | Error::KeyNotFound
+                | Error::InvalidKey(_)
+                | Error::InvalidRecord(_)
+                | Error::InvalidArgument(_)
+                | Error::DbNotFound(_)
+                | Error::DbExists(_)
+                | Error::ConfigMismatch { .. } => {}
+                _ => self.failed = true,
+            }
+        }
+        r
+    }
+
+    /// Durability of this transaction's commit (the environment's default unless changed).
+    pub fn set_durability(&mut self, d: Durability) {
+        self.durability = d;
+    }
+
+    fn page_size(&self) -> Result<usize> {
+        Ok(self.w()?.page_size())
+    }
+
+    /// The catalog entry of `name`, as of this transaction.
+    fn lookup(&self, name: &str) -> Result<Option<Entry>> {
+        if let Some(s) = self.dbs.get(name) {
+            return Ok(Some(s.entry));
+        }
+        let w = self.w()?;
+        catalog::get(w.source(), w.root(), name)
+    }
+
+    fn state(&mut self, db: &Db) -> Result<&mut DbState> {
+        if !self.dbs.contains_key(&db.name) {
+            let e = self
+                .lookup(&db.name)?
+                .ok_or_else(|| Error::DbNotFound(db.name.to_string()))?;
+            self.dbs.insert(
+                db.name.clone(),
+                DbState {
+                    entry: e,
+                    hint: None,
+                    dirty: false,
+                },
+            );
+        }
+        let s = self
+            .dbs
+            .get_mut(&db.name)
+            .ok_or_else(|| Error::DbNotFound(db.name.to_string()))?;
+        if s.entry.config != db.config() {
+            return Err(mismatch(db, s.entry.config));
+        }
+        Ok(s)
+    }
+
+    fn entry(&mut self, db: &Db) -> Result<Entry> {
+        Ok(self.state(db)?.entry)
+    }
+
+    /// Creates a database (`Error::DbExists` if the name is taken).
+    pub fn create_db(&mut self, name: &str, config: DbConfig) -> Result<Db> {
+        let ps = self.page_size()?;
+        catalog::check_name(ps, name)?;
+        let spec = spec_for(ps, name, config)?;
+        if self.lookup(name)?.is_some() {
+            return Err(Error::DbExists(name.to_string()));
+        }
+        let entry = Entry {
+            config,
+            root: 0,
+            count: 0,
+        };
+        let r = self.write_entry(name, &entry);
+        self.track(r)?;
+        self.dbs.insert(
+            name.into(),
+            DbState {
+                entry,
+                hint: None,
+                dirty: false,
+            },
+        );
+        Ok(Db {
+            name: name.into(),
+            spec,
+        })
+    }
+
+    /// Opens a database, creating it with `config` when absent; checks the configuration.
+    pub fn open_or_create_db(&mut self, name: &str, config: DbConfig) -> Result<Db> {
+        match self.open_db_with(name, config) {
+            Err(Error::DbNotFound(_)) => self.create_db(name, config),
+            r => r,
+        }
+    }
+
+    fn write_entry(&mut self, name: &str, e: &Entry) -> Result<()> {
+        let w = self.wm()?;
+        let mut root = w.root();
+        catalog::put(&mut **w, &mut root, name, e)?;
+        w.set_root(root);
+        Ok(())
+    }
+
+    fn remove_entry(&mut self, name: &str) -> Result<()> {
+        let w = self.wm()?;
+        let mut root = w.root();
+        catalog::remove(&mut **w, &mut root, name)?;
+        w.set_root(root);
+        Ok(())
+    }
+
+    /// Opens a database, whatever its configuration.
+    pub fn open_db(&mut self, name: &str) -> Result<Db> {
+        let ps = self.page_size()?;
+        let e = self
+            .lookup(name)?
+            .ok_or_else(|| Error::DbNotFound(name.to_string()))?;
+        open_handle(ps, name, &e, None)
+    }
+
+    /// Opens a database, checking its stored configuration (`Error::ConfigMismatch`).
+    pub fn open_db_with(&mut self, name: &str, config: DbConfig) -> Result<Db> {
+        let ps = self.page_size()?;
+        let e = self
+            .lookup(name)?
+            .ok_or_else(|| Error::DbNotFound(name.to_string()))?;
+        open_handle(ps, name, &e, Some(config))
+    }
+
+    /// Every database with its configuration, in name order.
+    pub fn list_dbs(&self) -> Result<Vec<(String, DbConfig)>> {
+        let w = self.w()?;
+        Ok(catalog::list(w.source(), w.root())?
+            .into_iter()
+            .map(|(n, e)| (n, e.config))
+            .collect())
+    }
+
+    /// Drops a database and frees all its pages.
+    pub fn drop_db(&mut self, name: &str) -> Result<()> {
+        let e = self
+            .lookup(name)?
+            .ok_or_else(|| Error::DbNotFound(name.to_string()))?;
+        let r = (|| {
+            let ps = self.page_size()?;
+            let spec = spec_for(ps, name, e.config)?;
+            tree::drop_tree(&mut **self.wm()?, &spec, e.root)?;
+            self.remove_entry(name)
+        })();
+        self.dbs.remove(name);
+        self.track(r)
+    }
+
+    /// Renames a database (`Error::DbExists` if `to` is taken). Handles on the old name stop
+    /// working.
+    pub fn rename_db(&mut self, from: &str, to: &str) -> Result<()> {
+        catalog::check_name(self.page_size()?, to)?;
+        let e = self
+            .lookup(from)?
+            .ok_or_else(|| Error::DbNotFound(from.to_string()))?;
+        if self.lookup(to)?.is_some() {
+            return Err(Error::DbExists(to.to_string()));
+        }
+        let hint = self.dbs.remove(from).and_then(|s| s.hint);
+        let r = self
+            .remove_entry(from)
+            .and_then(|_| self.write_entry(to, &e));
+        self.track(r)?;
+        self.dbs.insert(
+            to.into(),
+            DbState {
+                entry: e,
+                hint,
+                dirty: false,
+            },
+        );
+        Ok(())
+    }
+
+    /// The writer and the state of `db`, with one map lookup on the hot path.
+    fn parts(&mut self, db: &Db) -> Result<(&mut Box<dyn Writer>, &mut DbState)> {
+        self.w()?;
+        if !self.dbs.contains_key(&db.name) {
+            self.state(db)?;
+        }
+        let (Some(pages), Some(s)) = (self.pages.as_mut(), self.dbs.get_mut(&db.name)) else {
+            return Err(Error::PreviousIo);
+        };
+        if s.entry.config != db.config() {
+            return Err(mismatch(db, s.entry.config));
+        }
+        Ok((pages, s))
+    }
+
+    fn put(&mut self, db: &Db, key: Key<'_>, value: &[u8], mode: PutMode) -> Result<bool> {
+        let (pages, s) = self.parts(db)?;
+        let r = tree::put(
+            &mut **pages,
+            &db.spec,
+            &mut s.entry.root,
+            &key,
+            value,
+            mode,
+            &mut s.hint,
+        );
+        s.dirty = true;
+        if let Ok(true) = r {
+            s.entry.count += 1;
+        }
+        self.track(r)
+    }
+
+    /// Inserts a new key; `Error::KeyExists` when it is present.
+    pub fn insert<'k>(&mut self, db: &Db, key: impl Into<Key<'k>>, value: &[u8]) -> Result<()> {
+        self.put(db, key.into(), value, PutMode::Insert).map(|_| ())
+    }
+
+    /// Inserts or overwrites; returns true when the key is new.
+    pub fn upsert<'k>(&mut self, db: &Db, key: impl Into<Key<'k>>, value: &[u8]) -> Result<bool> {
+        self.put(db, key.into(), value, PutMode::Upsert)
+    }
+
+    /// Appends a key greater than every key in the database (`Error::InvalidKey` otherwise).
+    /// Bulk loads of ascending keys take a fast path that skips the descent.
+    pub fn append<'k>(&mut self, db: &Db, key: impl Into<Key<'k>>, value: &[u8]) -> Result<()> {
+        self.put(db, key.into(), value, PutMode::Append).map(|_| ())
+    }
+
+    /// Removes a key; false when it was absent.
+    pub fn erase<'k>(&mut self, db: &Db, key: impl Into<Key<'k>>) -> Result<bool> {
+        let key = key.into();
+        let (pages, s) = self.parts(db)?;
+        let mut r = tree::erase(&mut **pages, &db.spec, &mut s.entry.root, &key, &mut s.hint);
+        if let Ok(true) = r {
+            s.dirty = true;
+            s.entry.count = s.entry.count.saturating_sub(1);
+            if s.entry.count == 0 && s.entry.root != 0 {
+                // Local balancing may leave empty nodes; an empty database owns no pages.
+                r = tree::drop_tree(&mut **pages, &db.spec, s.entry.root).map(|_| true);
+                s.entry.root = 0;
+            }
+        }
+        self.track(r)
+    }
+
+    pub fn get<'k>(&mut self, db: &Db, key: impl Into<Key<'k>>) -> Result<Option<Vec<u8>>> {
+        let e = self.entry(db)?;
+        let r = tree::get(self.w()?.source(), &db.spec, e.root, &key.into());
+        self.track(r)
+    }
+
+    pub fn contains<'k>(&mut self, db: &Db, key: impl Into<Key<'k>>) -> Result<bool> {
+        let e = self.entry(db)?;
+        tree::contains(self.w()?.source(), &db.spec, e.root, &key.into())
+    }
+
+    pub fn len(&mut self, db: &Db) -> Result<u64> {
+        Ok(self.entry(db)?.count)
+    }
+
+    pub fn is_empty(&mut self, db: &Db) -> Result<bool> {
+        Ok(self.len(db)? == 0)
+    }
+
+    /// A read-only cursor over the database as of now.
+    pub fn cursor(&mut self, db: &Db) -> Result<Cursor<'_>> {
+        let e = self.entry(db)?;
+        Ok(Cursor::new(self.w()?.source(), db.spec, e.root))
+    }
+
+    /// A cursor that can also erase at its position.
+    pub fn cursor_mut(&mut self, db: &Db) -> Result<WriteCursor<'_>> {
+        self.entry(db)?;
+        Ok(WriteCursor::new(self, db.clone()))
+    }
+
+    pub fn range<'k, K: Into<Key<'k>> + Copy, R: RangeBounds<K>>(
+        &mut self,
+        db: &Db,
+        range: R,
+    ) -> Result<Range<'_>> {
+        Range::new(self.cursor(db)?, &range)
+    }
+
+    pub fn iter(&mut self, db: &Db) -> Result<Range<'_>> {
+        Range::new::<u32, _>(self.cursor(db)?, &(..))
+    }
+
+    pub fn stats(&mut self, db: &Db) -> Result<DbStats> {
+        let e = self.entry(db)?;
+        stats(self.w()?.source(), &db.spec, &e)
+    }
+
+    /// (source, root) for the write cursor.
+    pub(crate) fn view(&mut self, db: &Db) -> Result<(&dyn PageSource, PageId)> {
+        let e = self.entry(db)?;
+        Ok((self.w()?.source(), e.root))
+    }
+
+    /// Writes the changed catalog entries, then commits (durably, per the durability level).
+    pub fn commit(mut self) -> Result<()> {
+        if self.failed {
+            return Err(Error::PreviousIo);
+        }
+        let dirty: Vec<(Arc<str>, Entry)> = self
+            .dbs
+            .iter()
+            .filter(|(_, s)| s.dirty)
+            .map(|(n, s)| (n.clone(), s.entry))
+            .collect();
+        for (name, e) in dirty {
+            let r = self.write_entry(&name, &e);
+            self.track(r)?;
+        }
+        let pages = self.pages.take().ok_or(Error::PreviousIo)?;
+        pages.commit(self.durability)
+    }
+
+    /// Discards every change (dropping the transaction does the same).
+    pub fn abort(mut self) {
+        if let Some(p) = self.pages.take() {
+            p.abort();
+        }
+    }
+}
+
+impl Drop for WriteTxn {
+    fn drop(&mut self) {
+        if let Some(p) = self.pages.take() {
+            p.abort();
+        }
+    }
+}

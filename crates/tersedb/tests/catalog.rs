@@ -1,0 +1,106 @@
+//! Named databases: create, list, open with config check, rename, drop (which frees every page,
+//! so the file does not grow when databases come and go).
+
+mod common;
+
+use common::mem_env;
+use tersedb::{DbConfig, Error, KeyType, RecordType};
+
+#[test]
+fn create_list_open_rename_drop() {
+    let (env, _) = mem_env(4096);
+    let mut w = env.begin_write().unwrap();
+    let a = w.create_db("alpha", DbConfig::u32_set()).unwrap();
+    let cfg_b = DbConfig::new(KeyType::VarBinary, RecordType::Variable);
+    let b = w.create_db("beta", cfg_b).unwrap();
+    assert!(matches!(
+        w.create_db("alpha", cfg_b),
+        Err(Error::DbExists(_))
+    ));
+    assert!(matches!(
+        w.create_db("", cfg_b),
+        Err(Error::InvalidArgument(_))
+    ));
+    w.insert(&a, 1u32, &[]).unwrap();
+    w.insert(&b, "k", b"v").unwrap();
+    w.commit().unwrap();
+
+    let r = env.begin_read().unwrap();
+    assert_eq!(
+        r.list_dbs().unwrap(),
+        vec![
+            ("alpha".to_string(), DbConfig::u32_set()),
+            ("beta".to_string(), cfg_b)
+        ]
+    );
+    assert!(matches!(r.open_db("gamma"), Err(Error::DbNotFound(_))));
+    assert!(matches!(
+        r.open_db_with("alpha", DbConfig::new(KeyType::U64, RecordType::None)),
+        Err(Error::ConfigMismatch { .. })
+    ));
+    let b2 = r.open_db_with("beta", cfg_b).unwrap();
+    assert_eq!(r.get(&b2, "k").unwrap(), Some(b"v".to_vec()));
+    drop(r);
+
+    let mut w = env.begin_write().unwrap();
+    w.rename_db("beta", "gamma").unwrap();
+    assert!(matches!(w.get(&b, "k"), Err(Error::DbNotFound(_))));
+    assert!(matches!(
+        w.rename_db("gamma", "alpha"),
+        Err(Error::DbExists(_))
+    ));
+    assert!(matches!(
+        w.rename_db("nope", "x"),
+        Err(Error::DbNotFound(_))
+    ));
+    let g = w.open_db("gamma").unwrap();
+    assert_eq!(w.get(&g, "k").unwrap(), Some(b"v".to_vec()));
+    w.drop_db("alpha").unwrap();
+    assert!(matches!(w.drop_db("alpha"), Err(Error::DbNotFound(_))));
+    w.commit().unwrap();
+    let r = env.begin_read().unwrap();
+    let names: Vec<String> = r.list_dbs().unwrap().into_iter().map(|x| x.0).collect();
+    assert_eq!(names, ["gamma"]);
+    assert!(env.check().unwrap().is_clean());
+}
+
+#[test]
+fn a_handle_with_another_config_is_rejected() {
+    let (env, _) = mem_env(4096);
+    let mut w = env.begin_write().unwrap();
+    let a = w.create_db("a", DbConfig::u32_set()).unwrap();
+    w.drop_db("a").unwrap();
+    w.create_db("a", DbConfig::new(KeyType::U64, RecordType::None))
+        .unwrap();
+    // The old handle's config no longer matches the stored one.
+    assert!(matches!(
+        w.insert(&a, 1u32, &[]),
+        Err(Error::ConfigMismatch { .. })
+    ));
+    w.commit().unwrap();
+}
+
+#[test]
+fn dropping_databases_frees_their_pages() {
+    let (env, _) = mem_env(4096);
+    let mut sizes = Vec::new();
+    for round in 0..6 {
+        let mut w = env.begin_write().unwrap();
+        let d = w
+            .create_db("d", DbConfig::new(KeyType::U32, RecordType::Variable))
+            .unwrap();
+        for i in 0..3000u32 {
+            let v = vec![round as u8; if i % 100 == 0 { 10_000 } else { 20 }];
+            w.insert(&d, i, &v).unwrap();
+        }
+        w.commit().unwrap();
+        let mut w = env.begin_write().unwrap();
+        w.drop_db("d").unwrap();
+        w.commit().unwrap();
+        let rep = env.check().unwrap();
+        assert!(rep.is_clean(), "{rep}");
+        sizes.push(rep.total_pages);
+    }
+    // After the first rounds the freed pages are reused: the file stops growing.
+    assert_eq!(sizes[3], sizes[5], "file grows: {sizes:?}");
+}

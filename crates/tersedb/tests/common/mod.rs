@@ -1,0 +1,23 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use tersedb::storage::MemStorage;
+use tersedb::{Env, EnvOptions};
+
+/// The storage a test environment lives in, so it can be reopened.
+pub type Store = MemStorage;
+
+/// A fresh environment on the real pager over an in-memory file with this page size.
+pub fn mem_env(page_size: usize) -> (Env, Store) {
+    let store = MemStorage::new();
+    let opts = EnvOptions::default().page_size(page_size);
+    let env = Env::create_with_storage(Box::new(store.clone()), &opts).unwrap();
+    (env, store)
+}
+
+/// Reopens the environment from its storage (committed state only): a real reopen that reads
+/// the meta pages and the free list back from the bytes.
+pub fn reopen_mem(store: &Store, page_size: usize) -> Env {
+    let opts = EnvOptions::default().page_size(page_size);
+    Env::open_with_storage(Box::new(store.clone()), &opts, false).unwrap()
+}
