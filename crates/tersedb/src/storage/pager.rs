@@ -172,16 +172,17 @@ impl Pager {
         }
         let mut head = vec![0u8; (len as usize).min(super::MIN_PAGE_SIZE)];
         storage.read_at(0, &mut head)?;
-        let sizes: Vec<usize> = match Meta::peek_page_size(&head) {
-            Ok(ps) => vec![ps],
-            Err(Error::BadFormat(w)) if w.starts_with("file format version") => {
-                return Err(Error::BadFormat(w))
-            }
-            // Meta 0 is damaged: look for meta 1 at every possible page size.
-            Err(_) => (9..=16).map(|s| 1usize << s).collect(),
-        };
+        // Try the page size meta 0 names first, then every other one: meta 0's header may be
+        // the damaged part (a flipped version or page-size byte) while meta 1 is intact, and
+        // meta 1's offset depends on the page size. A version mismatch counts only on a page
+        // whose checksum holds (`Meta::from_page` verifies before it parses).
+        let mut sizes: Vec<usize> = (9..=16).map(|s| 1usize << s).collect();
+        if let Ok(ps) = Meta::peek_page_size(&head) {
+            sizes.retain(|&s| s != ps);
+            sizes.insert(0, ps);
+        }
         let mut best: Option<Meta> = None;
-        let mut first_err = None;
+        let mut version_err = None;
         for ps in sizes {
             for id in 0..2u64 {
                 let mut p = vec![0u8; ps];
@@ -191,21 +192,25 @@ impl Pager {
                 match Meta::from_page(id, &p) {
                     Ok(m) if best.is_none_or(|b| m.txn_id > b.txn_id) => best = Some(m),
                     Ok(_) => {}
-                    Err(e) => {
-                        first_err.get_or_insert(e);
+                    Err(Error::BadFormat(w)) => {
+                        version_err.get_or_insert(Error::BadFormat(w));
                     }
+                    Err(_) => {}
                 }
+            }
+            if best.is_some() {
+                break;
             }
         }
         let m = match best {
             Some(m) => m,
             None => {
-                return Err(match first_err {
-                    Some(Error::BadFormat(w)) => Error::BadFormat(w),
-                    _ if head.get(16..24) != Some(&meta::MAGIC[..]) => {
+                return Err(match version_err {
+                    Some(e) => e,
+                    None if head.get(16..24) != Some(&meta::MAGIC[..]) => {
                         Error::BadFormat("not a tersedb file (no valid meta page)".into())
                     }
-                    _ => Error::Corrupted {
+                    None => Error::Corrupted {
                         page: 0,
                         what: "both meta pages are invalid".into(),
                     },
@@ -378,7 +383,50 @@ fn load_free_list(storage: &dyn Storage, m: &Meta) -> Result<(Vec<FreeEntry>, Ve
         }
         pages.push(id);
     }
+    // Every page is listed at most once and is not also a page of the list: a page handed
+    // out twice would end up in two trees.
+    let mut ids: Vec<PageId> = free.iter().map(|e| e.page).collect();
+    ids.sort_unstable();
+    if let Some(w) = ids.windows(2).find(|w| w[0] == w[1]) {
+        return Err(Error::Corrupted {
+            page: w[0],
+            what: "the free list lists this page twice".into(),
+        });
+    }
+    if let Some(&p) = ids.iter().find(|p| seen.contains(p)) {
+        return Err(Error::Corrupted {
+            page: p,
+            what: "a free-list page is also listed as free".into(),
+        });
+    }
+    if free.len() as u64 != m.free_count {
+        return Err(Error::Corrupted {
+            page: m.free_list,
+            what: format!(
+                "the free list holds {} entries, the meta page says {}",
+                free.len(),
+                m.free_count
+            ),
+        });
+    }
     Ok((free, pages))
+}
+
+/// The first page id that appears twice in `entries` (sorted by page) or in both `entries`
+/// and `out` (sorted by id).
+fn first_overlap(entries: &[FreeEntry], out: &[(PageId, Page)]) -> Option<PageId> {
+    if let Some(w) = entries.windows(2).find(|w| w[0].page == w[1].page) {
+        return Some(w[0].page);
+    }
+    let (mut i, mut j) = (0, 0);
+    while i < entries.len() && j < out.len() {
+        match entries[i].page.cmp(&out[j].0) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => return Some(out[j].0),
+        }
+    }
+    None
 }
 
 /// A read snapshot. Holding it keeps the pages it can see from being reused.
@@ -542,26 +590,25 @@ impl WritePages {
             out.push((id, p.into()));
         }
         out.sort_unstable_by_key(|(id, _)| *id);
-        if cfg!(debug_assertions) {
-            // Every page is written once and never also listed as free.
-            let mut seen = HashSet::new();
-            for id in out
-                .iter()
-                .map(|(id, _)| *id)
-                .chain(entries.iter().map(|e| e.page))
-            {
-                assert!(
-                    seen.insert(id),
-                    "pager: page {id} both written and free, or free twice"
-                );
-            }
+        // Every page is written once and never also listed as free. A violation means the
+        // layer above freed a page twice or freed a page that was already free (a reference
+        // to a free page in a damaged tree): refuse before writing anything.
+        if let Some(page) = first_overlap(&entries, &out) {
+            return Err(Error::Corrupted {
+                page,
+                what: "page freed twice, or a free page is still referenced".into(),
+            });
         }
         let fail = |e: std::io::Error| {
             pager.poisoned.store(true, Ordering::Release);
             Error::from(e)
         };
         for (id, page) in out.iter_mut() {
-            let p = Arc::get_mut(page).expect("dirty pages are not shared at commit");
+            if Arc::get_mut(page).is_none() {
+                // The layer above still holds these bytes: seal a private copy.
+                *page = Page::from(&page[..]);
+            }
+            let p = Arc::get_mut(page).expect("a fresh copy is unique");
             meta::seal(*id, p);
             pager.storage.write_at(*id * ps as u64, p).map_err(fail)?;
         }
