@@ -4,7 +4,7 @@
 //! ```text
 //! entry: [0 version=1][1 key type][2..4 fixed key length u16][4 record type]
 //!        [5..9 fixed record size u32][9..17 root page u64, 0 = empty][17..25 key count u64]
-//!        [25 key codec, 0 = none][26..32 zero]
+//!        [25 key codec, 0 = none][26..28 keys per block u16, 0 without a codec][28..32 zero]
 //! key type: 1 u32, 2 u64, 3 fixed-length binary, 4 variable-length binary
 //! record type: 0 none, 1 fixed size, 2 variable size
 //! ```
@@ -13,6 +13,7 @@ use crate::btree::{tree, KeyType, RecordType, Spec};
 use crate::db::DbConfig;
 use crate::error::{Error, PageId, Result};
 use crate::storage::{PageSink, PageSource};
+use tersedb_codecs::CodecId;
 
 pub const ENTRY_LEN: usize = 32;
 /// Longest database name in bytes (further limited by the page size's key limit).
@@ -65,6 +66,8 @@ impl Entry {
         b[5..9].copy_from_slice(&rsize.to_le_bytes());
         b[9..17].copy_from_slice(&self.root.to_le_bytes());
         b[17..25].copy_from_slice(&self.count.to_le_bytes());
+        b[25] = self.config.key_codec.map_or(0, |c| c as u8);
+        b[26..28].copy_from_slice(&self.config.block_size.to_le_bytes());
         b
     }
 
@@ -98,12 +101,15 @@ impl Entry {
             2 => RecordType::Variable,
             _ => return Err(bad("unknown record type")),
         };
-        if b[25] != 0 {
-            return Err(Error::BadFormat(format!(
-                "database uses key codec {}, which this version does not support",
-                b[25]
-            )));
-        }
+        let key_codec = match b[25] {
+            0 => None,
+            c => Some(CodecId::from_u8(c).ok_or_else(|| {
+                Error::BadFormat(format!(
+                    "database uses key codec {c}, which this version does not support"
+                ))
+            })?),
+        };
+        let block_size = u16::from_le_bytes([b[26], b[27]]);
         let mut r = [0u8; 8];
         r.copy_from_slice(&b[9..17]);
         let root = u64::from_le_bytes(r);
@@ -113,7 +119,9 @@ impl Entry {
             return Err(bad("root points at a meta page"));
         }
         Ok(Entry {
-            config: DbConfig::new(key_type, record_type),
+            config: DbConfig::new(key_type, record_type)
+                .with_codec(key_codec)
+                .with_block_size(block_size),
             root,
             count,
         })

@@ -10,6 +10,7 @@
 
 use crate::btree::node::Layout;
 use crate::btree::overflow::{self, Stored};
+use crate::btree::packed::Packed;
 use crate::btree::{KeyBuf, Spec, MAX_DEPTH};
 use crate::catalog;
 use crate::db::{DbConfig, DbStats};
@@ -179,8 +180,9 @@ impl TreeWalk<'_> {
         self.stats.used_bytes += l.used(&page)? as u64;
         let bad = |what: String| Error::Corrupted { page: id, what };
         let mut prev: Option<KeyBuf> = None;
-        for i in 0..l.count {
-            let k = l.key(&page, i)?;
+        let all = node_keys(&page, &l)?;
+        for (i, k) in all.iter().enumerate() {
+            let k = k.as_key();
             if let Some(p) = &prev {
                 if k <= p.as_key() {
                     return Err(bad(format!("key {i} ({k}) not above key {} ({p})", i - 1)));
@@ -242,6 +244,65 @@ impl TreeWalk<'_> {
     }
 }
 
+/// Every key of a node. A compressed leaf is checked block by block on the way: each block
+/// decodes and matches its descriptor (first, last, count, bit width), the block index is in key
+/// order, and the block counts add up to the node's.
+fn node_keys(page: &[u8], l: &Layout) -> Result<Vec<KeyBuf>> {
+    let Some(p) = l.keys.packed() else {
+        return (0..l.count)
+            .map(|i| Ok(l.key(page, i)?.to_owned()))
+            .collect();
+    };
+    let kr = l.kregion(page);
+    let nb = Packed::blocks(kr).map_err(|f| l.err(f))?;
+    let mut out = Vec::with_capacity(l.count);
+    let mut buf = [0u32; crate::btree::packed::MAX_BLOCK_KEYS];
+    let mut prev_last: Option<u32> = None;
+    for b in 0..nb {
+        p.validate_block(kr, b)
+            .map_err(|f| l.err(f))
+            .map_err(|e| annotate(e, b))?;
+        let blk = Packed::block(kr, b).map_err(|f| l.err(f))?;
+        if prev_last.is_some_and(|pl| blk.first < pl) {
+            return Err(node_fault(
+                l,
+                format!("block {b} starts below the previous block's end"),
+            ));
+        }
+        prev_last = Some(blk.last);
+        let n = p.decode_block(kr, b, &mut buf).map_err(|f| l.err(f))?;
+        out.extend(buf[..n].iter().map(|&k| KeyBuf::U32(k)));
+        if out.len() > l.count {
+            break;
+        }
+    }
+    if out.len() != l.count {
+        return Err(node_fault(
+            l,
+            format!(
+                "blocks hold {} keys, the node header says {}",
+                out.len(),
+                l.count
+            ),
+        ));
+    }
+    Ok(out)
+}
+
+fn node_fault(l: &Layout, what: String) -> Error {
+    Error::Corrupted { page: l.id, what }
+}
+
+fn annotate(e: Error, b: usize) -> Error {
+    match e {
+        Error::Corrupted { page, what } => Error::Corrupted {
+            page,
+            what: format!("block {b}: {what}"),
+        },
+        e => e,
+    }
+}
+
 /// Walks one tree; returns its statistics (key count from the leaves).
 pub(crate) fn check_tree(
     src: &dyn PageSource,
@@ -298,7 +359,7 @@ pub(crate) fn check_trees(
         }
     };
     for (name, e) in list {
-        let spec = match Spec::new(ps, e.config.key_type, e.config.record_type) {
+        let spec = match Spec::for_config(ps, &e.config) {
             Ok(s) => s,
             Err(err) => {
                 report.faults.push(CheckFault {
@@ -357,7 +418,7 @@ pub(crate) fn describe_page(
         Some(PageKind::Leaf) | Some(PageKind::Branch) => {
             let mut trees = vec![("the catalog".to_string(), catalog::spec(ps), catalog_root)];
             for (name, e) in catalog::list(src, catalog_root)? {
-                if let Ok(spec) = Spec::new(ps, e.config.key_type, e.config.record_type) {
+                if let Ok(spec) = Spec::for_config(ps, &e.config) {
                     trees.push((format!("database {name:?}"), spec, e.root));
                 }
             }

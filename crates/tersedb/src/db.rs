@@ -4,6 +4,7 @@
 use crate::btree::Spec;
 pub use crate::btree::{Key, KeyBuf, KeyType, Limits, RecordType, MAX_RECORD_LEN};
 use std::sync::Arc;
+pub use tersedb_codecs::CodecId;
 
 /// How a database stores its keys and records. Fixed at creation; stored in the file and checked
 /// when the database is opened with [`crate::ReadTxn::open_db_with`].
@@ -11,6 +12,11 @@ use std::sync::Arc;
 pub struct DbConfig {
     pub key_type: KeyType,
     pub record_type: RecordType,
+    /// Codec of the leaves' keys (u32 keys only); `None` stores them uncompressed.
+    pub key_codec: Option<CodecId>,
+    /// Most keys per compressed block, start key included; 0 = the codec's maximum (257 for
+    /// the byte-oriented codecs and FOR, 129 for BP128, SIMD FOR and the PFOR family).
+    pub block_size: u16,
 }
 
 impl DbConfig {
@@ -18,7 +24,19 @@ impl DbConfig {
         DbConfig {
             key_type,
             record_type,
+            key_codec: None,
+            block_size: 0,
         }
+    }
+    /// Compresses the leaves' keys with `codec` (`None`: uncompressed).
+    pub fn with_codec(mut self, codec: Option<CodecId>) -> Self {
+        self.key_codec = codec;
+        self
+    }
+    /// Most keys per compressed block (0: the codec's maximum).
+    pub fn with_block_size(mut self, keys: u16) -> Self {
+        self.block_size = keys;
+        self
     }
     /// u32 keys, no records.
     pub fn u32_set() -> Self {
@@ -39,7 +57,7 @@ impl Db {
         &self.name
     }
     pub fn config(&self) -> DbConfig {
-        DbConfig::new(self.spec.key_type, self.spec.record_type)
+        self.spec.config()
     }
     /// Size limits of this database (they follow from the page size).
     pub fn limits(&self) -> Limits {

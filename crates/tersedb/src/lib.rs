@@ -70,7 +70,7 @@ pub mod txn;
 
 pub use check::{CheckFault, CheckReport, DbReport};
 pub use cursor::{Cursor, Range, WriteCursor};
-pub use db::{Db, DbConfig, DbStats, Key, KeyBuf, KeyType, Limits, RecordType};
+pub use db::{CodecId, Db, DbConfig, DbStats, Key, KeyBuf, KeyType, Limits, RecordType};
 pub use env::{Env, EnvOptions};
 pub use error::{Error, Result};
 pub use storage::Durability;

@@ -63,7 +63,7 @@ pub(crate) trait Writer: PageSink + Send + std::fmt::Debug {
 }
 
 fn spec_for(page_size: usize, name: &str, config: DbConfig) -> Result<Spec> {
-    Spec::new(page_size, config.key_type, config.record_type).map_err(|e| match e {
+    Spec::for_config(page_size, &config).map_err(|e| match e {
         Error::InvalidArgument(what) => {
             Error::InvalidArgument(format!("database {name:?}: {what}"))
         }
@@ -80,6 +80,8 @@ fn mismatch(db: &Db, stored: DbConfig) -> Error {
 
 fn open_handle(page_size: usize, name: &str, e: &Entry, want: Option<DbConfig>) -> Result<Db> {
     if let Some(w) = want {
+        // Compare effective configurations (block size 0 means the codec's default).
+        let w = Spec::for_config(page_size, &w).map_or(w, |s| s.config());
         if w != e.config {
             return Err(Error::ConfigMismatch {
                 db: name.to_string(),
@@ -362,6 +364,7 @@ impl WriteTxn {
         let ps = self.page_size()?;
         catalog::check_name(ps, name)?;
         let spec = spec_for(ps, name, config)?;
+        let config = spec.config();
         if self.lookup(name)?.is_some() {
             return Err(Error::DbExists(name.to_string()));
         }

@@ -12,7 +12,7 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed, TestRunner};
 use std::collections::BTreeMap;
 use std::ops::Bound;
-use tersedb::{DbConfig, Error, KeyBuf, KeyType, RecordType};
+use tersedb::{CodecId, DbConfig, Error, KeyBuf, KeyType, RecordType};
 
 #[derive(Clone, Debug)]
 enum Op {
@@ -64,7 +64,9 @@ fn op() -> impl Strategy<Value = Op> {
 /// Maps a small integer onto a key of the type, preserving order.
 fn key(kt: KeyType, k: u64, max_key: usize) -> KeyBuf {
     match kt {
-        KeyType::U32 => KeyBuf::U32(k as u32 * 3),
+        // Mostly small gaps, with a jump every 50 keys that grows with the key (up to ~21
+        // bits): compressed blocks see both narrow and wide deltas.
+        KeyType::U32 => KeyBuf::U32((k * 3 + (k / 50) * (k / 50) * 7919) as u32),
         KeyType::U64 => KeyBuf::U64(k * 0x1_0000_0007),
         KeyType::Binary(w) => {
             let mut b = vec![0xabu8; w as usize];
@@ -98,9 +100,9 @@ fn value(rt: RecordType, seed: usize, page_size: usize) -> Vec<u8> {
     (0..len).map(|i| (i * 31 + seed) as u8).collect()
 }
 
-fn run(page_size: usize, kt: KeyType, rt: RecordType, ops: &[Op]) -> Result<(), TestCaseError> {
+fn run(page_size: usize, cfg: DbConfig, ops: &[Op]) -> Result<(), TestCaseError> {
     let (mut env, storage) = mem_env(page_size);
-    let cfg = DbConfig::new(kt, rt);
+    let (kt, rt) = (cfg.key_type, cfg.record_type);
     let mut w = env.begin_write().unwrap();
     let db = w.create_db("t", cfg).unwrap();
     let side = w
@@ -343,7 +345,7 @@ fn check_all(page_size: usize, cases: u32, len: usize) {
         eprintln!("page size {page_size}, {kt:?} / {rt:?}");
         runner(cases)
             .run(&prop::collection::vec(op(), 1..len), |ops| {
-                run(page_size, kt, rt, &ops)
+                run(page_size, DbConfig::new(kt, rt), &ops)
             })
             .unwrap();
     }
@@ -352,6 +354,32 @@ fn check_all(page_size: usize, cases: u32, len: usize) {
 #[test]
 fn model_small_pages() {
     check_all(512, 40, 600);
+}
+
+/// Every key codec, on the smallest page size compressed leaves allow, with tiny blocks (many
+/// blocks, splits and gaps) and default blocks, keys only and with records.
+#[test]
+fn model_compressed() {
+    for codec in CodecId::ALL {
+        for (rt, block) in [
+            (RecordType::None, 0u16),
+            (RecordType::None, 5),
+            (RecordType::Variable, 0),
+            (RecordType::Fixed(8), 3),
+        ] {
+            let cfg = DbConfig::new(KeyType::U32, rt)
+                .with_codec(Some(codec))
+                .with_block_size(block);
+            eprintln!("{} block {block} {rt:?}", codec.name());
+            for page in [1024, 4096] {
+                runner(6)
+                    .run(&prop::collection::vec(op(), 1..500), |ops| {
+                        run(page, cfg, &ops)
+                    })
+                    .unwrap();
+            }
+        }
+    }
 }
 
 #[test]

@@ -9,6 +9,7 @@
 
 use super::node::Layout;
 use super::overflow::{self, Stored};
+use super::packed::Packed;
 use super::slots::le_u32;
 use super::{Key, KeyList, Spec, MAX_DEPTH};
 use crate::error::{PageId, Result};
@@ -22,11 +23,35 @@ struct Frame {
     i: usize,
 }
 
+/// The keys of one block of a compressed leaf, decoded once and served from here while the
+/// cursor stays in the block (seed 000, "Cursor").
+#[derive(Clone, Debug, Default)]
+struct BlockCache {
+    valid: bool,
+    /// Block index in the leaf.
+    b: usize,
+    /// Slot of the block's first key.
+    base: usize,
+    keys: Vec<u32>,
+}
+
+impl BlockCache {
+    #[inline]
+    fn get(&self, i: usize) -> Option<u32> {
+        if self.valid {
+            self.keys.get(i.wrapping_sub(self.base)).copied()
+        } else {
+            None
+        }
+    }
+}
+
 /// A position in a tree: unpositioned, or on one entry.
 #[derive(Clone, Debug, Default)]
 pub struct RawCursor {
     path: Vec<Frame>,
     leaf: Option<Frame>,
+    cache: BlockCache,
 }
 
 fn too_deep(id: PageId) -> crate::Error {
@@ -44,6 +69,64 @@ impl RawCursor {
     pub fn clear(&mut self) {
         self.path.clear();
         self.leaf = None;
+        self.cache.valid = false;
+    }
+
+    /// Makes the block cache hold the current entry's key (compressed leaves only): the next or
+    /// previous block when the cursor just left the cached one, else a walk of the block index.
+    fn sync(&mut self) -> Result<()> {
+        let Some(f) = &self.leaf else {
+            return Ok(());
+        };
+        let Some(p) = f.l.keys.packed() else {
+            return Ok(());
+        };
+        if f.i >= f.l.count || self.cache.get(f.i).is_some() {
+            return Ok(());
+        }
+        let region = f.l.kregion(&f.page);
+        let err = |e| f.l.err(e);
+        let c = &mut self.cache;
+        let nb = Packed::blocks(region).map_err(err)?;
+        let (mut b, mut base) = if c.valid && f.i >= c.base + c.keys.len() {
+            (c.b + 1, c.base + c.keys.len())
+        } else if c.valid && f.i < c.base {
+            // Walk back over gaps to the previous non-empty block.
+            let mut b = c.b;
+            let mut base = c.base;
+            loop {
+                if b == 0 {
+                    return Err(f
+                        .l
+                        .err(super::slots::Fault("cursor slot before the first block")));
+                }
+                b -= 1;
+                let n = Packed::block_slots(region, b).map_err(err)?.1;
+                if n > 0 {
+                    base -= n;
+                    break (b, base);
+                }
+            }
+        } else {
+            (0, 0)
+        };
+        c.keys.resize(super::packed::MAX_BLOCK_KEYS, 0);
+        while b < nb {
+            let n = p.decode_block(region, b, &mut c.keys).map_err(err)?;
+            if f.i < base + n {
+                c.keys.truncate(n);
+                c.b = b;
+                c.base = base;
+                c.valid = true;
+                return Ok(());
+            }
+            base += n;
+            b += 1;
+        }
+        c.valid = false;
+        Err(f
+            .l
+            .err(super::slots::Fault("cursor slot beyond the blocks")))
     }
 
     pub fn is_positioned(&self) -> bool {
@@ -53,7 +136,10 @@ impl RawCursor {
     /// The current key.
     pub fn key(&self) -> Result<Option<Key<'_>>> {
         match &self.leaf {
-            Some(f) => Ok(Some(f.l.key(&f.page, f.i)?)),
+            Some(f) => match self.cache.get(f.i) {
+                Some(k) if f.l.keys.packed().is_some() => Ok(Some(Key::U32(k))),
+                _ => Ok(Some(f.l.key(&f.page, f.i)?)),
+            },
             None => Ok(None),
         }
     }
@@ -62,7 +148,14 @@ impl RawCursor {
     /// count, which `Layout::read` already checked against the region.
     #[inline]
     pub fn key_is_checked(&self) -> bool {
-        matches!(&self.leaf, Some(f) if f.i < f.l.count && f.l.keys != KeyList::Var)
+        match &self.leaf {
+            Some(f) if f.i < f.l.count => match f.l.keys {
+                KeyList::Var => false,
+                KeyList::Packed(_) => self.cache.get(f.i).is_some(),
+                _ => true,
+            },
+            _ => false,
+        }
     }
 
     /// The current key of a u32 leaf, read straight from the page (the scan fast path).
@@ -72,6 +165,8 @@ impl RawCursor {
         if f.l.keys == KeyList::U32 && f.i < f.l.count {
             let o = f.l.hdr + 4 * f.i;
             f.page.get(o..o + 4).map(le_u32)
+        } else if let (KeyList::Packed(_), Some(k)) = (f.l.keys, self.cache.get(f.i)) {
+            Some(k)
         } else {
             self.key().ok().flatten().and_then(|k| k.as_u32())
         }
@@ -112,6 +207,7 @@ impl RawCursor {
             if l.leaf {
                 let i = if left { 0 } else { l.count.saturating_sub(1) };
                 self.leaf = Some(Frame { page, l, i });
+                self.cache.valid = false;
                 return Ok(());
             }
             let i = if left { 0 } else { l.count };
@@ -157,6 +253,7 @@ impl RawCursor {
         }
         self.descend_edge(src, spec, root, left)?;
         if self.leaf_count() > 0 {
+            self.sync()?;
             return Ok(true);
         }
         if self.step_leaf(src, spec, left)? {
@@ -173,6 +270,7 @@ impl RawCursor {
             None => Ok(false),
             Some(f) if f.i + 1 < f.l.count => {
                 f.i += 1;
+                self.sync()?;
                 Ok(true)
             }
             Some(_) => self.step_leaf(src, spec, true),
@@ -185,6 +283,7 @@ impl RawCursor {
             None => Ok(false),
             Some(f) if f.i > 0 && f.i <= f.l.count => {
                 f.i -= 1;
+                self.sync()?;
                 Ok(true)
             }
             Some(_) => self.step_leaf(src, spec, false),
@@ -199,12 +298,12 @@ impl RawCursor {
         spec: &Spec,
         forward: bool,
     ) -> Result<bool> {
-        let saved = (self.path.clone(), self.leaf.clone());
+        let saved = (self.path.clone(), self.leaf.clone(), self.cache.clone());
         loop {
             let child = loop {
                 match self.path.last_mut() {
                     None => {
-                        (self.path, self.leaf) = saved;
+                        (self.path, self.leaf, self.cache) = saved;
                         return Ok(false);
                     }
                     Some(f) => {
@@ -222,6 +321,7 @@ impl RawCursor {
             };
             self.descend_edge(src, spec, child, forward)?;
             if self.leaf_count() > 0 {
+                self.sync()?;
                 return Ok(true);
             }
         }
@@ -252,7 +352,9 @@ impl RawCursor {
                 };
                 let count = l.count;
                 self.leaf = Some(Frame { page, l, i });
+                self.cache.valid = false;
                 if found || (!exact && i < count) {
+                    self.sync()?;
                     return Ok(true);
                 }
                 if !exact && self.step_leaf(src, spec, true)? {

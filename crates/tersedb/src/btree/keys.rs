@@ -15,6 +15,7 @@
 //! ids 16.. reserved for compressed KeyLists
 //! ```
 
+use super::packed::Packed;
 use super::slots::{fixed, le_u32, le_u64, var, Fault, SResult};
 use super::Key;
 
@@ -24,6 +25,8 @@ pub enum KeyList {
     U64,
     Fixed(usize),
     Var,
+    /// u32 keys in codec blocks (leaves only; see `packed`).
+    Packed(Packed),
 }
 
 impl KeyList {
@@ -34,6 +37,16 @@ impl KeyList {
             KeyList::U64 => 2,
             KeyList::Fixed(_) => 3,
             KeyList::Var => 4,
+            KeyList::Packed(p) => p.id(),
+        }
+    }
+
+    /// The compressed list, if this is one.
+    #[inline]
+    pub fn packed(&self) -> Option<Packed> {
+        match *self {
+            KeyList::Packed(p) => Some(p),
+            _ => None,
         }
     }
 
@@ -42,13 +55,16 @@ impl KeyList {
             KeyList::U32 => Some(4),
             KeyList::U64 => Some(8),
             KeyList::Fixed(w) => Some(w),
-            KeyList::Var => None,
+            KeyList::Var | KeyList::Packed(_) => None,
         }
     }
 
     /// Bytes used by `n` keys in `region`.
     #[inline]
     pub fn used(&self, region: &[u8], n: usize) -> SResult<usize> {
+        if let KeyList::Packed(_) = self {
+            return Packed::used(region);
+        }
         match self.width() {
             Some(w) => fixed::used(region, w, n),
             None => var::used(region, n),
@@ -58,6 +74,10 @@ impl KeyList {
     /// Bytes one more key of `key_len` bytes takes.
     #[inline]
     pub fn cost(&self, key_len: usize) -> usize {
+        if let KeyList::Packed(_) = self {
+            // A nominal share: the real cost depends on the block (see `packed`).
+            return 2;
+        }
         match self.width() {
             Some(w) => w,
             None => 2 + key_len,
@@ -70,15 +90,22 @@ impl KeyList {
         if i >= n {
             return Err(Fault("key index out of range"));
         }
-        match self.width() {
-            Some(w) => fixed::get(region, w, i),
-            None => var::get(region, n, i),
+        match (self, self.width()) {
+            (KeyList::Packed(_), _) => Err(Fault("compressed keys have no stored bytes")),
+            (_, Some(w)) => fixed::get(region, w, i),
+            (_, None) => var::get(region, n, i),
         }
     }
 
     /// Key `i`, decoded.
     #[inline]
     pub fn key<'r>(&self, region: &'r [u8], n: usize, i: usize) -> SResult<Key<'r>> {
+        if let KeyList::Packed(p) = self {
+            if i >= n {
+                return Err(Fault("key index out of range"));
+            }
+            return Ok(Key::U32(p.key(region, i)?));
+        }
         let raw = self.raw(region, n, i)?;
         Ok(match self {
             KeyList::U32 => Key::U32(le_u32(raw)),
@@ -130,6 +157,7 @@ impl KeyList {
                     .ok_or(Fault("key list longer than its region"))?;
                 Ok(search_fixed(n, |i| keys[i * w..i * w + w].cmp(p)))
             }
+            (KeyList::Packed(pk), Key::U32(p)) => pk.search(region, p),
             (KeyList::Var, Key::Bytes(p)) => {
                 var::used(region, n)?;
                 let (mut lo, mut hi) = (0usize, n);
@@ -148,17 +176,21 @@ impl KeyList {
     }
 
     /// Inserts stored key bytes at `i`; the caller made room (`used + cost <= region.len()`).
+    /// Not for compressed lists (the node layer calls `Packed::insert`).
     pub fn insert(&self, region: &mut [u8], n: usize, i: usize, raw: &[u8]) -> SResult<()> {
-        match self.width() {
-            Some(w) => fixed::insert(region, w, n, i, raw),
-            None => var::insert(region, n, i, raw),
+        match (self, self.width()) {
+            (KeyList::Packed(_), _) => Err(Fault("plain insert into a compressed key list")),
+            (_, Some(w)) => fixed::insert(region, w, n, i, raw),
+            (_, None) => var::insert(region, n, i, raw),
         }
     }
 
+    /// Not for compressed lists (the node layer calls `Packed::remove`).
     pub fn remove(&self, region: &mut [u8], n: usize, i: usize) -> SResult<()> {
-        match self.width() {
-            Some(w) => fixed::remove(region, w, n, i),
-            None => var::remove(region, n, i),
+        match (self, self.width()) {
+            (KeyList::Packed(_), _) => Err(Fault("plain remove from a compressed key list")),
+            (_, Some(w)) => fixed::remove(region, w, n, i),
+            (_, None) => var::remove(region, n, i),
         }
     }
 }

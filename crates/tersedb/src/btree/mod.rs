@@ -24,6 +24,7 @@ pub(crate) mod cursor;
 pub(crate) mod keys;
 pub(crate) mod node;
 pub(crate) mod overflow;
+pub(crate) mod packed;
 pub(crate) mod records;
 pub(crate) mod slots;
 pub(crate) mod tree;
@@ -46,6 +47,10 @@ pub const MAX_DEPTH: usize = 32;
 
 /// Largest value a variable-size record may hold (64 MiB).
 pub const MAX_RECORD_LEN: usize = 64 << 20;
+
+/// Smallest page size for compressed leaves: a leaf must hold a worst-case block of the packed
+/// codecs (BP128: 512 payload bytes for any two keys more than 2^31 apart) twice over.
+pub const MIN_PACKED_PAGE: usize = 1024;
 
 /// Bytes of a leaf header.
 pub const LEAF_HEADER: usize = 16;
@@ -285,6 +290,59 @@ impl Spec {
             branch_keys: keys,
             recs,
         })
+    }
+
+    /// The format of a database configuration: `Spec::new` plus the leaves' key codec.
+    pub fn for_config(page_size: usize, c: &crate::db::DbConfig) -> Result<Spec> {
+        let mut spec = Spec::new(page_size, c.key_type, c.record_type)?;
+        match c.key_codec {
+            None => {
+                if c.block_size != 0 {
+                    return Err(Error::InvalidArgument(
+                        "a block size needs a key codec".into(),
+                    ));
+                }
+            }
+            Some(codec) => {
+                if c.key_type != KeyType::U32 {
+                    return Err(Error::InvalidArgument(format!(
+                        "key codec {} needs u32 keys, the database has {:?}",
+                        codec.name(),
+                        c.key_type
+                    )));
+                }
+                if page_size < MIN_PACKED_PAGE {
+                    return Err(Error::InvalidArgument(format!(
+                        "compressed keys need pages of at least {MIN_PACKED_PAGE} bytes, got {page_size}"
+                    )));
+                }
+                let max = tersedb_codecs::codec::max_keys(codec).min(packed::MAX_BLOCK_KEYS);
+                let bk = match c.block_size as usize {
+                    0 => max,
+                    n if (2..=max).contains(&n) => n,
+                    n => {
+                        return Err(Error::InvalidArgument(format!(
+                            "block size {n} must be 2..={max} keys for codec {}",
+                            codec.name()
+                        )))
+                    }
+                };
+                spec.leaf_keys = KeyList::Packed(packed::Packed {
+                    codec,
+                    block_keys: bk as u16,
+                });
+            }
+        }
+        Ok(spec)
+    }
+
+    /// The configuration this format was made from (block size as stored: the effective one).
+    pub fn config(&self) -> crate::db::DbConfig {
+        let c = crate::db::DbConfig::new(self.key_type, self.record_type);
+        match self.leaf_keys.packed() {
+            Some(p) => c.with_codec(Some(p.codec)).with_block_size(p.block_keys),
+            None => c,
+        }
     }
 
     /// The KeyList of a leaf (`true`) or branch.

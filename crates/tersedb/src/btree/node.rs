@@ -2,6 +2,7 @@
 //! moving the KeyList/RecordList boundary, and rebuilding a node from a list of entries (splits
 //! and merges). See the module docs of `btree` for the byte layout.
 
+use super::packed::{Ins, Packed};
 use super::slots::{le_u16, le_u32, le_u64, Fault};
 use super::{Key, KeyList, RecordList, Spec, BRANCH_HEADER, LEAF_HEADER};
 use crate::error::{Error, PageId, Result};
@@ -135,6 +136,19 @@ impl Layout {
             .map_err(|f| self.err(f))
     }
 
+    /// The largest key of a node, `None` when it is empty (O(1) for compressed leaves too).
+    pub fn last_key<'p>(&self, page: &'p [u8]) -> Result<Option<Key<'p>>> {
+        if self.keys.packed().is_some() {
+            return Ok(Packed::last_key(self.kregion(page))
+                .map_err(|f| self.err(f))?
+                .map(Key::U32));
+        }
+        if self.count == 0 {
+            return Ok(None);
+        }
+        self.key(page, self.count - 1).map(Some)
+    }
+
     /// The child to descend into for `probe` (branches only).
     #[inline]
     pub fn child_index(&self, page: &[u8], probe: &Key<'_>) -> Result<usize> {
@@ -186,6 +200,7 @@ fn key_weight(keys: KeyList) -> usize {
         KeyList::U64 => 8,
         KeyList::Fixed(w) => w,
         KeyList::Var => 18,
+        KeyList::Packed(_) => 1,
     }
 }
 
@@ -218,6 +233,9 @@ pub fn init(page: &mut [u8], spec: &Spec, leaf: bool, child0: PageId) {
         PageKind::Branch as u8
     };
     page[OFF_KLIST] = spec.keys(leaf).id();
+    if spec.keys(leaf).packed().is_some() {
+        Packed::init(&mut page[hdr..]);
+    }
     let cap = spec.page_size - hdr;
     write_rrange(
         page,
@@ -249,6 +267,9 @@ pub fn set_child(page: &mut [u8], l: &Layout, i: usize, id: PageId) -> Result<()
 /// Inserts an entry at `i` (for branches: separator `i` with right child `rec`). Returns false,
 /// changing nothing, when the node has no room even after moving the region boundary.
 pub fn insert(page: &mut [u8], l: &mut Layout, i: usize, key: &[u8], rec: &[u8]) -> Result<bool> {
+    if let Some(p) = l.keys.packed() {
+        return insert_packed(page, l, p, i, key, rec);
+    }
     let n = l.count;
     if i > n {
         return Err(corrupt(l.id, "insert position out of range"));
@@ -279,8 +300,158 @@ pub fn insert(page: &mut [u8], l: &mut Layout, i: usize, key: &[u8], rec: &[u8])
     Ok(true)
 }
 
-/// Removes entry `i` (for branches: separator `i` and child `i + 1`).
-pub fn remove(page: &mut [u8], l: &mut Layout, i: usize) -> Result<()> {
+/// Moves the KeyList/RecordList boundary so the record region has `rrange` bytes; the caller
+/// made sure both lists fit (`ku <= P - hdr - rrange`, `ru <= rrange`).
+fn move_boundary(page: &mut [u8], l: &mut Layout, ru: usize, rrange: usize) {
+    let new_rstart = l.psize - rrange;
+    page.copy_within(l.rstart..l.rstart + ru, new_rstart);
+    write_rrange(page, rrange);
+    l.rstart = new_rstart;
+}
+
+/// Insert into a leaf with a compressed KeyList: try; when the KeyList has no room, vacuumize
+/// it and retry, then move the boundary to the RecordList and retry; false (nothing changed but
+/// a repack) when the node is full.
+fn insert_packed(
+    page: &mut [u8],
+    l: &mut Layout,
+    p: Packed,
+    i: usize,
+    key: &[u8],
+    rec: &[u8],
+) -> Result<bool> {
+    if key.len() != 4 {
+        return Err(corrupt(
+            l.id,
+            "compressed key list given a key that is not a u32",
+        ));
+    }
+    let k = le_u32(key);
+    let n = l.count;
+    let ru = l.recs.used(l.rregion(page), n).map_err(|f| l.err(f))?;
+    let rc = l.recs.cost(rec.len());
+    let cap = l.capacity();
+    let mut vacuumized = false;
+    for _ in 0..4 {
+        let ku = Packed::used(l.kregion(page)).map_err(|f| l.err(f))?;
+        if ru + rc > l.psize - l.rstart {
+            // The records need room first.
+            if ku + ru + rc > cap {
+                if !vacuumized && vacuum(page, l, p)? {
+                    vacuumized = true;
+                    continue;
+                }
+                return Ok(false);
+            }
+            let rrange = rrange_for(l.keys, l.recs, cap, ku, ru + rc);
+            move_boundary(page, l, ru, rrange);
+        }
+        let (hdr, rs) = (l.hdr, l.rstart);
+        match p.insert(&mut page[hdr..rs], k).map_err(|f| l.err(f))? {
+            Ins::Inserted(slot) => {
+                if slot != i {
+                    return Err(corrupt(l.id, "compressed key list disagrees on a slot"));
+                }
+                l.recs
+                    .insert(&mut page[rs..], n, i, rec)
+                    .map_err(|f| l.err(f))?;
+                l.count = n + 1;
+                write_count(page, l.count);
+                return Ok(true);
+            }
+            Ins::Exists(_) => return Err(corrupt(l.id, "inserting a key that is present")),
+            Ins::NoRoom(need) => {
+                if !vacuumized {
+                    vacuumized = true;
+                    if vacuum(page, l, p)? {
+                        continue;
+                    }
+                }
+                if need + ru + rc <= cap && l.psize - l.rstart > ru + rc {
+                    // Give the KeyList what it needs, the records their bytes plus a share.
+                    let rrange = rrange_for(l.keys, l.recs, cap, need, ru + rc);
+                    move_boundary(page, l, ru, rrange);
+                    continue;
+                }
+                return Ok(false);
+            }
+        }
+    }
+    Ok(false)
+}
+
+/// Vacuumizes a compressed KeyList; true when bytes were freed.
+fn vacuum(page: &mut [u8], l: &Layout, p: Packed) -> Result<bool> {
+    let (hdr, rs) = (l.hdr, l.rstart);
+    Ok(p.vacuumize(&mut page[hdr..rs]).map_err(|f| l.err(f))? > 0)
+}
+
+/// Removes entry `i` of a leaf with a compressed KeyList. False (nothing changed but a repack)
+/// when the block would grow (BP128 and the other packed codecs) and the node has no room.
+fn remove_packed(page: &mut [u8], l: &mut Layout, p: Packed, i: usize) -> Result<bool> {
+    let n = l.count;
+    if i >= n {
+        return Err(corrupt(l.id, "remove position out of range"));
+    }
+    let ru = l.recs.used(l.rregion(page), n).map_err(|f| l.err(f))?;
+    let mut vacuumized = false;
+    for _ in 0..3 {
+        let (hdr, rs) = (l.hdr, l.rstart);
+        match p.remove(&mut page[hdr..rs], i).map_err(|f| l.err(f))? {
+            None => {
+                l.recs.remove(&mut page[rs..], n, i).map_err(|f| l.err(f))?;
+                l.count = n - 1;
+                write_count(page, l.count);
+                return Ok(true);
+            }
+            Some(need) => {
+                if !vacuumized {
+                    vacuumized = true;
+                    if vacuum(page, l, p)? {
+                        continue;
+                    }
+                }
+                if need + ru <= l.capacity() {
+                    let rrange = rrange_for(l.keys, l.recs, l.capacity(), need, ru);
+                    move_boundary(page, l, ru, rrange);
+                    continue;
+                }
+                return Ok(false);
+            }
+        }
+    }
+    Ok(false)
+}
+
+/// Replaces the stored record of entry `i` (a leaf), moving the region boundary when needed.
+/// False, changing nothing, when the node has no room.
+pub fn set_record(page: &mut [u8], l: &mut Layout, i: usize, rec: &[u8]) -> Result<bool> {
+    let n = l.count;
+    let ku = l.keys.used(l.kregion(page), n).map_err(|f| l.err(f))?;
+    let ru = l.recs.used(l.rregion(page), n).map_err(|f| l.err(f))?;
+    let old = l.record_raw(page, i)?.len();
+    let ru2 = ru - l.recs.cost(old) + l.recs.cost(rec.len());
+    if ru2 > l.psize - l.rstart {
+        if ku + ru2 > l.capacity() {
+            return Ok(false);
+        }
+        let rrange = rrange_for(l.keys, l.recs, l.capacity(), ku, ru2);
+        move_boundary(page, l, ru, rrange);
+    }
+    let rs = l.rstart;
+    l.recs.remove(&mut page[rs..], n, i).map_err(|f| l.err(f))?;
+    l.recs
+        .insert(&mut page[rs..], n - 1, i, rec)
+        .map_err(|f| l.err(f))?;
+    Ok(true)
+}
+
+/// Removes entry `i` (for branches: separator `i` and child `i + 1`). False, changing nothing
+/// (but a repack), only for a compressed leaf without room for a block that grows.
+pub fn remove(page: &mut [u8], l: &mut Layout, i: usize) -> Result<bool> {
+    if let Some(p) = l.keys.packed() {
+        return remove_packed(page, l, p, i);
+    }
     let n = l.count;
     let (hdr, rs) = (l.hdr, l.rstart);
     l.keys
@@ -289,7 +460,7 @@ pub fn remove(page: &mut [u8], l: &mut Layout, i: usize) -> Result<()> {
     l.recs.remove(&mut page[rs..], n, i).map_err(|f| l.err(f))?;
     l.count = n - 1;
     write_count(page, l.count);
-    Ok(())
+    Ok(true)
 }
 
 /// Entries copied out of nodes, for rebuilding (splits, merges).
@@ -322,6 +493,19 @@ impl Entries {
     /// Appends every entry of the node.
     pub fn extend_from(&mut self, page: &[u8], l: &Layout) -> Result<()> {
         self.items.reserve(l.count);
+        if let Some(p) = l.keys.packed() {
+            let mut keys = Vec::with_capacity(l.count);
+            p.decode_all(l.kregion(page), &mut keys)
+                .map_err(|f| l.err(f))?;
+            if keys.len() != l.count {
+                return Err(corrupt(l.id, "block key counts disagree with the node's"));
+            }
+            for (i, k) in keys.iter().enumerate() {
+                let r = l.record_raw(page, i)?;
+                self.push(&k.to_le_bytes(), r);
+            }
+            return Ok(());
+        }
         for i in 0..l.count {
             let k = l.key_raw(page, i)?;
             let r = l.record_raw(page, i)?;
@@ -354,6 +538,17 @@ pub fn build(
     let recs = spec.records(leaf);
     let hdr = if leaf { LEAF_HEADER } else { BRANCH_HEADER };
     let cap = spec.page_size - hdr;
+    if let Some(p) = keys.packed() {
+        let ks: Vec<u32> = range.clone().map(|i| le_u32(e.key(i))).collect();
+        let mut img = vec![0u8; cap];
+        if !p.build(&mut img, &ks).map_err(|f| corrupt(id, f.0))? {
+            return Err(corrupt(id, "rebuilt node does not fit its page"));
+        }
+        let ku = Packed::used(&img).map_err(|f| corrupt(id, f.0))?;
+        img.truncate(ku);
+        let recs_iter = range.map(|i| e.rec(i));
+        return build_packed(page, id, spec, &img, recs_iter);
+    }
     let mut ku = 0;
     let mut ru = 0;
     for i in range.clone() {
@@ -372,6 +567,46 @@ pub fn build(
         if !insert(page, &mut l, n, e.key(i), e.rec(i))? {
             return Err(corrupt(id, "rebuilt node does not fit its page"));
         }
+    }
+    Ok(())
+}
+
+/// Rewrites `page` as a compressed leaf whose KeyList is the list image `img` and whose records
+/// are `recs` (one per key, in order).
+pub fn build_packed<'r>(
+    page: &mut [u8],
+    id: PageId,
+    spec: &Spec,
+    img: &[u8],
+    recs: impl Iterator<Item = &'r [u8]> + Clone,
+) -> Result<()> {
+    let rl = spec.records(true);
+    let cap = spec.page_size - LEAF_HEADER;
+    let ru: usize = recs.clone().map(|r| rl.cost(r.len())).sum();
+    if img.len() + ru > cap {
+        return Err(corrupt(id, "rebuilt node does not fit its page"));
+    }
+    init(page, spec, true, 0);
+    page[LEAF_HEADER..LEAF_HEADER + img.len()].copy_from_slice(img);
+    let rrange = rrange_for(spec.leaf_keys, rl, cap, img.len(), ru);
+    write_rrange(page, rrange);
+    let rs = spec.page_size - rrange;
+    let mut n = 0;
+    for r in recs {
+        rl.insert(&mut page[rs..], n, n, r)
+            .map_err(|f| corrupt(id, f.0))?;
+        n += 1;
+    }
+    write_count(page, n);
+    let l = Layout::read(page, id, spec)?;
+    let mut total = 0;
+    for b in 0..Packed::blocks(l.kregion(page)).map_err(|f| l.err(f))? {
+        total += Packed::block_slots(l.kregion(page), b)
+            .map_err(|f| l.err(f))?
+            .1;
+    }
+    if total != n {
+        return Err(corrupt(id, "rebuilt node has keys without records"));
     }
     Ok(())
 }

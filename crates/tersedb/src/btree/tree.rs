@@ -106,6 +106,17 @@ fn find<S: PageSource + ?Sized, T>(
             (Some(a), Some(b)) if b > a => Some((a, b - 1)),
             _ => None,
         };
+        if l.leaf && spec.recs == RecordList::None {
+            if let (Some(p), Key::U32(k)) = (l.keys.packed(), probe) {
+                // Key-only compressed leaf: a hit needs no slot (the record is empty), so skip
+                // counting the keys of the blocks before it.
+                return if p.contains(l.kregion(&page), *k).map_err(|f| l.err(f))? {
+                    Ok(Some(f(&page, &l, 0)?))
+                } else {
+                    Ok(None)
+                };
+            }
+        }
         let found = l.search_est(&page, probe, est)?;
         if l.leaf {
             return match found {
@@ -161,7 +172,7 @@ pub fn put<S: PageSink + ?Sized>(
         // A leaf that is no longer dirty (committed since) refuses `page_mut`: take the slow path.
         if let (true, Ok(page)) = (h.root == *root && !big, sink.page_mut(h.leaf)) {
             let mut l = Layout::read(page, h.leaf, spec)?;
-            if l.leaf && l.count > 0 && probe > l.key(page, l.count - 1)? {
+            if l.leaf && l.last_key(page)?.is_some_and(|last| probe > last) {
                 inline_record(spec, value, &mut rec);
                 let n = l.count;
                 if node::insert(page, &mut l, n, kb, &rec)? {
@@ -183,6 +194,45 @@ pub fn put<S: PageSink + ?Sized>(
         node::init(sink.page_mut(id)?, spec, true, 0);
         *root = id;
     }
+    let mut stored = false;
+    // A compressed leaf that still has no room after one split asks for a fresh descent (which
+    // makes room in the branches again); each round halves the leaf, so few rounds suffice.
+    for _ in 0..MAX_DEPTH {
+        if let Some(new) = descend_put(
+            sink,
+            spec,
+            root,
+            &probe,
+            kb,
+            value,
+            mode,
+            hint,
+            cost,
+            &mut rec,
+            &mut stored,
+        )? {
+            return Ok(new);
+        }
+    }
+    Err(corrupt(*root, "no leaf found room for an entry"))
+}
+
+/// One descent of `put`: `None` when a compressed leaf asks to start over.
+#[allow(clippy::too_many_arguments)]
+fn descend_put<S: PageSink + ?Sized>(
+    sink: &mut S,
+    spec: &Spec,
+    root: &mut PageId,
+    probe: &Key<'_>,
+    kb: &[u8],
+    value: &[u8],
+    mode: PutMode,
+    hint: &mut Option<AppendHint>,
+    cost: usize,
+    rec: &mut Vec<u8>,
+    stored: &mut bool,
+) -> Result<Option<bool>> {
+    let probe = *probe;
     let r = sink.cow(*root)?;
     *root = r;
     if needs_split(sink, spec, r, cost)? {
@@ -192,13 +242,25 @@ pub fn put<S: PageSink + ?Sized>(
     }
     let mut cur = *root;
     let mut rightmost = true;
+    let mut parent = None;
     for _ in 0..MAX_DEPTH {
         let page = sink.page_mut(cur)?;
         let l = Layout::read(page, cur, spec)?;
         if l.leaf {
+            if spec.leaf_keys.packed().is_some() {
+                let at = LeafAt {
+                    id: cur,
+                    parent,
+                    rightmost,
+                };
+                return leaf_put_packed(
+                    sink, spec, at, &probe, kb, value, mode, hint, root, rec, stored,
+                );
+            }
             return leaf_put(
-                sink, spec, cur, &probe, kb, value, mode, rightmost, hint, *root, &mut rec,
-            );
+                sink, spec, cur, &probe, kb, value, mode, rightmost, hint, *root, rec,
+            )
+            .map(Some);
         }
         let ci = l.child_index(page, &probe)?;
         let child = l.child(page, ci)?;
@@ -211,12 +273,15 @@ pub fn put<S: PageSink + ?Sized>(
         if needs_split(sink, spec, c2, cost)? {
             let (right, go_right) = split_child(sink, spec, cur, ci, c2, &probe, kb)?;
             if go_right {
+                parent = Some((cur, ci + 1));
                 cur = right;
             } else {
+                parent = Some((cur, ci));
                 cur = c2;
                 rightmost = false;
             }
         } else {
+            parent = Some((cur, ci));
             cur = c2;
         }
     }
@@ -285,6 +350,136 @@ fn leaf_put<S: PageSink + ?Sized>(
     Ok(new)
 }
 
+/// Where a leaf sits: its parent and index there (`None` for a root leaf), and whether it is the
+/// rightmost leaf.
+#[derive(Clone, Copy, Debug)]
+struct LeafAt {
+    id: PageId,
+    parent: Option<(PageId, usize)>,
+    rightmost: bool,
+}
+
+/// Splits the leaf `at` (making a new root first when it is the root) and returns where `probe`
+/// now belongs. The parent has room for the separator: leaves with compressed keys are not split
+/// on the way down, so their parent's reserved room is still free.
+fn split_leaf_at<S: PageSink + ?Sized>(
+    sink: &mut S,
+    spec: &Spec,
+    at: LeafAt,
+    root: &mut PageId,
+    probe: &Key<'_>,
+    kb: &[u8],
+) -> Result<LeafAt> {
+    let (pid, ci) = match at.parent {
+        Some(p) => p,
+        None => {
+            let nr = sink.alloc()?;
+            node::init(sink.page_mut(nr)?, spec, false, at.id);
+            *root = nr;
+            (nr, 0)
+        }
+    };
+    let (right, go_right) = split_child(sink, spec, pid, ci, at.id, probe, kb)?;
+    Ok(if go_right {
+        LeafAt {
+            id: right,
+            parent: Some((pid, ci + 1)),
+            rightmost: at.rightmost,
+        }
+    } else {
+        LeafAt {
+            id: at.id,
+            parent: Some((pid, ci)),
+            rightmost: false,
+        }
+    })
+}
+
+/// `leaf_put` for a leaf with compressed keys: the leaf is not split on the way down (the cost
+/// of one insert depends on its block); the insert is tried, and only when the leaf has no room
+/// (after vacuumizing and moving the boundary) is it split here and the insert retried.
+#[allow(clippy::too_many_arguments)]
+fn leaf_put_packed<S: PageSink + ?Sized>(
+    sink: &mut S,
+    spec: &Spec,
+    mut at: LeafAt,
+    probe: &Key<'_>,
+    kb: &[u8],
+    value: &[u8],
+    mode: PutMode,
+    hint: &mut Option<AppendHint>,
+    root: &mut PageId,
+    rec: &mut Vec<u8>,
+    stored: &mut bool,
+) -> Result<Option<bool>> {
+    let page = sink.page_mut(at.id)?;
+    let l = Layout::read(page, at.id, spec)?;
+    let mut old = None;
+    let replace = match l.search(page, probe)? {
+        Ok(i) => match mode {
+            PutMode::Insert => return Err(Error::KeyExists),
+            PutMode::Append => return Err(not_ascending()),
+            PutMode::Upsert => match spec.recs {
+                RecordList::Fixed(_) => {
+                    let rs = l.rstart;
+                    l.recs
+                        .set_fixed(&mut page[rs..], i, value)
+                        .map_err(|f| l.err(f))?;
+                    if at.rightmost {
+                        *hint = Some(AppendHint {
+                            root: *root,
+                            leaf: at.id,
+                        });
+                    }
+                    return Ok(Some(false));
+                }
+                RecordList::None => return Ok(Some(false)),
+                RecordList::Var => {
+                    if let Stored::Overflow { first, len } =
+                        overflow::decode(spec, l.record_raw(page, i)?, at.id)?
+                    {
+                        old = Some((first, len));
+                    }
+                    true
+                }
+            },
+        },
+        Err(_) => false,
+    };
+    if !*stored {
+        overflow::store(sink, spec, value, rec)?;
+        *stored = true;
+    }
+    for attempt in 0..2 {
+        let page = sink.page_mut(at.id)?;
+        let mut l = Layout::read(page, at.id, spec)?;
+        let i = match l.search(page, probe)? {
+            Ok(i) | Err(i) => i,
+        };
+        let done = if replace {
+            node::set_record(page, &mut l, i, rec)?
+        } else {
+            node::insert(page, &mut l, i, kb, rec)?
+        };
+        if done {
+            if let Some((first, len)) = old {
+                overflow::free(sink, first, len)?;
+            }
+            if at.rightmost {
+                *hint = Some(AppendHint {
+                    root: *root,
+                    leaf: at.id,
+                });
+            }
+            return Ok(Some(!replace));
+        }
+        if attempt == 0 {
+            at = split_leaf_at(sink, spec, at, root, probe, kb)?;
+        }
+    }
+    Ok(None)
+}
+
 fn not_ascending() -> Error {
     Error::InvalidKey("append: the key is not greater than every key in the database".into())
 }
@@ -299,6 +494,10 @@ fn needs_split<S: PageSink + ?Sized>(
 ) -> Result<bool> {
     let page = sink.page_mut(id)?;
     let l = Layout::read(page, id, spec)?;
+    if l.leaf && l.keys.packed().is_some() {
+        // Split when an insert finds no room (`leaf_put_packed`), not on the way down.
+        return Ok(false);
+    }
     let free = l.free(page)?;
     Ok(if l.leaf {
         free < cost
@@ -339,7 +538,9 @@ fn split_child<S: PageSink + ?Sized>(
     let l = Layout::read(page, child, spec)?;
     let mut e = Entries::default();
     let sep: Vec<u8>;
-    if l.leaf {
+    if l.leaf && l.keys.packed().is_some() {
+        sep = split_packed_leaf(sink, spec, child, right, probe)?;
+    } else if l.leaf {
         let s = match l.search(page, probe)? {
             Err(p) if p == l.count => l.count,
             Err(0) => 0,
@@ -389,6 +590,100 @@ fn split_child<S: PageSink + ?Sized>(
     Ok((right, go_right))
 }
 
+/// Splits the compressed leaf `child` into itself and the empty page `right`; returns the
+/// separator's stored bytes. An insert past the last key gets a leaf of its own (ascending loads
+/// fill leaves); otherwise the leaf is cut at the block boundary nearest the middle of its bytes
+/// and the blocks are copied as they are (re-encoding could make them larger); a leaf with a
+/// single non-empty block is split by re-encoding its entries.
+fn split_packed_leaf<S: PageSink + ?Sized>(
+    sink: &mut S,
+    spec: &Spec,
+    child: PageId,
+    right: PageId,
+    probe: &Key<'_>,
+) -> Result<Vec<u8>> {
+    use super::packed::{Packed, DESC};
+    let page = sink.page_mut(child)?;
+    let l = Layout::read(page, child, spec)?;
+    let p = probe
+        .as_u32()
+        .ok_or_else(|| corrupt(child, "u32 leaf probed with another key type"))?;
+    if l.last_key(page)?.is_none_or(|last| Key::U32(p) > last) {
+        node::init(sink.page_mut(right)?, spec, true, 0);
+        return Ok(p.to_le_bytes().to_vec());
+    }
+    let kr = l.kregion(page);
+    let nb = Packed::blocks(kr).map_err(|f| l.err(f))?;
+    // Bytes and key count of each block, records included.
+    let mut blocks = Vec::with_capacity(nb);
+    let mut slot = 0;
+    for b in 0..nb {
+        let blk = Packed::block(kr, b).map_err(|f| l.err(f))?;
+        let c = blk.desc.count as usize;
+        let mut bytes = DESC + blk.at.len();
+        for i in slot..slot + c {
+            bytes += l.recs.cost(l.record_raw(page, i)?.len());
+        }
+        blocks.push((bytes, c));
+        slot += c;
+    }
+    if slot != l.count {
+        return Err(corrupt(child, "block key counts disagree with the node's"));
+    }
+    let total: usize = blocks.iter().map(|b| b.0).sum();
+    let first = l.key(page, 0)?.as_u32().unwrap_or(0);
+    // The cut: before block s. A probe below every key leaves the left leaf empty (descending
+    // loads); otherwise both sides keep keys.
+    let mut best: Option<(usize, usize)> = None;
+    if p < first {
+        best = Some((0, 0));
+    } else {
+        let (mut acc, mut keys_left) = (0usize, 0usize);
+        for (s, &(bytes, c)) in blocks.iter().enumerate() {
+            if keys_left > 0 && keys_left < l.count {
+                let dist = (2 * acc).abs_diff(total);
+                if best.is_none_or(|(_, d)| dist < d) {
+                    best = Some((s, dist));
+                }
+            }
+            acc += bytes;
+            keys_left += c;
+        }
+    }
+    let Some((s, _)) = best else {
+        // One non-empty block: re-encode the entries in two halves.
+        let mut e = Entries::default();
+        e.extend_from(page, &l)?;
+        let m = middle(&e, spec, true);
+        let sep = e.key(m).to_vec();
+        node::build(page, child, spec, true, 0, &e, 0..m)?;
+        node::build(sink.page_mut(right)?, right, spec, true, 0, &e, m..e.len())?;
+        return Ok(sep);
+    };
+    let base: usize = blocks[..s].iter().map(|b| b.1).sum();
+    let (mut limg, mut rimg) = (Vec::new(), Vec::new());
+    Packed::extract(kr, 0..s, &mut limg).map_err(|f| l.err(f))?;
+    Packed::extract(kr, s..nb, &mut rimg).map_err(|f| l.err(f))?;
+    let mut recs = Entries::default();
+    for i in 0..l.count {
+        recs.push(&[], l.record_raw(page, i)?);
+    }
+    let sep = Packed::block(&rimg, 0)
+        .map_err(|f| l.err(f))?
+        .first
+        .to_le_bytes()
+        .to_vec();
+    node::build_packed(page, child, spec, &limg, (0..base).map(|i| recs.rec(i)))?;
+    node::build_packed(
+        sink.page_mut(right)?,
+        right,
+        spec,
+        &rimg,
+        (base..recs.len()).map(|i| recs.rec(i)),
+    )?;
+    Ok(sep)
+}
+
 /// Removes `key`. Returns false (changing nothing) when it is absent.
 pub fn erase<S: PageSink + ?Sized>(
     sink: &mut S,
@@ -402,32 +697,77 @@ pub fn erase<S: PageSink + ?Sized>(
         return Ok(false);
     }
     *hint = None;
-    let r = sink.cow(*root)?;
-    *root = r;
-    let mut cur = r;
+    let packed = spec.leaf_keys.packed().is_some();
+    let enc = spec.encode_key(&probe)?;
+    let kb = enc.bytes();
     let mut done = false;
-    for _ in 0..MAX_DEPTH {
-        let page = sink.page_mut(cur)?;
-        let mut l = Layout::read(page, cur, spec)?;
-        if l.leaf {
-            let i = match l.search(page, &probe)? {
-                Ok(i) => i,
-                Err(_) => return Err(corrupt(cur, "key found by lookup but not by erase")),
-            };
-            let old = match overflow::decode(spec, l.record_raw(page, i)?, cur)? {
-                Stored::Overflow { first, len } => Some((first, len)),
-                Stored::Inline(_) => None,
-            };
-            node::remove(page, &mut l, i)?;
-            if let Some((first, len)) = old {
-                overflow::free(sink, first, len)?;
+    let mut at = LeafAt {
+        id: *root,
+        parent: None,
+        rightmost: false,
+    };
+    // Rounds: a compressed leaf that has no room to remove a key even after a split starts a
+    // fresh descent (see `put`).
+    'round: for _ in 0..MAX_DEPTH {
+        let r = sink.cow(*root)?;
+        *root = r;
+        at = LeafAt {
+            id: r,
+            parent: None,
+            rightmost: false,
+        };
+        for _ in 0..MAX_DEPTH {
+            let cur = at.id;
+            let page = sink.page_mut(cur)?;
+            let mut l = Layout::read(page, cur, spec)?;
+            if l.leaf {
+                let i = match l.search(page, &probe)? {
+                    Ok(i) => i,
+                    Err(_) => return Err(corrupt(cur, "key found by lookup but not by erase")),
+                };
+                let old = match overflow::decode(spec, l.record_raw(page, i)?, cur)? {
+                    Stored::Overflow { first, len } => Some((first, len)),
+                    Stored::Inline(_) => None,
+                };
+                if !node::remove(page, &mut l, i)? {
+                    // A compressed block would grow and the leaf is full: split, then remove.
+                    let half = split_leaf_at(sink, spec, at, root, &probe, kb)?;
+                    let page = sink.page_mut(half.id)?;
+                    let mut l = Layout::read(page, half.id, spec)?;
+                    let i = match l.search(page, &probe)? {
+                        Ok(i) => i,
+                        Err(_) => return Err(corrupt(half.id, "key lost by a split")),
+                    };
+                    if !node::remove(page, &mut l, i)? {
+                        continue 'round;
+                    }
+                }
+                if let Some((first, len)) = old {
+                    overflow::free(sink, first, len)?;
+                }
+                done = true;
+                break 'round;
             }
-            done = true;
-            break;
+            let ci = l.child_index(page, &probe)?;
+            let (mut next, mut ni) = descend_for_erase(sink, spec, cur, ci)?;
+            // With compressed leaves an erase may split a leaf, so, as on insert, the branches on
+            // the way down keep room for a separator.
+            if packed && needs_split(sink, spec, next, 0)? {
+                let (right, go_right) = split_child(sink, spec, cur, ni, next, &probe, kb)?;
+                if go_right {
+                    next = right;
+                    ni += 1;
+                }
+            }
+            at = LeafAt {
+                id: next,
+                parent: Some((cur, ni)),
+                rightmost: false,
+            };
         }
-        let ci = l.child_index(page, &probe)?;
-        cur = descend_for_erase(sink, spec, cur, ci)?;
+        break;
     }
+    let cur = at.id;
     if !done {
         return Err(too_deep(cur));
     }
@@ -460,7 +800,7 @@ fn descend_for_erase<S: PageSink + ?Sized>(
     spec: &Spec,
     parent: PageId,
     ci: usize,
-) -> Result<PageId> {
+) -> Result<(PageId, usize)> {
     let ppage = sink.page_mut(parent)?;
     let pl = Layout::read(ppage, parent, spec)?;
     let child = pl.child(ppage, ci)?;
@@ -484,7 +824,8 @@ fn descend_for_erase<S: PageSink + ?Sized>(
             } else {
                 spec.branch_keys.cost(sep.len()) + 8
             };
-            if ll.used(&lp)? + rl.used(&rp)? + extra <= ll.capacity() * 3 / 4 {
+            let budget = ll.capacity() * 3 / 4;
+            if ll.used(&lp)? + rl.used(&rp)? + extra <= budget {
                 let mut e = Entries::default();
                 e.extend_from(&lp, &ll)?;
                 let child0 = if ll.leaf {
@@ -495,6 +836,9 @@ fn descend_for_erase<S: PageSink + ?Sized>(
                 };
                 e.extend_from(&rp, &rl)?;
                 drop((lp, rp, cpage));
+                if !merged_fits(spec, ll.leaf, &e, budget, parent)? {
+                    return cow_child(sink, spec, parent, ci, child);
+                }
                 let nl = sink.cow(left)?;
                 node::build(
                     sink.page_mut(nl)?,
@@ -510,17 +854,43 @@ fn descend_for_erase<S: PageSink + ?Sized>(
                 let mut pl = Layout::read(ppage, parent, spec)?;
                 node::remove(ppage, &mut pl, li)?;
                 node::set_child(ppage, &pl, li, nl)?;
-                return Ok(nl);
+                return Ok((nl, li));
             }
         }
     }
+    cow_child(sink, spec, parent, ci, child)
+}
+
+/// Copies child `ci` of the dirty branch `parent` on write; returns it and its index.
+fn cow_child<S: PageSink + ?Sized>(
+    sink: &mut S,
+    spec: &Spec,
+    parent: PageId,
+    ci: usize,
+    child: PageId,
+) -> Result<(PageId, usize)> {
     let c2 = sink.cow(child)?;
     if c2 != child {
         let ppage = sink.page_mut(parent)?;
         let pl = Layout::read(ppage, parent, spec)?;
         node::set_child(ppage, &pl, ci, c2)?;
     }
-    Ok(c2)
+    Ok((c2, ci))
+}
+
+/// Whether a node rebuilt from `e` stays within `budget` bytes. Plain lists cost what their
+/// parts did; a compressed KeyList is re-encoded, which may cost more (a block may now span a
+/// wide delta), so it is measured.
+fn merged_fits(spec: &Spec, leaf: bool, e: &Entries, budget: usize, id: PageId) -> Result<bool> {
+    let Some(p) = spec.keys(leaf).packed() else {
+        return Ok(true);
+    };
+    let keys: Vec<u32> = (0..e.len())
+        .map(|i| super::slots::le_u32(e.key(i)))
+        .collect();
+    let ku = p.built_len(&keys).map_err(|f| corrupt(id, f.0))?;
+    let ru: usize = (0..e.len()).map(|i| spec.recs.cost(e.rec(i).len())).sum();
+    Ok(ku + ru <= budget)
 }
 
 /// A callback for every node: `(page id, depth, page bytes, layout)`.
