@@ -158,6 +158,12 @@ struct StoreArgs {
     /// Seed of the data generator.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Comma-separated key codecs (`none` = uncompressed); default: none and every leaf codec.
+    #[arg(long, value_delimiter = ',')]
+    codecs: Vec<String>,
+    /// Most keys per compressed block, start key included (0 = the codec's maximum).
+    #[arg(long, default_value_t = 0)]
+    block_size: u16,
 }
 
 impl StoreArgs {
@@ -171,6 +177,8 @@ impl StoreArgs {
             repeat: self.repeat,
             json: self.json,
             seed: self.seed,
+            codecs: self.codecs,
+            block_size: self.block_size,
         }
     }
 }

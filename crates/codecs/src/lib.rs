@@ -33,6 +33,7 @@ pub mod pfor;
 pub mod simd;
 pub mod simd_for;
 pub mod streamvbyte;
+pub mod sum;
 pub mod varintgb;
 pub mod vbyte;
 pub mod vertical;

@@ -68,6 +68,7 @@ pub mod error;
 pub mod storage;
 pub mod txn;
 
+pub use btree::fold::KeyFold;
 pub use check::{CheckFault, CheckReport, DbReport};
 pub use cursor::{Cursor, Range, WriteCursor};
 pub use db::{CodecId, Db, DbConfig, DbStats, Key, KeyBuf, KeyType, Limits, RecordType};

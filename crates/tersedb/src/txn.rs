@@ -7,6 +7,7 @@
 //! in memory and writes the changed catalog entries at commit. Creating, dropping and renaming
 //! databases write the catalog at once, so `list_dbs` sees them.
 
+use crate::btree::fold::{self, KeyFold};
 use crate::btree::tree::{self, AppendHint, PutMode};
 use crate::btree::{Key, Spec};
 use crate::catalog::{self, Entry};
@@ -69,6 +70,16 @@ fn spec_for(page_size: usize, name: &str, config: DbConfig) -> Result<Spec> {
         }
         e => e,
     })
+}
+
+fn check_int_keys(db: &Db) -> Result<()> {
+    match db.spec.key_type {
+        crate::btree::KeyType::U32 | crate::btree::KeyType::U64 => Ok(()),
+        kt => Err(Error::InvalidArgument(format!(
+            "key aggregates need integer keys, database {:?} has {kt:?}",
+            db.name()
+        ))),
+    }
 }
 
 fn mismatch(db: &Db, stored: DbConfig) -> Error {
@@ -198,6 +209,15 @@ impl ReadTxn {
     pub fn get<'k>(&self, db: &Db, key: impl Into<Key<'k>>) -> Result<Option<Vec<u8>>> {
         let e = self.entry(db)?;
         tree::get(self.src(), &db.spec, e.root, &key.into())
+    }
+
+    /// COUNT, SUM, MIN and MAX of the integer keys in `lo..=hi`, computed inside the tree block
+    /// by block (see [`KeyFold`]); with `sum == false` blocks wholly in the range are answered
+    /// from the block index without decoding.
+    pub fn fold_keys(&self, db: &Db, lo: u64, hi: u64, sum: bool) -> Result<KeyFold> {
+        let e = self.entry(db)?;
+        check_int_keys(db)?;
+        fold::fold_keys(self.src(), &db.spec, e.root, fold::FoldSpec { lo, hi, sum })
     }
 
     pub fn contains<'k>(&self, db: &Db, key: impl Into<Key<'k>>) -> Result<bool> {

@@ -281,3 +281,54 @@ fn damaged_blocks_are_errors_not_panics() {
         );
     }
 }
+
+/// In-tree COUNT/SUM/MIN/MAX over random ranges against a sorted Vec: every codec, plain u32
+/// and u64 leaves, with and without SUM (then whole blocks come from the index).
+#[test]
+fn fold_keys_matches_a_model() {
+    let mut rng = fastrand::Rng::with_seed(seed());
+    let mut cfgs: Vec<DbConfig> = CodecId::ALL
+        .iter()
+        .map(|&c| cfg(c).with_block_size([0u16, 7][rng.usize(0..2)]))
+        .collect();
+    cfgs.push(DbConfig::new(KeyType::U32, RecordType::None));
+    cfgs.push(DbConfig::new(KeyType::U64, RecordType::Fixed(2)));
+    for c in cfgs {
+        let (env, _store) = mem_env(4096);
+        let mut w = env.begin_write().unwrap();
+        let db = w.create_db("k", c).unwrap();
+        let keys = clustered(rng.usize(0..30_000), &mut rng);
+        let rec = vec![0u8; if c.key_type == KeyType::U64 { 2 } else { 0 }];
+        for &k in &keys {
+            w.insert(&db, k, &rec).unwrap();
+        }
+        w.commit().unwrap();
+        let r = env.begin_read().unwrap();
+        let top = keys.last().copied().unwrap_or(0) as u64;
+        for i in 0..300 {
+            let (a, b) = match i {
+                0 => (0, u64::MAX),
+                1 => (top + 1, u64::MAX),
+                2 => (top, top),
+                _ => {
+                    let a = rng.u64(0..top + 2);
+                    (a, a + rng.u64(0..top / 4 + 2))
+                }
+            };
+            let sel: Vec<u64> = keys
+                .iter()
+                .map(|&k| k as u64)
+                .filter(|&k| k >= a && k <= b)
+                .collect();
+            for sum in [true, false] {
+                let f = r.fold_keys(&db, a, b, sum).unwrap();
+                assert_eq!(f.count, sel.len() as u64, "{c:?} [{a}, {b}]");
+                assert_eq!(f.min, sel.first().copied());
+                assert_eq!(f.max, sel.last().copied());
+                if sum {
+                    assert_eq!(f.sum, sel.iter().map(|&k| k as u128).sum::<u128>());
+                }
+            }
+        }
+    }
+}

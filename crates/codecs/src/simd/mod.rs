@@ -16,6 +16,8 @@ pub mod streamvbyte_avx512;
 #[cfg(target_arch = "x86_64")]
 pub mod streamvbyte_sse41;
 #[cfg(target_arch = "x86_64")]
+pub mod sum_avx2;
+#[cfg(target_arch = "x86_64")]
 pub mod varintgb_avx2;
 #[cfg(target_arch = "x86_64")]
 pub mod varintgb_avx512;

@@ -148,6 +148,10 @@ impl RawCursor {
     /// count, which `Layout::read` already checked against the region.
     #[inline]
     pub fn key_is_checked(&self) -> bool {
+        if let (true, Some(f)) = (self.cache.valid, &self.leaf) {
+            // The cache only ever holds the current (compressed) leaf's block.
+            return self.cache.get(f.i).is_some();
+        }
         match &self.leaf {
             Some(f) if f.i < f.l.count => match f.l.keys {
                 KeyList::Var => false,
@@ -162,6 +166,11 @@ impl RawCursor {
     #[inline]
     pub fn key_u32(&self) -> Option<u32> {
         let f = self.leaf.as_ref()?;
+        if self.cache.valid {
+            if let Some(k) = self.cache.get(f.i) {
+                return Some(k);
+            }
+        }
         if f.l.keys == KeyList::U32 && f.i < f.l.count {
             let o = f.l.hdr + 4 * f.i;
             f.page.get(o..o + 4).map(le_u32)
@@ -270,7 +279,10 @@ impl RawCursor {
             None => Ok(false),
             Some(f) if f.i + 1 < f.l.count => {
                 f.i += 1;
-                self.sync()?;
+                // Within the cached block (the common case) there is nothing else to do.
+                if !(self.cache.valid && f.i < self.cache.base + self.cache.keys.len()) {
+                    self.sync()?;
+                }
                 Ok(true)
             }
             Some(_) => self.step_leaf(src, spec, true),

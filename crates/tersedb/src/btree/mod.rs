@@ -21,6 +21,7 @@
 //! an entry is split. Capacity is measured in bytes, never in keys.
 
 pub(crate) mod cursor;
+pub mod fold;
 pub(crate) mod keys;
 pub(crate) mod node;
 pub(crate) mod overflow;

@@ -347,7 +347,7 @@ fn insert_packed(
             move_boundary(page, l, ru, rrange);
         }
         let (hdr, rs) = (l.hdr, l.rstart);
-        match p.insert(&mut page[hdr..rs], k).map_err(|f| l.err(f))? {
+        match p.insert(&mut page[hdr..rs], n, k).map_err(|f| l.err(f))? {
             Ins::Inserted(slot) => {
                 if slot != i {
                     return Err(corrupt(l.id, "compressed key list disagrees on a slot"));

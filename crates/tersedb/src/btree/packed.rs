@@ -343,6 +343,18 @@ impl Packed {
             .map_err(cfault)
     }
 
+    /// Decodes the block `blk` (as returned by [`Packed::block`] for this region) into `out`.
+    #[inline]
+    pub fn decode_block_at(&self, region: &[u8], blk: &Block, out: &mut [u32]) -> SResult<usize> {
+        if blk.desc.count == 0 {
+            return Ok(0);
+        }
+        let payload = region
+            .get(blk.at.clone())
+            .ok_or(Fault("compressed block outside its region"))?;
+        self.codec().decode(&blk.desc, payload, out).map_err(cfault)
+    }
+
     /// SUM/COUNT/MIN/MAX of slots `slots` of block `b`.
     pub fn fold_block(
         &self,
@@ -446,8 +458,8 @@ impl Packed {
         Ok(self.lower_bound(region, h, p)?.2 == Some(p))
     }
 
-    /// Inserts `key`. On `NoRoom` nothing changed.
-    pub fn insert(&self, region: &mut [u8], key: u32) -> SResult<Ins> {
+    /// Inserts `key` into a list of `n` keys. On `NoRoom` nothing changed.
+    pub fn insert(&self, region: &mut [u8], n: usize, key: u32) -> SResult<Ins> {
         let h = hdr(region)?;
         let codec = self.codec();
         if h.nb == 0 {
@@ -464,7 +476,12 @@ impl Packed {
                 Ins::NoRoom(h.used() + DESC)
             });
         }
-        let b = find_block(region, h, key);
+        // Ascending inserts go to the last block: no search, no slot arithmetic.
+        let b = if d_first(region, h.nb - 1) <= key {
+            h.nb - 1
+        } else {
+            find_block(region, h, key)
+        };
         let blk = block_at(region, h, b)?;
         let last_block = b + 1 == h.nb;
         let count = blk.desc.count as usize;
@@ -473,7 +490,6 @@ impl Packed {
             let mut d = blk.desc;
             let ps = h.pstart();
             let off = blk.at.start - ps;
-            let n = slot_base(region, b) + count;
             match codec
                 .append(&mut d, &mut region[blk.at.start..], key)
                 .map_err(cfault)?
@@ -492,7 +508,12 @@ impl Packed {
                 AppendOutcome::NoRoom => {}
             }
         }
-        let base = slot_base(region, b);
+        let base = if last_block {
+            n.checked_sub(count)
+                .ok_or(Fault("block counts exceed the node's key count"))?
+        } else {
+            slot_base(region, b)
+        };
         let mut buf = [0u8; SCRATCH];
         if count < self.cap() {
             // In the block: copy it out, let the codec insert (in place for the byte codecs,
@@ -776,7 +797,7 @@ mod tests {
                             rng.u32(0..=spread)
                         };
                         let pos = model.partition_point(|&k| k < key);
-                        match p.insert(&mut region, key).unwrap() {
+                        match p.insert(&mut region, model.len(), key).unwrap() {
                             Ins::Inserted(s) => {
                                 assert_eq!(s, pos, "step {step}");
                                 assert!(model.get(pos) != Some(&key));
@@ -846,7 +867,7 @@ mod tests {
             let _ = p.decode_all(&r, &mut out);
             let _ = p.search(&r, rng.u32(0..1000));
             let _ = p.key(&r, rng.usize(0..400));
-            let _ = p.insert(&mut r.clone(), rng.u32(0..1000));
+            let _ = p.insert(&mut r.clone(), 300, rng.u32(0..1000));
             let _ = p.remove(&mut r.clone(), rng.usize(0..400));
             let _ = p.vacuumize(&mut r.clone());
         }
