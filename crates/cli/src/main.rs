@@ -50,9 +50,16 @@ enum Command {
         /// the first line has a value, none otherwise).
         #[arg(long)]
         record_size: Option<u32>,
-        /// Page size of a new file (a power of two, 512..=65536).
+        /// Page size of a new file (a power of two, 512..=65536; compressed keys need 1024+).
         #[arg(long, default_value_t = 16384)]
         page_size: usize,
+        /// Key codec of a new u32 database: none, vbyte, masked-vbyte, varintgb, streamvbyte,
+        /// bp128, for, simd-for, pfor, pfor-delta.
+        #[arg(long)]
+        compression: Option<String>,
+        /// Most keys per compressed block, start key included (0 = the codec's maximum).
+        #[arg(long, default_value_t = 0)]
+        block_size: u16,
         /// Commit durability.
         #[arg(long, value_enum, default_value_t = DurabilityArg::Immediate)]
         durability: DurabilityArg,
@@ -251,13 +258,22 @@ fn main() -> ExitCode {
             key_type,
             record_size,
             page_size,
+            compression,
+            block_size,
             durability,
         } => {
             let d = match durability {
                 DurabilityArg::Immediate => tersedb::Durability::Immediate,
                 DurabilityArg::None => tersedb::Durability::None,
             };
-            store::import(&file, &load.options(), &key_type, record_size, page_size, d)
+            let new_db = store::NewDb {
+                key_type,
+                record_size,
+                page_size,
+                compression,
+                block_size,
+            };
+            store::import(&file, &load.options(), &new_db, d)
         }
         Command::Erase { file, load } => store::erase(&file, &load.options()),
         Command::Export { file, db, hex } => store::export(&file, &db, hex),

@@ -3,7 +3,9 @@
 use crate::lines::{self, KeyFormat, ParsedKey};
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::Path;
-use tersedb::{Db, DbConfig, Durability, Env, EnvOptions, Key, KeyType, RecordType, WriteTxn};
+use tersedb::{
+    CodecId, Db, DbConfig, Durability, Env, EnvOptions, Key, KeyType, RecordType, WriteTxn,
+};
 
 /// Options shared by `import` and `erase`.
 #[derive(Debug)]
@@ -90,16 +92,43 @@ fn run_batches(
     Ok(done)
 }
 
+/// How `tersedb import` creates a database that does not exist yet.
+#[derive(Clone, Debug)]
+pub struct NewDb {
+    pub key_type: String,
+    pub record_size: Option<u32>,
+    pub page_size: usize,
+    /// Key codec name; `None` = uncompressed.
+    pub compression: Option<String>,
+    pub block_size: u16,
+}
+
+/// Parses a codec name (`none` = uncompressed).
+pub fn parse_codec(name: &str) -> Result<Option<CodecId>, String> {
+    if name == "none" {
+        return Ok(None);
+    }
+    CodecId::from_name(name).map(Some).ok_or_else(|| {
+        format!(
+            "unknown codec {name:?} (none, {})",
+            CodecId::ALL.map(|c| c.name()).join(", ")
+        )
+    })
+}
+
 /// `tersedb import`.
 pub fn import(
     file: &Path,
     opts: &LoadOptions,
-    key_type: &str,
-    record_size: Option<u32>,
-    page_size: usize,
+    new_db: &NewDb,
     durability: Durability,
 ) -> Result<(), String> {
-    let key_type = match key_type {
+    let (record_size, page_size) = (new_db.record_size, new_db.page_size);
+    let codec = match &new_db.compression {
+        Some(c) => parse_codec(c)?,
+        None => None,
+    };
+    let key_type = match new_db.key_type.as_str() {
         "u32" => KeyType::U32,
         "u64" => KeyType::U64,
         "binary" => KeyType::VarBinary,
@@ -136,10 +165,23 @@ pub fn import(
                         key_type
                     ));
                 }
+                if new_db.compression.is_some() && db.config().key_codec != codec {
+                    return Err(format!(
+                        "database {:?} exists with key codec {}, not {}",
+                        opts.db,
+                        codec_name(db.config().key_codec),
+                        codec_name(codec)
+                    ));
+                }
                 db
             }
             Err(tersedb::Error::DbNotFound(_)) => w
-                .create_db(&opts.db, DbConfig::new(key_type, record_type))
+                .create_db(
+                    &opts.db,
+                    DbConfig::new(key_type, record_type)
+                        .with_codec(codec)
+                        .with_block_size(new_db.block_size),
+                )
                 .map_err(err)?,
             Err(e) => return Err(e.to_string()),
         };
@@ -260,6 +302,10 @@ fn json_str(s: &str) -> String {
     o
 }
 
+fn codec_name(c: Option<CodecId>) -> &'static str {
+    c.map_or("none", |c| c.name())
+}
+
 /// `tersedb info`.
 pub fn info(file: &Path, json: bool) -> Result<(), String> {
     let env = Env::open_read_only(file, &EnvOptions::default())
@@ -278,8 +324,8 @@ pub fn info(file: &Path, json: bool) -> Result<(), String> {
             .iter()
             .map(|(name, c, s)| {
                 format!(
-                    "{{\"name\":{},\"key_type\":\"{:?}\",\"record_type\":\"{:?}\",\"codec\":\"none\",\"keys\":{},\"height\":{},\"leaf_pages\":{},\"internal_pages\":{},\"overflow_pages\":{},\"bytes\":{},\"bytes_per_key\":{}}}",
-                    json_str(name), c.key_type, c.record_type, s.key_count, s.height, s.leaf_pages, s.branch_pages, s.overflow_pages, s.bytes,
+                    "{{\"name\":{},\"key_type\":\"{:?}\",\"record_type\":\"{:?}\",\"codec\":\"{}\",\"block_size\":{},\"keys\":{},\"height\":{},\"leaf_pages\":{},\"internal_pages\":{},\"overflow_pages\":{},\"bytes\":{},\"bytes_per_key\":{}}}",
+                    json_str(name), c.key_type, c.record_type, codec_name(c.key_codec), c.block_size, s.key_count, s.height, s.leaf_pages, s.branch_pages, s.overflow_pages, s.bytes,
                     if s.key_count > 0 { format!("{:.4}", s.bytes as f64 / s.key_count as f64) } else { "null".into() }
                 )
             })
@@ -300,7 +346,14 @@ pub fn info(file: &Path, json: bool) -> Result<(), String> {
             outln!("\n{name}");
             outln!("  key type     {:?}", c.key_type);
             outln!("  record type  {:?}", c.record_type);
-            outln!("  codec        none");
+            match c.key_codec {
+                Some(k) => outln!(
+                    "  codec        {} ({} keys per block)",
+                    k.name(),
+                    c.block_size
+                ),
+                None => outln!("  codec        none"),
+            }
             outln!("  keys         {}", s.key_count);
             outln!("  height       {}", s.height);
             outln!(

@@ -187,3 +187,68 @@ fn bench_runs_and_verifies_its_answers() {
     let o = tersedb(&["bench", "codecs", "--codecs", "nope"], b"");
     assert!(!o.status.success());
 }
+
+#[test]
+fn compressed_import_export_info_check_and_bench() {
+    let f = temp("compressed");
+    let keys: String = (0..20_000u32)
+        .map(|i| format!("{}\n", i * 8 + i % 7))
+        .collect();
+    for (db, codec) in [("v", "vbyte"), ("b", "bp128"), ("p", "pfor-delta")] {
+        let o = tersedb(
+            &[
+                "import",
+                &f,
+                "--db",
+                db,
+                "--compression",
+                codec,
+                "--block-size",
+                "64",
+                "--page-size",
+                "4096",
+            ],
+            keys.as_bytes(),
+        );
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let o = tersedb(&["export", &f, "--db", db], b"");
+        assert!(stdout(&o) == keys, "{codec}: export differs from import");
+    }
+    let o = tersedb(&["info", &f, "--json"], b"");
+    let info = stdout(&o);
+    assert!(
+        info.contains("\"codec\":\"bp128\",\"block_size\":64"),
+        "{info}"
+    );
+    let o = tersedb(&["info", &f], b"");
+    assert!(stdout(&o).contains("pfor-delta (64 keys per block)"));
+    let o = tersedb(&["check", &f], b"");
+    assert!(o.status.success(), "{}", stdout(&o));
+    // An existing database keeps its codec; asking for another is an error.
+    let o = tersedb(&["import", &f, "--db", "v", "--compression", "for"], b"1\n");
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("vbyte"));
+    let o = tersedb(&["import", &f, "--db", "x", "--compression", "zip"], b"1\n");
+    assert!(!o.status.success());
+    let _ = std::fs::remove_file(&f);
+
+    // The store benchmark on a small data set: every codec row, answers verified.
+    let o = tersedb(&["bench", "--keys", "20000", "--json"], b"");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = stdout(&o);
+    for codec in [
+        "none",
+        "vbyte",
+        "bp128",
+        "simd-for",
+        "pfor-delta",
+        "streamvbyte",
+    ] {
+        assert!(
+            out.contains(&format!("\"codec\":\"{codec}\"")),
+            "{codec}: {out}"
+        );
+    }
+    assert_eq!(out.lines().count(), 10);
+    assert!(out.lines().all(|l| l.contains("\"verified\":true")));
+}
