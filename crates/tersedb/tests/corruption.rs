@@ -5,17 +5,15 @@
 
 use std::collections::BTreeMap;
 use tersedb::storage::MemStorage;
-use tersedb::{DbConfig, Env, EnvOptions, KeyType, RecordType};
+use tersedb::{CodecId, DbConfig, Env, EnvOptions, KeyType, RecordType};
 
-fn build() -> (Vec<u8>, BTreeMap<u32, Vec<u8>>) {
+fn build(page_size: usize, cfg: DbConfig) -> (Vec<u8>, BTreeMap<u32, Vec<u8>>) {
     let store = MemStorage::new();
-    let opts = EnvOptions::default().page_size(512);
+    let opts = EnvOptions::default().page_size(page_size);
     let env = Env::create_with_storage(Box::new(store.clone()), &opts).unwrap();
     let mut model = BTreeMap::new();
     let mut w = env.begin_write().unwrap();
-    let db = w
-        .create_db("d", DbConfig::new(KeyType::U32, RecordType::Variable))
-        .unwrap();
+    let db = w.create_db("d", cfg).unwrap();
     for k in 0..120u32 {
         let v = vec![k as u8; (k as usize * 7) % 50];
         w.insert(&db, k * 5, &v).unwrap();
@@ -31,13 +29,28 @@ fn build() -> (Vec<u8>, BTreeMap<u32, Vec<u8>>) {
 
 #[test]
 fn every_flipped_byte_gives_an_error_or_a_correct_answer() {
-    let (good, model) = build();
+    sweep(512, DbConfig::new(KeyType::U32, RecordType::Variable));
+}
+
+/// The same sweep over files whose leaves hold compressed blocks.
+#[test]
+fn every_flipped_byte_of_compressed_leaves() {
+    for codec in [CodecId::VByte, CodecId::Bp128, CodecId::PforDelta] {
+        let cfg = DbConfig::new(KeyType::U32, RecordType::Variable)
+            .with_codec(Some(codec))
+            .with_block_size(16);
+        sweep(1024, cfg);
+    }
+}
+
+fn sweep(page_size: usize, cfg: DbConfig) {
+    let (good, model) = build(page_size, cfg);
     assert!(
-        good.len() <= 16 * 512,
+        good.len() <= 16 * page_size,
         "keep the sweep small: {} bytes",
         good.len()
     );
-    let opts = EnvOptions::default().page_size(512);
+    let opts = EnvOptions::default().page_size(page_size);
     let mut opened = 0;
     for i in 0..good.len() {
         for flip in [0x01u8, 0xff] {

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 use tersedb::storage::{CrashMode, FaultyStorage, MemStorage};
-use tersedb::{DbConfig, Durability, Env, EnvOptions, Error, KeyType, RecordType};
+use tersedb::{CodecId, DbConfig, Durability, Env, EnvOptions, Error, Key, KeyType, RecordType};
 
 type Model = BTreeMap<u64, Vec<u8>>;
 
@@ -21,18 +21,30 @@ fn config() -> DbConfig {
 
 /// Applies commit number `c` of the workload to the env and the model.
 fn commit_step(env: &Env, model: &mut Model, c: u64) -> tersedb::Result<()> {
+    commit_step_with(env, model, c, config())
+}
+
+/// `commit_step` for a database of configuration `cfg` (u64 or u32 keys).
+fn commit_step_with(env: &Env, model: &mut Model, c: u64, cfg: DbConfig) -> tersedb::Result<()> {
     let mut w = env.begin_write()?;
-    let db = w.open_or_create_db("t", config())?;
+    let db = w.open_or_create_db("t", cfg)?;
     let mut rng = fastrand::Rng::with_seed(c);
+    let u32_keys = cfg.key_type == KeyType::U32;
     for _ in 0..rng.usize(20..120) {
-        let k = rng.u64(..400);
+        // u32 keys spread wide, so compressed blocks see wide and narrow deltas.
+        let k = rng.u64(..400) * if u32_keys { 7919 } else { 1 };
+        let key = if u32_keys {
+            Key::U32(k as u32)
+        } else {
+            Key::U64(k)
+        };
         if rng.u8(..4) == 0 {
-            w.erase(&db, k)?;
+            w.erase(&db, key)?;
             model.remove(&k);
         } else {
             let max = if rng.bool() { 40 } else { 900 };
             let v = vec![c as u8; rng.usize(0..max)];
-            w.upsert(&db, k, &v)?;
+            w.upsert(&db, key, &v)?;
             model.insert(k, v);
         }
     }
@@ -54,6 +66,23 @@ fn contents(env: &Env) -> Model {
 
 #[test]
 fn crash_at_every_sync_point() {
+    crash_at_every_sync_point_with(opts(), config());
+}
+
+/// The same for compressed leaves, every codec (1 KiB pages: the smallest they allow).
+#[test]
+fn crash_at_every_sync_point_compressed() {
+    for codec in CodecId::ALL {
+        let cfg = DbConfig::new(KeyType::U32, RecordType::Variable)
+            .with_codec(Some(codec))
+            .with_block_size(9);
+        crash_at_every_sync_point_with(EnvOptions::default().page_size(1024), cfg);
+    }
+}
+
+fn crash_at_every_sync_point_with(opts: EnvOptions, cfg: DbConfig) {
+    let opts = || opts.clone();
+    let commit_step = |env: &Env, model: &mut Model, c: u64| commit_step_with(env, model, c, cfg);
     let disk = FaultyStorage::new(Vec::new());
     let env = Env::create_with_storage(Box::new(disk.clone()), &opts()).unwrap();
     let mut model = Model::new();
