@@ -715,6 +715,19 @@ fn insert<const DELTA: bool>(
     })
 }
 
+/// Position of the last exception of a frame with `x > 0` (a walk of the list); `None` if the
+/// list leaves the frame (a corrupt block: the slow path reports it).
+fn last_exception(f: &Frame<'_>) -> Option<usize> {
+    let mut p = f.first;
+    for _ in 1..f.x {
+        p += bits::get(f.codes, f.b, p)? as usize + 1;
+        if p >= f.n {
+            return None;
+        }
+    }
+    Some(p)
+}
+
 fn append<const DELTA: bool>(
     d: &mut Descriptor,
     payload: &mut [u8],
@@ -730,10 +743,53 @@ fn append<const DELTA: bool>(
     }
     // Fast path: the new value is a code of the current window; nothing else moves but the
     // exception section (by at most one byte).
-    let fast = frame.map(|f| (f.n, f.b, f.base, f.codes_at, f.codes.len(), f.exc.len()));
-    if let Some((n, b, base, codes_at, old_clen, exc_len)) = fast {
+    let last_exc = match &frame {
+        Some(f) if f.x > 0 => last_exception(f),
+        _ => None,
+    };
+    let fast = frame.map(|f| {
+        (
+            f.n,
+            f.b,
+            f.base,
+            f.codes_at,
+            f.codes.len(),
+            f.exc.len(),
+            f.x,
+        )
+    });
+    if let Some((n, b, base, codes_at, old_clen, exc_len, x)) = fast {
         let v = key - if DELTA { d.last } else { d.start };
         let code = v.wrapping_sub(base);
+        // Second fast path (PFOR-DELTA): the value is an exception and the list already has
+        // one within reach (2^b positions): link it from the last exception and store it at
+        // the end. Not for PFOR, whose offsets grow with every append: past the window each
+        // of them would become an exception, where a re-encode picks a wider b.
+        if DELTA && code > mask(b) && n < FRAME {
+            if let Some(le) = last_exc {
+                let link = (n - le - 1) as u32;
+                let new_clen = packed_len(n + 1, b);
+                let grow = new_clen - old_clen;
+                let exc_at = codes_at + old_clen;
+                let size = d.size as usize + grow + 4;
+                if link <= mask(b) && x < FRAME && size <= payload.len() {
+                    if grow > 0 {
+                        payload.copy_within(exc_at..exc_at + exc_len, exc_at + grow);
+                        payload[exc_at..exc_at + grow].fill(0);
+                    }
+                    let codes = &mut payload[codes_at..codes_at + new_clen];
+                    bits::set(codes, b, le, link);
+                    bits::set(codes, b, n, 0);
+                    let end = exc_at + grow + exc_len;
+                    payload[end..end + 4].copy_from_slice(&v.to_le_bytes());
+                    payload[0] = (x + 1) as u8;
+                    d.count += 1;
+                    d.last = key;
+                    d.size = size as u32;
+                    return Ok(AppendOutcome::Appended);
+                }
+            }
+        }
         if code <= mask(b) && n < FRAME {
             let new_clen = packed_len(n + 1, b);
             let exc_at = codes_at + old_clen;
