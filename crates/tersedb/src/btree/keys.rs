@@ -204,7 +204,7 @@ impl KeyList {
 /// inclusive): it saves reading the last key (one cache line). Any value is correct — it only
 /// steers the first guess.
 #[inline]
-fn search_int(
+pub(crate) fn search_int(
     n: usize,
     key: impl Fn(usize) -> u64,
     p: u64,
