@@ -48,8 +48,13 @@ enum Command {
         key_type: String,
         /// Fixed record size in bytes for a new database (default: variable-size records when
         /// the first line has a value, none otherwise).
-        #[arg(long)]
+        #[arg(long, conflicts_with = "record_type")]
         record_size: Option<u32>,
+        /// Numeric records for a new database: `key<TAB>value` lines with a decimal value,
+        /// stored as 4 (u32) or 8 (u64, i64, f64) little-endian bytes; queries can aggregate
+        /// and filter them.
+        #[arg(long, value_parser = ["u32", "u64", "i64", "f64"])]
+        record_type: Option<String>,
         /// Page size of a new file (a power of two, 512..=65536; compressed keys need 1024+).
         #[arg(long, default_value_t = 16384)]
         page_size: usize,
@@ -257,6 +262,7 @@ fn main() -> ExitCode {
             load,
             key_type,
             record_size,
+            record_type,
             page_size,
             compression,
             block_size,
@@ -269,6 +275,7 @@ fn main() -> ExitCode {
             let new_db = store::NewDb {
                 key_type,
                 record_size,
+                record_type,
                 page_size,
                 compression,
                 block_size,
