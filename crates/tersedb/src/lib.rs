@@ -65,6 +65,7 @@ pub mod db;
 pub mod env;
 mod env_pager;
 pub mod error;
+pub mod query;
 pub mod storage;
 pub mod txn;
 
