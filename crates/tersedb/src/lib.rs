@@ -75,5 +75,6 @@ pub use cursor::{Cursor, Range, WriteCursor};
 pub use db::{CodecId, Db, DbConfig, DbStats, Key, KeyBuf, KeyType, Limits, RecordType, ValueType};
 pub use env::{Env, EnvOptions};
 pub use error::{Error, Result};
+pub use query::{Query, QueryResult, Value};
 pub use storage::Durability;
 pub use txn::{ReadTxn, WriteTxn};

@@ -265,6 +265,23 @@ impl ReadTxn {
         stats(self.src(), &db.spec, &e)
     }
 
+    /// Runs a query (see [`crate::query`]): aggregates computed inside the tree, block by
+    /// block, in this snapshot.
+    pub fn query(&self, q: &crate::query::Query) -> Result<crate::query::QueryResult> {
+        crate::query::exec::run(self, q)
+    }
+
+    /// Parses and runs the text of a query:
+    /// `txn.query_str("SELECT COUNT(*), AVG(key) FROM events WHERE key > 1000")`.
+    pub fn query_str(&self, text: &str) -> Result<crate::query::QueryResult> {
+        self.query(&crate::query::Query::parse(text)?)
+    }
+
+    /// The root page of a database's tree in this snapshot.
+    pub(crate) fn root_of(&self, db: &Db) -> Result<PageId> {
+        Ok(self.entry(db)?.root)
+    }
+
     pub(crate) fn catalog_root(&self) -> PageId {
         self.pages.root()
     }

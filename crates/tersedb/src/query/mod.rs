@@ -11,7 +11,11 @@
 
 pub mod ast;
 pub mod error;
+pub mod exec;
 pub mod parse;
+pub(crate) mod plan;
+pub mod value;
 
 pub use ast::{AggFunc, Aggregate, ArithOp, At, CmpOp, Column, Expr, Pred, Query};
 pub use error::QueryError;
+pub use value::{QueryResult, QueryStats, Value};

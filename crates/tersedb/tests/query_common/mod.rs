@@ -32,6 +32,7 @@ pub fn agg(record: bool) -> BoxedStrategy<AggFunc> {
 pub fn int(span: i128) -> BoxedStrategy<i128> {
     prop_oneof![
         6 => -2i128..span + 2,
+        1 => Just(0i128),
         1 => Just(u32::MAX as i128),
         1 => Just(u32::MAX as i128 + 1),
         1 => Just(u64::MAX as i128),
