@@ -15,6 +15,7 @@ macro_rules! outln {
 mod bench;
 mod datasets;
 mod lines;
+mod query;
 mod store;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -83,6 +84,21 @@ enum Command {
         /// Binary keys and values as hex.
         #[arg(long)]
         hex: bool,
+    },
+    /// Runs a query: `tersedb query FILE "SELECT AVG(key) FROM db WHERE key > 1000"`.
+    /// Aggregates COUNT(*), COUNT(key), COUNT(DISTINCT key|record), SUM, AVG, MIN, MAX,
+    /// TOP(k[, col]), BOTTOM(k[, col]); conditions with = != < <= > >= BETWEEN IN AND OR NOT,
+    /// arithmetic on constants and scalar subqueries (see docs/ARCHITECTURE.md).
+    Query {
+        file: PathBuf,
+        /// The query text.
+        query: String,
+        /// One JSON object: {"columns": [...], "values": [...]}.
+        #[arg(long)]
+        json: bool,
+        /// Print the time and the blocks read to standard error.
+        #[arg(long)]
+        stats: bool,
     },
     /// Sizes, tree shape and bytes per key of every database.
     Info {
@@ -285,6 +301,12 @@ fn main() -> ExitCode {
         Command::Erase { file, load } => store::erase(&file, &load.options()),
         Command::Export { file, db, hex } => store::export(&file, &db, hex),
         Command::Info { file, json } => store::info(&file, json),
+        Command::Query {
+            file,
+            query,
+            json,
+            stats,
+        } => query::run(&file, &query, json, stats),
         Command::Check { file } => store::check(&file),
         Command::Dump { file, page } => store::dump(&file, page),
     };
