@@ -17,12 +17,13 @@
 //! look the same to it.
 
 use super::node::{corrupt, Layout};
-use super::packed::{Packed, MAX_BLOCK_KEYS};
+use super::packed::{Block, Packed, MAX_BLOCK_KEYS};
 use super::slots::{le_u32, le_u64, Fault};
 use super::{Key, KeyList, KeyType, Spec, MAX_DEPTH};
 use crate::error::{PageId, Result};
 use crate::storage::PageSource;
 use std::ops::Range;
+use tersedb_codecs::Descriptor;
 
 /// Slots per block of a plain (uncompressed) leaf.
 pub const PLAIN_BLOCK: usize = 256;
@@ -41,6 +42,9 @@ pub struct ScanBlock {
     pub start: usize,
     /// Block number within the KeyList (codec block index; 0.. for plain leaves).
     index: usize,
+    /// Compressed blocks: the codec descriptor and the payload's byte range in the region.
+    desc: Descriptor,
+    at: (usize, usize),
 }
 
 impl ScanBlock {
@@ -177,29 +181,36 @@ impl<'p> LeafScan<'p> {
         self.l.err(f)
     }
 
-    fn plain_key(&self, i: usize) -> Result<u64> {
-        Ok(match self.l.key(self.page, i)? {
-            Key::U32(v) => v as u64,
-            Key::U64(v) => v,
-            Key::Bytes(_) => return Err(corrupt(self.l.id, "byte key in an integer leaf")),
-        })
-    }
-
     /// The leaf's blocks in key order, replacing the contents of `out`.
     pub fn blocks(&self, out: &mut Vec<ScanBlock>) -> Result<()> {
         out.clear();
         match self.kind {
             Kind::U32 | Kind::U64 => {
                 let n = self.l.count;
+                let w = if let Kind::U32 = self.kind { 4 } else { 8 };
+                let keys = self
+                    .l
+                    .kregion(self.page)
+                    .get(..n * w)
+                    .ok_or_else(|| self.err(Fault("key list longer than its region")))?;
+                let at = |i: usize| {
+                    if w == 4 {
+                        le_u32(&keys[4 * i..]) as u64
+                    } else {
+                        le_u64(&keys[8 * i..])
+                    }
+                };
                 let mut start = 0;
                 while start < n {
                     let count = PLAIN_BLOCK.min(n - start);
                     out.push(ScanBlock {
-                        first: self.plain_key(start)?,
-                        last: self.plain_key(start + count - 1)?,
+                        first: at(start),
+                        last: at(start + count - 1),
                         count,
                         start,
                         index: start / PLAIN_BLOCK,
+                        desc: Descriptor::default(),
+                        at: (0, 0),
                     });
                     start += count;
                 }
@@ -225,6 +236,8 @@ impl<'p> LeafScan<'p> {
                         count,
                         start,
                         index: b,
+                        desc: blk.desc,
+                        at: (blk.at.start, blk.at.end),
                     });
                     start += count;
                 }
@@ -242,8 +255,14 @@ impl<'p> LeafScan<'p> {
         Ok(())
     }
 
-    /// COUNT, SUM, MIN and MAX of the keys at `slots` (relative to the block's first slot).
-    pub fn fold_keys(&self, b: &ScanBlock, slots: Range<usize>) -> Result<KeySummary> {
+    /// COUNT, SUM, MIN and MAX of the keys at `slots` (relative to the block's first slot);
+    /// `buf` is scratch space for compressed blocks.
+    pub fn fold_keys(
+        &self,
+        b: &ScanBlock,
+        slots: Range<usize>,
+        buf: &mut KeyBuffer,
+    ) -> Result<KeySummary> {
         if slots.start >= slots.end {
             return Ok(KeySummary::default());
         }
@@ -251,6 +270,17 @@ impl<'p> LeafScan<'p> {
             return Err(corrupt(self.l.id, "fold past the end of a block"));
         }
         match self.kind {
+            Kind::Packed(_) if slots.start == 0 && slots.end == b.count => {
+                // A whole block: SIMD decode (prefix sum fused) into the L1 buffer, then a
+                // widening SIMD sum; faster than the codec's generic range fold.
+                let k = self.decode_keys(b, buf)?;
+                Ok(KeySummary {
+                    count: k.len() as u64,
+                    sum: k.sum(),
+                    min: b.first,
+                    max: b.last,
+                })
+            }
             Kind::Packed(p) => {
                 let f = p
                     .fold_block(self.l.kregion(self.page), b.index, slots)
@@ -301,8 +331,14 @@ impl<'p> LeafScan<'p> {
         let r = self.l.kregion(self.page);
         match self.kind {
             Kind::Packed(p) => {
+                let blk = Block {
+                    desc: b.desc,
+                    at: b.at.0..b.at.1,
+                    first: b.first as u32,
+                    last: b.last as u32,
+                };
                 let n = p
-                    .decode_block(r, b.index, &mut buf.u32s)
+                    .decode_block_at(r, &blk, &mut buf.u32s)
                     .map_err(|f| self.err(f))?;
                 if n != b.count {
                     return Err(corrupt(self.l.id, "block decodes to a different key count"));
@@ -483,7 +519,10 @@ mod tests {
                     let k = leaf.decode_keys(b, &mut buf)?;
                     let v: Vec<u64> = (0..k.len()).map(|i| k.get(i)).collect();
                     assert_eq!((v[0], v[v.len() - 1], v.len()), (b.first, b.last, b.count));
-                    let f = leaf.fold_keys(b, 1..b.count)?;
+                    let f = leaf.fold_keys(b, 1..b.count, &mut KeyBuffer::default())?;
+                    let whole = leaf.fold_keys(b, 0..b.count, &mut KeyBuffer::default())?;
+                    assert_eq!(whole.sum, v.iter().map(|&x| x as u128).sum::<u128>());
+                    assert_eq!((whole.min, whole.max), (v[0], v[v.len() - 1]));
                     assert_eq!(f.sum, v[1..].iter().map(|&x| x as u128).sum::<u128>());
                     assert_eq!(f.count as usize, b.count - 1);
                     for (i, slot) in b.slots().enumerate() {

@@ -421,7 +421,7 @@ impl Acc {
         let inside = e - s == 1 && ivs[s].0 <= b.first && ivs[s].1 >= b.last;
         if inside && !self.rows {
             if self.key_sum_needed {
-                let f = leaf.fold_keys(b, 0..b.count)?;
+                let f = leaf.fold_keys(b, 0..b.count, buf)?;
                 stats.blocks_decoded += 1;
                 self.add_summary(f.count, f.sum, f.min, f.max);
             } else {
