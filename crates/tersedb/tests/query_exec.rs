@@ -388,3 +388,46 @@ fn type_errors_name_the_column() {
         .query(&Query::from_db("raw"))
         .is_err());
 }
+
+#[test]
+fn long_conditions_and_in_lists() {
+    let e = env(4096);
+    fill(
+        &e,
+        "l",
+        DbConfig::u32_set(),
+        (0..10_000u64).map(|k| (k * 2, vec![])),
+    );
+    // 200 ORs (a deep tree) and a 50,000-value IN list.
+    let ors = (0..200)
+        .map(|i| format!("key = {}", i * 10))
+        .collect::<Vec<_>>()
+        .join(" OR ");
+    assert_eq!(
+        q(&e, &format!("SELECT COUNT(*) FROM l WHERE {ors}")),
+        vec![int(200)]
+    );
+    let list = (0..50_000)
+        .map(|i| (i * 3).to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let want = (0..50_000u64)
+        .filter(|v| (v * 3) % 2 == 0 && v * 3 < 20_000)
+        .count() as i128;
+    assert_eq!(
+        q(&e, &format!("SELECT COUNT(*) FROM l WHERE key IN ({list})")),
+        vec![int(want)]
+    );
+    assert_eq!(
+        q(
+            &e,
+            &format!("SELECT COUNT(*) FROM l WHERE key NOT IN ({list})")
+        ),
+        vec![int(10_000 - want)]
+    );
+    let sum = "1 + ".repeat(250) + "1";
+    assert_eq!(
+        q(&e, &format!("SELECT COUNT(*) FROM l WHERE key < {sum}")),
+        vec![int(126)]
+    );
+}

@@ -160,6 +160,32 @@ fn deep_nesting_is_an_error_not_a_stack_overflow() {
         let e = Query::parse(&text).unwrap_err();
         assert!(e.to_string().contains("nested"), "{open}: {e}");
     }
+    // Long flat chains build deep trees too: refused past the limit, never a stack overflow.
+    for (join, item) in [
+        (" OR ", "key = 1"),
+        (" AND ", "NOT key = 1"),
+        (" + ", "1"),
+        (" * ", "(1)"),
+    ] {
+        let chain = vec![item; 100_000].join(join);
+        let text = format!("SELECT COUNT(*) FROM d WHERE key > 0 AND ({chain}) > 0");
+        let text = if join.contains('O') || join.contains('A') {
+            format!("SELECT COUNT(*) FROM d WHERE {chain}")
+        } else {
+            text.replace("key > 0 AND (", "key > (")
+                .replace(") > 0", ")")
+        };
+        let e = Query::parse(&text).unwrap_err();
+        assert!(e.to_string().contains("deeper than"), "{join}: {e}");
+        let short = vec![item; 200].join(join);
+        let text = if join.contains('O') || join.contains('A') {
+            format!("SELECT COUNT(*) FROM d WHERE {short}")
+        } else {
+            format!("SELECT COUNT(*) FROM d WHERE key > {short}")
+        };
+        let q = Query::parse(&text).unwrap();
+        assert_eq!(Query::parse(&q.to_string()).unwrap(), q);
+    }
     let ok = format!(
         "SELECT COUNT(*) FROM d WHERE key = {}1{}",
         "(".repeat(30),

@@ -1,6 +1,9 @@
 //! The query language's syntax tree. A [`Query`] is built in code or parsed from text
 //! ([`Query::parse`]); [`Display`](std::fmt::Display) prints it back as text that parses to an
-//! equal tree (binary operators and conditions fully parenthesised).
+//! equal tree (every AND/OR chain and arithmetic operation in parentheses, except a left operand
+//! that continues the same chain, so long left-deep chains print flat). A tree built in code
+//! deeper than the parser's limits (`parse::MAX_NESTING` parentheses, `MAX_TREE_DEPTH`) prints
+//! text that the parser refuses.
 //!
 //! ```text
 //! Query  { aggregates: [Aggregate], db: name, filter: Option<Pred> }
@@ -191,6 +194,34 @@ impl From<f64> for Expr {
     }
 }
 
+impl ArithOp {
+    /// Operators of one class associate left to right without parentheses.
+    fn class(self) -> u8 {
+        match self {
+            ArithOp::Add | ArithOp::Sub => 0,
+            ArithOp::Mul | ArithOp::Div | ArithOp::Rem => 1,
+        }
+    }
+}
+
+impl Expr {
+    /// A binary operation without its outer parentheses: a left operand of the same class is
+    /// printed bare (`1 + 2 - 3` parses back left-deep), so long chains print flat and parse
+    /// back within the parser's nesting limit.
+    fn fmt_chain(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Expr::Bin { op, l, r, .. } => {
+                match &**l {
+                    Expr::Bin { op: lop, .. } if lop.class() == op.class() => l.fmt_chain(f)?,
+                    _ => write!(f, "{l}")?,
+                }
+                write!(f, " {} {r}", op.symbol())
+            }
+            e => write!(f, "{e}"),
+        }
+    }
+}
+
 impl fmt::Display for Expr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -198,7 +229,11 @@ impl fmt::Display for Expr {
             // `{:?}` is the shortest text that reads back as the same f64, always with a `.`
             // or an exponent, so it re-parses as a float.
             Expr::Float(v) => write!(f, "{v:?}"),
-            Expr::Bin { op, l, r, .. } => write!(f, "({l} {} {r})", op.symbol()),
+            Expr::Bin { .. } => {
+                f.write_str("(")?;
+                self.fmt_chain(f)?;
+                f.write_str(")")
+            }
             Expr::Subquery(q) => write!(f, "({q})"),
         }
     }
@@ -302,6 +337,28 @@ impl Pred {
     }
 }
 
+impl Pred {
+    /// AND / OR without outer parentheses; a left operand with the same connective is printed
+    /// bare (`a AND b AND c` parses back left-deep).
+    fn fmt_chain(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (l, r, word) = match self {
+            Pred::And(l, r) => (l, r, "AND"),
+            Pred::Or(l, r) => (l, r, "OR"),
+            p => return write!(f, "{p}"),
+        };
+        let same = matches!(
+            (self, &**l),
+            (Pred::And(..), Pred::And(..)) | (Pred::Or(..), Pred::Or(..))
+        );
+        if same {
+            l.fmt_chain(f)?;
+        } else {
+            write!(f, "{l}")?;
+        }
+        write!(f, " {word} {r}")
+    }
+}
+
 impl fmt::Display for Pred {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -317,8 +374,11 @@ impl fmt::Display for Pred {
                 }
                 f.write_str(")")
             }
-            Pred::And(a, b) => write!(f, "({a} AND {b})"),
-            Pred::Or(a, b) => write!(f, "({a} OR {b})"),
+            Pred::And(..) | Pred::Or(..) => {
+                f.write_str("(")?;
+                self.fmt_chain(f)?;
+                f.write_str(")")
+            }
             Pred::Not(p) => write!(f, "NOT ({p})"),
         }
     }

@@ -200,8 +200,29 @@ enum Node {
     Not(Box<Spanned>),
 }
 
-/// A node and the column where it starts.
-type Spanned = (Node, u32);
+/// A node, the column where it starts, and the depth of its tree (subqueries included).
+type Spanned = (Node, u32, u32);
+
+/// Deepest tree (operators, conditions and subqueries along one path) the parser builds, so
+/// that evaluating, printing and dropping a parsed query stay within a small stack.
+pub const MAX_TREE_DEPTH: u32 = 256;
+
+fn depth_of(kids: &[&Spanned]) -> u32 {
+    kids.iter().map(|k| k.2).max().unwrap_or(0) + 1
+}
+
+/// Builds a node over `kids`, refusing trees deeper than [`MAX_TREE_DEPTH`].
+fn mk(n: Node, at: u32, depth: u32) -> Result<Spanned, QueryError> {
+    if depth > MAX_TREE_DEPTH {
+        return Err(syntax(
+            at,
+            format!(
+                "expression deeper than {MAX_TREE_DEPTH} operators (write long lists as IN (...))"
+            ),
+        ));
+    }
+    Ok((n, at, depth))
+}
 
 struct Parser {
     toks: Vec<(Tok, u32)>,
@@ -266,6 +287,11 @@ impl Parser {
     }
 
     fn query(&mut self) -> Result<Query, QueryError> {
+        Ok(self.query_depth()?.0)
+    }
+
+    /// A query and the depth of its condition's tree.
+    fn query_depth(&mut self) -> Result<(Query, u32), QueryError> {
         self.enter()?;
         self.expect_word("SELECT")?;
         let mut aggregates = vec![self.aggregate()?];
@@ -288,19 +314,23 @@ impl Parser {
                 ));
             }
         };
-        let filter = if self.is_word("WHERE") {
+        let (filter, depth) = if self.is_word("WHERE") {
             self.bump();
             let n = self.or()?;
-            Some(lower_pred(n)?)
+            let d = n.2;
+            (Some(lower_pred(n)?), d)
         } else {
-            None
+            (None, 0)
         };
         self.depth -= 1;
-        Ok(Query {
-            aggregates,
-            db,
-            filter,
-        })
+        Ok((
+            Query {
+                aggregates,
+                db,
+                filter,
+            },
+            depth,
+        ))
     }
 
     fn column(&mut self) -> Result<Column, QueryError> {
@@ -392,8 +422,8 @@ impl Parser {
         while self.is_word("OR") {
             self.bump();
             let r = self.and()?;
-            let at = l.1;
-            l = (Node::Or(Box::new(l), Box::new(r)), at);
+            let (at, d) = (l.1, depth_of(&[&l, &r]));
+            l = mk(Node::Or(Box::new(l), Box::new(r)), at, d)?;
         }
         Ok(l)
     }
@@ -403,8 +433,8 @@ impl Parser {
         while self.is_word("AND") {
             self.bump();
             let r = self.not()?;
-            let at = l.1;
-            l = (Node::And(Box::new(l), Box::new(r)), at);
+            let (at, d) = (l.1, depth_of(&[&l, &r]));
+            l = mk(Node::And(Box::new(l), Box::new(r)), at, d)?;
         }
         Ok(l)
     }
@@ -416,7 +446,8 @@ impl Parser {
             self.enter()?;
             let p = self.not()?;
             self.depth -= 1;
-            return Ok((Node::Not(Box::new(p)), at));
+            let d = depth_of(&[&p]);
+            return mk(Node::Not(Box::new(p)), at, d);
         }
         self.test()
     }
@@ -435,8 +466,8 @@ impl Parser {
         if let Some(op) = op {
             self.bump();
             let r = self.sum()?;
-            let at = l.1;
-            return Ok((Node::Cmp(op, Box::new(l), Box::new(r)), at));
+            let (at, d) = (l.1, depth_of(&[&l, &r]));
+            return mk(Node::Cmp(op, Box::new(l), Box::new(r)), at, d);
         }
         let negated = self.is_word("NOT")
             && matches!(self.peek2(), Tok::Word(w)
@@ -449,11 +480,12 @@ impl Parser {
             let lo = self.sum()?;
             self.expect_word("AND")?;
             let hi = self.sum()?;
-            let at = l.1;
-            return Ok((
+            let (at, d) = (l.1, depth_of(&[&l, &lo, &hi]) + 1);
+            return mk(
                 Node::Between(Box::new(l), Box::new(lo), Box::new(hi), negated),
                 at,
-            ));
+                d,
+            );
         }
         if self.is_word("IN") {
             self.bump();
@@ -468,7 +500,10 @@ impl Parser {
             }
             self.expect_sym(")")?;
             let at = l.1;
-            return Ok((Node::In(Box::new(l), list, negated), at));
+            let mut kids: Vec<&Spanned> = list.iter().collect();
+            kids.push(&l);
+            let d = depth_of(&kids) + 1;
+            return mk(Node::In(Box::new(l), list, negated), at, d);
         }
         Ok(l)
     }
@@ -483,8 +518,8 @@ impl Parser {
             };
             self.bump();
             let r = self.product()?;
-            let at = l.1;
-            l = (Node::Arith(op, Box::new(l), Box::new(r)), at);
+            let (at, d) = (l.1, depth_of(&[&l, &r]));
+            l = mk(Node::Arith(op, Box::new(l), Box::new(r)), at, d)?;
         }
     }
 
@@ -499,8 +534,8 @@ impl Parser {
             };
             self.bump();
             let r = self.unary()?;
-            let at = l.1;
-            l = (Node::Arith(op, Box::new(l), Box::new(r)), at);
+            let (at, d) = (l.1, depth_of(&[&l, &r]));
+            l = mk(Node::Arith(op, Box::new(l), Box::new(r)), at, d)?;
         }
     }
 
@@ -518,20 +553,22 @@ impl Parser {
                 let n = 0i128
                     .checked_sub_unsigned(v)
                     .ok_or_else(|| syntax(at, format!("integer -{v} does not fit in 128 bits")))?;
-                Ok((Node::Int(n), at))
+                Ok((Node::Int(n), at, 1))
             }
             Tok::Float(v) => {
                 self.bump();
-                Ok((Node::Float(-v), at))
+                Ok((Node::Float(-v), at, 1))
             }
             _ => {
                 self.enter()?;
                 let x = self.unary()?;
                 self.depth -= 1;
-                Ok((
-                    Node::Arith(ArithOp::Sub, Box::new((Node::Int(0), at)), Box::new(x)),
+                let d = depth_of(&[&x]);
+                mk(
+                    Node::Arith(ArithOp::Sub, Box::new((Node::Int(0), at, 1)), Box::new(x)),
                     at,
-                ))
+                    d,
+                )
             }
         }
     }
@@ -543,25 +580,26 @@ impl Parser {
                 self.bump();
                 let n = i128::try_from(v)
                     .map_err(|_| syntax(at, format!("integer {v} does not fit in 128 bits")))?;
-                Ok((Node::Int(n), at))
+                Ok((Node::Int(n), at, 1))
             }
             Tok::Float(v) => {
                 self.bump();
-                Ok((Node::Float(v), at))
+                Ok((Node::Float(v), at, 1))
             }
             Tok::Word(w) if w.eq_ignore_ascii_case("KEY") => {
                 self.bump();
-                Ok((Node::Col(Column::Key), at))
+                Ok((Node::Col(Column::Key), at, 1))
             }
             Tok::Word(w) if w.eq_ignore_ascii_case("RECORD") => {
                 self.bump();
-                Ok((Node::Col(Column::Record), at))
+                Ok((Node::Col(Column::Record), at, 1))
             }
             Tok::Sym("(") => {
                 self.bump();
                 self.enter()?;
                 let n = if self.is_word("SELECT") {
-                    (Node::Sub(self.query()?), at)
+                    let (q, d) = self.query_depth()?;
+                    mk(Node::Sub(q), at, d + 1)?
                 } else {
                     self.or()?
                 };
@@ -581,19 +619,19 @@ fn type_err(at: u32, what: impl Into<String>) -> QueryError {
     }
 }
 
-fn lower_pred((n, at): Spanned) -> Result<Pred, QueryError> {
+fn lower_pred((n, at, _): Spanned) -> Result<Pred, QueryError> {
     Ok(match n {
         Node::And(a, b) => Pred::And(Box::new(lower_pred(*a)?), Box::new(lower_pred(*b)?)),
         Node::Or(a, b) => Pred::Or(Box::new(lower_pred(*a)?), Box::new(lower_pred(*b)?)),
         Node::Not(p) => Pred::Not(Box::new(lower_pred(*p)?)),
         Node::Cmp(op, l, r) => match (*l, *r) {
-            ((Node::Col(col), _), v) => Pred::Cmp {
+            ((Node::Col(col), _, _), v) => Pred::Cmp {
                 col,
                 op,
                 value: lower_expr(v)?,
                 at: At(Some(at)),
             },
-            (v, (Node::Col(col), _)) => Pred::Cmp {
+            (v, (Node::Col(col), _, _)) => Pred::Cmp {
                 col,
                 op: op.swapped(),
                 value: lower_expr(v)?,
@@ -643,7 +681,7 @@ fn lower_pred((n, at): Spanned) -> Result<Pred, QueryError> {
     })
 }
 
-fn column_of((n, at): Spanned, what: &str) -> Result<Column, QueryError> {
+fn column_of((n, at, _): Spanned, what: &str) -> Result<Column, QueryError> {
     match n {
         Node::Col(c) => Ok(c),
         _ => Err(type_err(
@@ -653,7 +691,7 @@ fn column_of((n, at): Spanned, what: &str) -> Result<Column, QueryError> {
     }
 }
 
-fn lower_expr((n, at): Spanned) -> Result<Expr, QueryError> {
+fn lower_expr((n, at, _): Spanned) -> Result<Expr, QueryError> {
     Ok(match n {
         Node::Int(v) => Expr::Int(v),
         Node::Float(v) => Expr::Float(v),

@@ -333,22 +333,23 @@ pub fn simplify(p: Bound) -> Bound {
         }
         Bound::Or(items) => {
             let mut out = Vec::new();
-            let mut keys: Option<Ivs> = None;
+            // Every key interval of the OR, merged once at the end (IN lists can be long).
+            let mut keys: Ivs = Vec::new();
+            let mut any_keys = false;
             for it in items.into_iter().map(simplify) {
                 match it {
                     Bound::Const(false) => {}
                     Bound::Const(true) => return Bound::Const(true),
                     Bound::Key(s) => {
-                        keys = Some(match keys {
-                            None => s,
-                            Some(k) => union(&k, &s),
-                        })
+                        any_keys = true;
+                        keys.extend(s);
                     }
                     Bound::Or(inner) => out.extend(inner),
                     other => out.push(other),
                 }
             }
-            if let Some(k) = keys {
+            if any_keys {
+                let k = union(&keys, &[]);
                 if !k.is_empty() {
                     out.push(Bound::Key(k));
                 }
