@@ -187,6 +187,23 @@ pub fn union(a: &[(i128, i128)], b: &[(i128, i128)]) -> Ivs {
     out
 }
 
+/// Intersection of many interval sets, pairwise in rounds (a long `NOT IN` list is thousands
+/// of two-interval sets: folding them one by one would be quadratic). `None` for no sets.
+pub fn intersect_all(mut sets: Vec<Ivs>) -> Option<Ivs> {
+    while sets.len() > 1 {
+        let mut next = Vec::with_capacity(sets.len().div_ceil(2));
+        let mut it = sets.into_iter();
+        while let Some(a) = it.next() {
+            next.push(match it.next() {
+                Some(b) => intersect(&a, &b),
+                None => a,
+            });
+        }
+        sets = next;
+    }
+    sets.pop()
+}
+
 /// Intersection of two interval sets.
 pub fn intersect(a: &[(i128, i128)], b: &[(i128, i128)]) -> Ivs {
     let (mut i, mut j) = (0, 0);
@@ -304,22 +321,17 @@ pub fn simplify(p: Bound) -> Bound {
     match p {
         Bound::And(items) => {
             let mut out = Vec::new();
-            let mut keys: Option<Ivs> = None;
+            let mut sets: Vec<Ivs> = Vec::new();
             for it in items.into_iter().map(simplify) {
                 match it {
                     Bound::Const(true) => {}
                     Bound::Const(false) => return Bound::Const(false),
-                    Bound::Key(s) => {
-                        keys = Some(match keys {
-                            None => s,
-                            Some(k) => intersect(&k, &s),
-                        })
-                    }
+                    Bound::Key(s) => sets.push(s),
                     Bound::And(inner) => out.extend(inner),
                     other => out.push(other),
                 }
             }
-            if let Some(k) = keys {
+            if let Some(k) = intersect_all(sets) {
                 if k.is_empty() {
                     return Bound::Const(false);
                 }
