@@ -125,6 +125,7 @@ pub(crate) static SHUFFLE: [[u8; 16]; 4096] = build_shuffle();
 
 /// `isa` capped at the best level this CPU supports (public entry points take any level).
 /// Cached: this runs on every call of the `*_with` functions.
+#[inline]
 pub(crate) fn usable(isa: Isa) -> Isa {
     use std::sync::atomic::{AtomicU8, Ordering};
     static BEST: AtomicU8 = AtomicU8::new(u8::MAX);

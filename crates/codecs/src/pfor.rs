@@ -305,16 +305,30 @@ fn frame_size(n: usize, b: u32, base: u32, x: usize) -> usize {
 /// stretch for `b` has `1 + max { l : tight[l] <= mask(b) }` values. The minima are branch-free
 /// reductions (vectorised), and only each width's start needs a scan.
 fn longest_windows(s: &[u32], bs: usize) -> [usize; 33] {
-    let n = s.len();
     let bs = bs.min(33);
     let widest = if bs == 0 { 0 } else { mask(bs as u32 - 1) };
     let mut tight = [0u32; FRAME];
-    let mut top = 0; // tight[1..=top] <= widest
+    let top = tight_ranges(Isa::detect(), s, widest, &mut tight);
+    std::array::from_fn(|b| {
+        if b >= bs {
+            return 1;
+        }
+        1 + tight[1..=top].partition_point(|&d| d <= mask(b as u32))
+    })
+}
+
+/// Fills `tight[l]` (the smallest range of `l + 1` consecutive values of the sorted `s`) for
+/// `l = 1, 2, ..` while it stays `<= widest`; returns the last such `l` (0 if none).
+#[inline(always)]
+pub(crate) fn tight_ranges_body(s: &[u32], widest: u32, tight: &mut [u32; FRAME]) -> usize {
+    let n = s.len().min(FRAME);
+    let mut top = 0;
     for l in 1..n {
-        let d = s[l..]
+        // Branch-free reduction (no early exit), so it vectorises.
+        let d = s[l..n]
             .iter()
             .zip(&s[..n - l])
-            .map(|(a, b)| a - b)
+            .map(|(a, b)| a.wrapping_sub(*b))
             .fold(u32::MAX, u32::min);
         if d > widest {
             break;
@@ -322,12 +336,20 @@ fn longest_windows(s: &[u32], bs: usize) -> [usize; 33] {
         tight[l] = d;
         top = l;
     }
-    std::array::from_fn(|b| {
-        if b >= bs {
-            return 1;
-        }
-        1 + tight[1..=top].partition_point(|&d| d <= mask(b as u32))
-    })
+    top
+}
+
+/// [`tight_ranges_body`] built for the widest vector unit of `isa` (the reduction dominates the
+/// choice of `b`, and so every insert; the portable build has no unsigned vector minimum).
+#[doc(hidden)]
+pub fn tight_ranges(isa: Isa, s: &[u32], widest: u32, tight: &mut [u32; FRAME]) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    if usable(isa) >= Isa::Avx2 {
+        // SAFETY: AVX2 is supported (`usable`); the body is safe code.
+        return unsafe { crate::simd::pfor_avx2::tight_ranges(s, widest, tight) };
+    }
+    let _ = isa;
+    tight_ranges_body(s, widest, tight)
 }
 
 /// Start of the first stretch of `len` values of the sorted `s` whose range fits in `m`.
@@ -860,6 +882,40 @@ mod tests {
         assert_eq!(count_exceptions(&v, 1, 0), 6);
         assert_eq!(count_exceptions(&v, 4, 0), 2);
         assert_eq!(count_exceptions(&v, 0, 1), 2 + 9);
+    }
+
+    #[test]
+    fn tight_ranges_match_scalar_on_every_isa() {
+        let seed = std::env::var("SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| fastrand::u64(..));
+        println!("SEED={seed}");
+        let mut rng = fastrand::Rng::with_seed(seed);
+        for round in 0..300 {
+            let n = rng.usize(..=FRAME);
+            let top = 1u32 << rng.u32(0..=20);
+            let mut s: Vec<u32> = (0..n)
+                .map(|_| match round % 3 {
+                    0 => rng.u32(..),
+                    1 => rng.u32(..top),
+                    _ => u32::MAX - rng.u32(..1000),
+                })
+                .collect();
+            s.sort_unstable();
+            let widest = if rng.bool() {
+                u32::MAX
+            } else {
+                rng.u32(..1 << 16)
+            };
+            let mut want = [0u32; FRAME];
+            let top = tight_ranges_body(&s, widest, &mut want);
+            for isa in Isa::available() {
+                let mut got = [0u32; FRAME];
+                assert_eq!(tight_ranges(isa, &s, widest, &mut got), top, "isa={isa}");
+                assert_eq!(got[..=top.min(FRAME - 1)], want[..=top.min(FRAME - 1)]);
+            }
+        }
     }
 
     #[test]

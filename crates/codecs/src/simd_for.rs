@@ -42,6 +42,38 @@ impl SimdFor {
     pub fn decode_with(isa: Isa, d: &Descriptor, payload: &[u8], out: &mut [u32]) -> Result<usize> {
         vertical::decode(isa, false, d, payload, out)
     }
+
+    /// [`BlockCodec::lower_bound`] on an explicit instruction-set level: the first offset
+    /// `>= key - start`, counted on the packed bits in registers (AVX2) or binary-searched on
+    /// them (scalar).
+    #[doc(hidden)]
+    #[inline]
+    pub fn lower_bound_with(
+        isa: Isa,
+        desc: &Descriptor,
+        payload: &[u8],
+        key: u32,
+    ) -> Result<(usize, Option<u32>)> {
+        let (b, n) = vertical::check(desc, payload)?;
+        let count = desc.count as usize;
+        if count == 0 || key > desc.last {
+            return Ok((count, None));
+        }
+        if key <= desc.start {
+            return Ok((0, Some(desc.start)));
+        }
+        if payload.len() < vertical::frame_len(b) {
+            return Err(FRAME_ERR);
+        }
+        // First offset >= target among o[0..n], found on the packed bits.
+        let target = key - desc.start;
+        let lo = vertical::rank(isa, payload, b, n, target).ok_or(FRAME_ERR)?;
+        if lo >= n {
+            return Ok((count, None));
+        }
+        let o = vertical::get(payload, b, lo).ok_or(FRAME_ERR)?;
+        Ok((lo + 1, Some(desc.start.wrapping_add(o))))
+    }
 }
 
 impl BlockCodec for SimdFor {
@@ -82,36 +114,7 @@ impl BlockCodec for SimdFor {
 
     #[inline]
     fn lower_bound(desc: &Descriptor, payload: &[u8], key: u32) -> Result<(usize, Option<u32>)> {
-        let (b, n) = vertical::check(desc, payload)?;
-        let count = desc.count as usize;
-        if count == 0 || key > desc.last {
-            return Ok((count, None));
-        }
-        if key <= desc.start {
-            return Ok((0, Some(desc.start)));
-        }
-        if payload.len() < vertical::frame_len(b) {
-            return Err(FRAME_ERR);
-        }
-        // First offset >= target among o[0..n], searched on the packed bits.
-        let target = key - desc.start;
-        // Branchless: `lo` only moves while the probed offset is below the target. Every probe
-        // is in range (checked above), so the fallback value is never used.
-        let off = |i: usize| vertical::get(payload, b, i).unwrap_or(u32::MAX);
-        let (mut lo, mut len) = (0usize, n);
-        while len > 1 {
-            let half = len / 2;
-            if off(lo + half) < target {
-                lo += half;
-            }
-            len -= half;
-        }
-        let lo = lo + (off(lo) < target) as usize;
-        if lo >= n {
-            return Ok((count, None));
-        }
-        let o = vertical::get(payload, b, lo).ok_or(FRAME_ERR)?;
-        Ok((lo + 1, Some(desc.start.wrapping_add(o))))
+        Self::lower_bound_with(Isa::detect(), desc, payload, key)
     }
 
     fn insert(desc: &mut Descriptor, payload: &mut [u8], key: u32) -> Result<InsertOutcome> {

@@ -121,6 +121,7 @@ pub(crate) fn decode_scalar(
 
 /// Decodes values `v0..v0 + out.len()` with the kernels of `isa` (supported by this CPU).
 /// `v0` is a multiple of 4 and `ctrl` covers the values.
+#[inline(always)]
 pub(crate) fn decode_n(
     isa: Isa,
     ctrl: &[u8],
@@ -197,6 +198,7 @@ struct View<'a> {
     n: usize,
 }
 
+#[inline(always)]
 fn view<'a>(d: &Descriptor, payload: &'a [u8]) -> Result<View<'a>> {
     check_desc(d, payload, BYTE_MAX_KEYS)?;
     let n = (d.count as usize).saturating_sub(1);
@@ -267,6 +269,7 @@ impl Chunks for SvbChunks<'_> {
 
 /// Decodes a block with the kernels of `isa` (clamped to what this CPU supports).
 #[doc(hidden)]
+#[inline]
 pub fn decode_with(isa: Isa, desc: &Descriptor, payload: &[u8], out: &mut [u32]) -> Result<usize> {
     let isa = crate::masked_vbyte::usable(isa);
     let v = view(desc, payload)?;

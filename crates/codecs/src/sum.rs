@@ -9,12 +9,19 @@ pub fn sum_u32_scalar(keys: &[u32]) -> u64 {
     keys.iter().map(|&k| k as u64).sum()
 }
 
+/// The best level this CPU supports (not capped by `TERSEDB_ISA`), probed once.
+#[inline]
+fn cpu_max() -> Isa {
+    static MAX: std::sync::OnceLock<Isa> = std::sync::OnceLock::new();
+    *MAX.get_or_init(|| *Isa::available().last().unwrap_or(&Isa::Scalar))
+}
+
 /// Exact sum of `keys` with the kernel of `isa` (capped at what the CPU has).
 #[inline]
 pub fn sum_u32_with(isa: Isa, keys: &[u32]) -> u64 {
     #[cfg(target_arch = "x86_64")]
     {
-        if isa >= Isa::Avx2 && Isa::Avx2.is_supported() {
+        if isa.min(cpu_max()) >= Isa::Avx2 {
             // SAFETY: AVX2 is supported (checked above); the kernel reads only `keys`.
             return unsafe { crate::simd::sum_avx2::sum_u32(keys) };
         }
@@ -29,9 +36,194 @@ pub fn sum_u32(keys: &[u32]) -> u64 {
     sum_u32_with(Isa::detect(), keys)
 }
 
+/// Exact sum of all keys of a block without materialising them, where the format allows: SIMD
+/// FOR stores offsets from the start key, so the sum is `count * start + sum(offsets)`, and the
+/// fused kernel's wrapping 32-bit sum of 128 offsets of `b <= 25` bits cannot wrap. `None` when
+/// this shortcut does not apply (other codecs, wider offsets): decode and use [`sum_u32`].
+#[inline]
+pub fn block_sum(codec: crate::CodecId, d: &crate::Descriptor, payload: &[u8]) -> Option<u64> {
+    block_sum_with(Isa::detect(), codec, d, payload)
+}
+
+/// [`block_sum`] with the kernels of `isa`. BP128 uses a fused unpack + prefix sum + add kernel
+/// (AVX2 and up); its scalar twin is [`bp128_sum_scalar`].
+pub fn block_sum_with(
+    isa: Isa,
+    codec: crate::CodecId,
+    d: &crate::Descriptor,
+    payload: &[u8],
+) -> Option<u64> {
+    if codec == crate::CodecId::Bp128 {
+        return bp128_sum(isa, d, payload);
+    }
+    if codec != crate::CodecId::SimdFor {
+        return None;
+    }
+    let count = d.count as usize;
+    if count <= 1 {
+        return Some(if count == 1 { d.start as u64 } else { 0 });
+    }
+    if count > crate::vertical::MAX_KEYS || d.bits == 0 || d.bits > 25 {
+        return None;
+    }
+    let b = d.bits as u32;
+    if payload.len() < crate::vertical::frame_len(b)
+        || d.size as usize != crate::vertical::frame_len(b)
+    {
+        return None;
+    }
+    let offs = crate::vertical::sum_prefix(isa, payload, b, count - 1)?;
+    Some(count as u64 * d.start as u64 + offs as u64)
+}
+
+/// A BP128 block's frame: `(b, n)` when the descriptor and payload are consistent.
+fn bp128_frame(d: &crate::Descriptor, payload: &[u8]) -> Option<(u32, usize)> {
+    let count = d.count as usize;
+    let b = d.bits as u32;
+    if !(2..=crate::vertical::MAX_KEYS).contains(&count)
+        || !(1..=32).contains(&b)
+        || d.size as usize != crate::vertical::frame_len(b)
+        || payload.len() < crate::vertical::frame_len(b)
+    {
+        return None;
+    }
+    Some((b, count - 1))
+}
+
+/// Sum of a BP128 block's keys: `start + T - (128 - n) * last`, where `T` sums the 128 decoded
+/// slots (the padding slots repeat the last key).
+fn bp128_sum(isa: Isa, d: &crate::Descriptor, payload: &[u8]) -> Option<u64> {
+    let count = d.count as usize;
+    if count <= 1 {
+        return Some(if count == 1 { d.start as u64 } else { 0 });
+    }
+    #[cfg(target_arch = "x86_64")]
+    if isa.min(cpu_max()) >= Isa::Avx2 {
+        let (b, n) = bp128_frame(d, payload)?;
+        if b <= 24 {
+            // SAFETY: AVX2 is supported (checked); the kernel reads the 16*b bytes of the
+            // frame, which `bp128_frame` checked are inside `payload`.
+            let (dsum, jsum) =
+                unsafe { crate::simd::vertical_avx2::MOMENTS[b as usize](payload.as_ptr()) };
+            // Keys after the start: n*start + sum((n - j) * v[j]) = n*start + n*D - J (the
+            // padding values are zero).
+            // Wrapping: exact for a valid frame; a corrupt one gives a wrong sum, not a panic.
+            let n = n as u64;
+            return Some(
+                (d.start as u64)
+                    .wrapping_mul(n + 1)
+                    .wrapping_add(n.wrapping_mul(dsum))
+                    .wrapping_sub(jsum),
+            );
+        }
+        // SAFETY: AVX2 is supported (checked); the kernel reads the 16*b bytes of the frame,
+        // which `bp128_frame` checked are inside `payload`.
+        let t = unsafe {
+            crate::simd::vertical_avx2::SUM_KEYS_D1[b as usize](payload.as_ptr(), d.start)
+        };
+        let pad = (crate::vertical::FRAME - n) as u64 * d.last as u64;
+        return Some((d.start as u64).wrapping_add(t).wrapping_sub(pad));
+    }
+    let _ = isa;
+    bp128_sum_scalar(d, payload)
+}
+
+/// Scalar twin of the BP128 block sum (unpack, prefix sum, add).
+pub fn bp128_sum_scalar(d: &crate::Descriptor, payload: &[u8]) -> Option<u64> {
+    let count = d.count as usize;
+    if count <= 1 {
+        return Some(if count == 1 { d.start as u64 } else { 0 });
+    }
+    let (b, n) = bp128_frame(d, payload)?;
+    let mut vals = [0u32; crate::vertical::FRAME];
+    crate::vertical::unpack_scalar(payload, b, &mut vals)?;
+    let (mut k, mut s) = (d.start, d.start as u64);
+    for &v in &vals[..n] {
+        k = k.wrapping_add(v);
+        s += k as u64;
+    }
+    Some(s)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn block_sum_matches_decode() {
+        use crate::{BlockCodec, CodecId};
+        let mut rng = fastrand::Rng::with_seed(13);
+        for b in 0..=32u32 {
+            for n in [1usize, 2, 3, 64, 128, 129] {
+                let mut k = rng.u32(..1000);
+                let keys: Vec<u32> = (0..n)
+                    .map(|i| {
+                        if i > 0 {
+                            // Steps of up to 2^(b-1): offsets from the start reach b + 7 bits.
+                            let step = rng.u32(1..=1u32 << b.saturating_sub(1).min(24));
+                            k = k.saturating_add(step);
+                        }
+                        k
+                    })
+                    .collect();
+                let mut keys = keys;
+                keys.dedup();
+                let mut buf = vec![0u8; 1024];
+                let d = crate::simd_for::SimdFor::encode(&keys, &mut buf).unwrap();
+                let want: u64 = keys.iter().map(|&k| k as u64).sum();
+                if let Some(s) = block_sum(CodecId::SimdFor, &d, &buf[..d.size as usize]) {
+                    assert_eq!(s, want, "b={b} n={n}");
+                } else {
+                    assert!(d.bits > 25, "shortcut refused b={}", d.bits);
+                }
+                assert_eq!(block_sum(CodecId::VByte, &d, &buf), None);
+                let mut pb = vec![0u8; 1024];
+                let db = crate::bp128::Bp128::encode(&keys, &mut pb).unwrap();
+                let payload = &pb[..db.size as usize];
+                assert_eq!(bp128_sum_scalar(&db, payload), Some(want), "b={b} n={n}");
+                for isa in Isa::available() {
+                    assert_eq!(
+                        block_sum_with(isa, CodecId::Bp128, &db, payload),
+                        Some(want),
+                        "{isa:?} b={b} n={n}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// BP128 sums on every bit width 1..=32 (wide deltas take the prefix-sum kernel).
+    #[test]
+    fn bp128_sum_every_width() {
+        use crate::{BlockCodec, CodecId};
+        let mut rng = fastrand::Rng::with_seed(17);
+        for b in 1..=32u32 {
+            for n in [2usize, 5, 128, 129] {
+                let mut keys = vec![rng.u32(..1 << 8)];
+                for i in 1..n {
+                    // One delta of exactly b bits, the rest small, all within u32.
+                    let room = (u32::MAX - keys[i - 1]) / (n - i) as u32;
+                    let step = if i == 1 {
+                        (1u32 << (b - 1)).min(room)
+                    } else {
+                        rng.u32(1..=room.min(1 << (b - 1)).max(1))
+                    };
+                    keys.push(keys[i - 1] + step.max(1));
+                }
+                let mut pb = vec![0u8; 1024];
+                let d = crate::bp128::Bp128::encode(&keys, &mut pb).unwrap();
+                let want: u64 = keys.iter().map(|&k| k as u64).sum();
+                for isa in Isa::available() {
+                    assert_eq!(
+                        block_sum_with(isa, CodecId::Bp128, &d, &pb[..d.size as usize]),
+                        Some(want),
+                        "{isa:?} b={b} (block b={}) n={n}",
+                        d.bits
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn kernels_match_scalar() {

@@ -55,6 +55,7 @@ pub(crate) fn decode_scalar(
 
 /// Decodes `out.len()` values from the group at `data[pos]` with the kernels of `isa`
 /// (supported by this CPU).
+#[inline(always)]
 pub(crate) fn decode_n(
     isa: Isa,
     data: &[u8],
@@ -63,12 +64,18 @@ pub(crate) fn decode_n(
     out: &mut [u32],
 ) -> Result<usize> {
     #[cfg(target_arch = "x86_64")]
+    if isa >= Isa::Avx512 {
+        // SAFETY: AVX-512 F/BW/VL/VBMI are supported at Isa::Avx512 (callers pass supported
+        // levels only); the kernel bounds its reads by `data` and its writes by `out`.
+        let end = unsafe { crate::simd::varintgb_avx512::decode_all(data, pos, prev, out) };
+        if end > data.len() {
+            return Err(corrupt("group runs past the payload"));
+        }
+        return Ok(end);
+    }
+    #[cfg(target_arch = "x86_64")]
     if isa >= Isa::Sse41 && out.len() >= 4 {
-        let (pos, done) = if isa >= Isa::Avx512 {
-            // SAFETY: AVX-512 F/BW/VBMI are supported at Isa::Avx512 (callers pass supported
-            // levels only); the kernel bounds its reads by `data` and its writes by `out`.
-            unsafe { crate::simd::varintgb_avx512::decode(data, pos, prev, out) }
-        } else if isa >= Isa::Avx2 {
+        let (pos, done) = if isa >= Isa::Avx2 {
             // SAFETY: AVX2 is supported (callers pass supported levels only); the kernel bounds
             // its reads by `data` and its writes by `out`.
             unsafe { crate::simd::varintgb_avx2::decode(data, pos, prev, out) }
@@ -228,6 +235,7 @@ fn validate(d: &Descriptor, payload: &[u8]) -> Result<()> {
 
 /// Decodes a block with the kernels of `isa` (clamped to what this CPU supports).
 #[doc(hidden)]
+#[inline]
 pub fn decode_with(isa: Isa, desc: &Descriptor, payload: &[u8], out: &mut [u32]) -> Result<usize> {
     let isa = crate::masked_vbyte::usable(isa);
     check_desc(desc, payload, BYTE_MAX_KEYS)?;

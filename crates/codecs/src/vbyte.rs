@@ -41,6 +41,7 @@ pub(crate) const fn invalid(what: &'static str) -> CodecError {
 // ---------------------------------------------------------------------------------------------
 
 /// Cheap descriptor checks shared by every operation.
+#[inline(always)]
 pub(crate) fn check_desc(d: &Descriptor, payload: &[u8], max_keys: usize) -> Result<()> {
     if d.count as usize > max_keys {
         return Err(corrupt("key count above the codec's maximum"));
@@ -232,6 +233,7 @@ pub(crate) fn validate_in<S: Chunks>(d: &Descriptor, mut s: S) -> Result<()> {
 }
 
 /// Checks `out` can take the block and stores the start key; returns the payload key count.
+#[inline(always)]
 pub(crate) fn decode_prelude(d: &Descriptor, out: &mut [u32]) -> Result<usize> {
     let count = d.count as usize;
     if out.len() < count {

@@ -315,6 +315,46 @@ pub fn seek_delta(
     Some((n, None))
 }
 
+/// Count of the first `n` values of a frame that are `< target`: for sorted values (SIMD FOR
+/// offsets) the position of the first one `>= target`. AVX2 scans the frame in registers; the
+/// scalar twin binary-searches the packed bits. `None` if out of range.
+#[inline]
+pub fn rank(isa: Isa, data: &[u8], b: u32, n: usize, target: u32) -> Option<usize> {
+    let isa = usable(isa);
+    if b > 32 || n > FRAME || data.len() < frame_len(b) {
+        return None;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if isa >= Isa::Avx2 {
+        let f = crate::simd::vertical_avx2::RANK_FOR[b as usize];
+        // SAFETY: reads 16*b bytes (checked); AVX2 supported (`usable`).
+        return Some(unsafe { f(data.as_ptr(), n as u32, target) } as usize);
+    }
+    let _ = isa;
+    rank_scalar(data, b, n, target)
+}
+
+/// Scalar [`rank`] for sorted values: branchless binary search on the packed bits.
+pub fn rank_scalar(data: &[u8], b: u32, n: usize, target: u32) -> Option<usize> {
+    if n == 0 {
+        return Some(0);
+    }
+    if b > 32 || n > FRAME || data.len() < frame_len(b) {
+        return None;
+    }
+    // Every probe is < n <= 128 and the frame is long enough: `get` never fails here.
+    let off = |i: usize| get(data, b, i).unwrap_or(u32::MAX);
+    let (mut lo, mut len) = (0usize, n);
+    while len > 1 {
+        let half = len / 2;
+        if off(lo + half) < target {
+            lo += half;
+        }
+        len -= half;
+    }
+    Some(lo + (off(lo) < target) as usize)
+}
+
 // ---------------------------------------------------------------------------------------------
 // Block logic shared by BP128 (`delta = true`) and SIMD FOR (`delta = false`).
 

@@ -46,3 +46,45 @@ fn every_level_agrees_and_validate_detects_corruption() {
     };
     assert!(SimdFor::validate(&wide, &p).is_err(), "width");
 }
+
+/// lower_bound counts offsets in registers on SIMD levels and binary-searches on scalar: both
+/// must agree with the model (a partition point) for every width, block size and probe key,
+/// including keys at, between, below and above the block's keys and at u32::MAX.
+#[test]
+fn lower_bound_matches_model_on_every_level() {
+    let seed = std::env::var("SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| fastrand::u64(..));
+    println!("SEED={seed}");
+    let mut rng = fastrand::Rng::with_seed(seed);
+    for b in 0..=32u32 {
+        for n in [1usize, 2, 3, 5, 8, 9, 63, 64, 100, 127, 128, 129] {
+            let s = if rng.bool() {
+                rng.u32(..1000)
+            } else {
+                u32::MAX - rng.u32(..1 << 20)
+            };
+            let s = if b > 12 { s % 1000 } else { s };
+            let keys = common::keys_with_width(&mut rng, n, b.min(24), s);
+            let (d, p) = common::encode_vec::<SimdFor>(&keys);
+            let mut probes: Vec<u32> = keys
+                .iter()
+                .flat_map(|&k| [k, k.wrapping_add(1), k.wrapping_sub(1)])
+                .collect();
+            probes.extend([0, u32::MAX, rng.u32(..)]);
+            for key in probes {
+                let pos = keys.partition_point(|&k| k < key);
+                let want = (pos, keys.get(pos).copied());
+                for isa in Isa::available() {
+                    assert_eq!(
+                        SimdFor::lower_bound_with(isa, &d, &p, key).unwrap(),
+                        want,
+                        "isa={isa} b={b} n={} key={key}",
+                        keys.len()
+                    );
+                }
+            }
+        }
+    }
+}

@@ -129,39 +129,59 @@ fn one_run(
         return Err(format!("lookups: {hits} of {} keys found", lookups.len()));
     }
 
-    let t = Instant::now();
+    // The full scan: median of 3 within the run. The keys are checked in order (a checksum of
+    // position and key would cost as much as the scan itself, so compare with the input).
+    let mut times = Vec::new();
     let mut c = r.cursor(&db).map_err(e)?;
-    let mut count = 0usize;
-    let mut ok = c.first().map_err(e)?;
-    while ok {
-        count += c.key_u32().is_some() as usize;
-        ok = c.next().map_err(e)?;
+    for _ in 0..3 {
+        let t = Instant::now();
+        let mut count = 0usize;
+        let mut sum = 0u64;
+        let mut ok = c.first().map_err(e)?;
+        while ok {
+            sum = sum.wrapping_add(c.key_u32().unwrap_or(u32::MAX) as u64);
+            count += 1;
+            ok = c.next().map_err(e)?;
+        }
+        times.push(t.elapsed().as_secs_f64());
+        let want = keys.iter().fold(0u64, |a, &k| a.wrapping_add(k as u64));
+        if count != keys.len() || sum != want {
+            return Err(format!("cursor saw {count} of {} keys", keys.len()));
+        }
     }
-    run.cursor_s = t.elapsed().as_secs_f64();
-    if count != keys.len() {
-        return Err(format!("cursor saw {count} of {} keys", keys.len()));
-    }
+    run.cursor_s = median(&mut times);
 
-    let t = Instant::now();
-    let f = r.fold_keys(&db, 0, u64::MAX, true).map_err(e)?;
-    run.sum_s = t.elapsed().as_secs_f64();
+    // SUM and AVG take milliseconds: each is the median of 7 timings within the run.
+    let mut times = Vec::new();
+    let mut f = tersedb::KeyFold::default();
+    for _ in 0..7 {
+        let t = Instant::now();
+        f = r.fold_keys(&db, 0, u64::MAX, true).map_err(e)?;
+        times.push(t.elapsed().as_secs_f64());
+    }
+    run.sum_s = median(&mut times);
     let want: u128 = keys.iter().map(|&k| k as u128).sum();
     if f.sum != want || f.count != keys.len() as u64 {
         return Err(format!("SUM is {}, expected {want}", f.sum));
     }
 
     // AVG(key) WHERE key > MAX(key) / 2: MAX from the rightmost leaf, then an in-tree fold.
-    let t = Instant::now();
-    let max = if c.last().map_err(e)? {
-        c.key_u32().unwrap_or(0)
-    } else {
-        0
-    };
-    let g = r
-        .fold_keys(&db, max as u64 / 2 + 1, u64::MAX, true)
-        .map_err(e)?;
-    let avg = g.sum as f64 / g.count.max(1) as f64;
-    run.avg_where_s = t.elapsed().as_secs_f64();
+    let mut times = Vec::new();
+    let (mut g, mut avg, mut max) = (tersedb::KeyFold::default(), 0.0, 0);
+    for _ in 0..7 {
+        let t = Instant::now();
+        max = if c.last().map_err(e)? {
+            c.key_u32().unwrap_or(0)
+        } else {
+            0
+        };
+        g = r
+            .fold_keys(&db, max as u64 / 2 + 1, u64::MAX, true)
+            .map_err(e)?;
+        avg = g.sum as f64 / g.count.max(1) as f64;
+        times.push(t.elapsed().as_secs_f64());
+    }
+    run.avg_where_s = median(&mut times);
     let half: Vec<u64> = keys
         .iter()
         .filter(|&&k| k > max / 2)
@@ -220,13 +240,14 @@ pub fn run(opts: &Options) -> Result<(), String> {
     let tty = std::io::stderr().is_terminal();
     let reps = opts.repeat.max(1);
     let total = reps * codecs.len();
-    let mut rows: Vec<(String, Run)> = Vec::new();
-    for (ci, &codec) in codecs.iter().enumerate() {
-        let name = codec.map_or("none", |c| c.name());
-        let mut runs = Vec::new();
-        for i in 0..reps {
+    // Round-robin: run k of every codec before run k + 1 of any, so that a noisy stretch of the
+    // shared machine hits every codec alike and the ratios to `none` stay fair.
+    let mut runs: Vec<Vec<Run>> = vec![Vec::new(); codecs.len()];
+    for i in 0..reps {
+        for (ci, &codec) in codecs.iter().enumerate() {
+            let name = codec.map_or("none", |c| c.name());
             if tty {
-                let done = ci * reps + i;
+                let done = i * codecs.len() + ci;
                 let w = 30 * done / total;
                 eprint!(
                     "\r\x1b[K[{}{}] {done}/{total} runs: {name} run {}/{reps}",
@@ -235,14 +256,18 @@ pub fn run(opts: &Options) -> Result<(), String> {
                     i + 1
                 );
             }
-            runs.push(
+            runs[ci].push(
                 one_run(opts, codec, &keys, &insert_order, &lookups)
                     .map_err(|m| format!("{name}: {m}"))?,
             );
         }
+    }
+    let mut rows: Vec<(String, Run)> = Vec::new();
+    for (ci, &codec) in codecs.iter().enumerate() {
+        let runs = &runs[ci];
         let med = |f: fn(&Run) -> f64| median(&mut runs.iter().map(f).collect::<Vec<_>>());
         rows.push((
-            name.to_string(),
+            codec.map_or("none", |c| c.name()).to_string(),
             Run {
                 insert_s: med(|r| r.insert_s),
                 find_s: med(|r| r.find_s),

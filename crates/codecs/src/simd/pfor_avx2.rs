@@ -171,3 +171,13 @@ pub unsafe fn prefix_sum(step: u32, out: &mut [u32]) {
         *v = acc;
     }
 }
+
+/// `pfor::tight_ranges_body` with AVX2 enabled: the sliding minimum of differences runs eight
+/// lanes wide with `vpminud` (the portable build has only SSE2, without an unsigned minimum).
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[target_feature(enable = "avx2")]
+pub unsafe fn tight_ranges(s: &[u32], widest: u32, tight: &mut [u32; crate::pfor::FRAME]) -> usize {
+    crate::pfor::tight_ranges_body(s, widest, tight)
+}

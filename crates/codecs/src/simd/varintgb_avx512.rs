@@ -159,3 +159,51 @@ pub unsafe fn decode(data: &[u8], mut pos: usize, prev: u32, out: &mut [u32]) ->
     }
     (pos, 4 * g)
 }
+
+/// Decodes all `out.len()` values (the last group may be partial: only the codes of its present
+/// values count) from `data[pos..]`, prefix-summed from `prev`: [`decode`] for the bulk, then
+/// the groups near the end of `data` one at a time with masked loads and stores, so there is
+/// no padded copy and no scalar tail. Returns the position after the values; a position beyond
+/// `data.len()` means the key bytes ask for more data than there is (the caller reports
+/// corruption; bytes past the end were read as zeros, never from memory).
+///
+/// # Safety
+/// The CPU must support AVX-512 F, BW, VL and VBMI (and SSSE3 / SSE4.1).
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi,avx2,sse4.1,ssse3")]
+pub unsafe fn decode_all(data: &[u8], pos: usize, prev: u32, out: &mut [u32]) -> usize {
+    // SAFETY: same CPU features as this function's contract.
+    let (mut pos, done) = unsafe { decode(data, pos, prev, out) };
+    let mut acc = _mm_set1_epi32(if done > 0 { out[done - 1] } else { prev } as i32);
+    let mut v = done;
+    while v < out.len() {
+        let Some(&key) = data.get(pos) else {
+            return data.len() + 1;
+        };
+        let present = (out.len() - v).min(4);
+        let key = (key as u32 & ((1u32 << (2 * present)) - 1)) as usize;
+        let len = GROUP_LEN[key] as usize - (4 - present);
+        let avail = data.len().saturating_sub(pos + 1).min(16);
+        // SAFETY: the load mask covers bytes pos+1..pos+1+avail only, inside `data` (masked
+        // bytes are neither read nor faulted on, and read as zero); shuffle rows are 16 bytes.
+        let x = unsafe {
+            let bytes = _mm_maskz_loadu_epi8(
+                ((1u32 << avail) - 1) as __mmask16,
+                data.as_ptr().wrapping_add(pos + 1) as *const i8,
+            );
+            let shuf = _mm_loadu_si128(GROUP_SHUFFLE[key].as_ptr() as *const __m128i);
+            prefix4(_mm_shuffle_epi8(bytes, shuf), _mm_setzero_si128())
+        };
+        // SAFETY: the store mask covers out[v..v + present], inside `out`.
+        unsafe {
+            _mm_mask_storeu_epi32(
+                out.as_mut_ptr().add(v) as *mut _,
+                ((1u32 << present) - 1) as __mmask8,
+                _mm_add_epi32(x, acc),
+            )
+        };
+        acc = _mm_add_epi32(acc, _mm_shuffle_epi32::<0xFF>(x));
+        pos += 1 + len;
+        v += present;
+    }
+    pos
+}

@@ -265,6 +265,52 @@ unsafe fn seek2<const B: u32>(packed: *const u8, base: u32, n: u32, key: u32) ->
     }
 }
 
+/// Count of the first `n <= 128` values of a frame that are `< target` (unsigned): for the
+/// sorted offsets of a SIMD FOR frame, the position of the first offset `>= target`. A
+/// branch-free scan of every value vector in registers (no stores, no prefix sum).
+pub type RankFn = unsafe fn(packed: *const u8, n: u32, target: u32) -> u32;
+
+#[inline(always)]
+unsafe fn rank2<const B: u32>(packed: *const u8, n: u32, target: u32) -> u32 {
+    // SAFETY: AVX2 is enabled by every caller; kernel contract (16*B readable bytes).
+    unsafe {
+        let sign = _mm256_set1_epi32(i32::MIN);
+        // v < target  <=>  (target ^ sign) > (v ^ sign) as signed.
+        let t = _mm256_set1_epi32((target ^ 0x8000_0000) as i32);
+        let lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+        let mut acc = _mm256_setzero_si256();
+        'done: {
+            unroll16x2!(j, {
+                if 4 * j >= n {
+                    break 'done;
+                }
+                let v = _mm256_xor_si256(pair::<B>(packed, j), sign);
+                let lt = _mm256_cmpgt_epi32(t, v);
+                if 4 * j + 8 <= n {
+                    acc = _mm256_sub_epi32(acc, lt);
+                } else {
+                    let keep = _mm256_cmpgt_epi32(_mm256_set1_epi32((n - 4 * j) as i32), lanes);
+                    acc = _mm256_sub_epi32(acc, _mm256_and_si256(lt, keep));
+                    break 'done;
+                }
+            });
+        }
+        let x = _mm_add_epi32(
+            _mm256_castsi256_si128(acc),
+            _mm256_extracti128_si256::<1>(acc),
+        );
+        let x = _mm_add_epi32(x, _mm_shuffle_epi32::<0b01_00_11_10>(x));
+        let x = _mm_add_epi32(x, _mm_shuffle_epi32::<0b10_11_00_01>(x));
+        _mm_cvtsi128_si32(x) as u32
+    }
+}
+
+#[target_feature(enable = "avx2")]
+unsafe fn rank_for<const B: u32>(packed: *const u8, n: u32, target: u32) -> u32 {
+    // SAFETY: same contract as this kernel's.
+    unsafe { rank2::<B>(packed, n, target) }
+}
+
 #[target_feature(enable = "avx2")]
 unsafe fn unpack_d1<const B: u32>(packed: *const u8, base: u32, out: *mut u32) {
     // SAFETY: same contract as this kernel's.
@@ -302,3 +348,73 @@ pub static PACK_D1: [PackFn; 33] = table33!(pack_d1);
 pub static PACK_FOR: [PackFn; 33] = table33!(pack_for);
 pub static SUM: [SumFn; 33] = table33!(sum_n);
 pub static SEEK_D1: [SeekFn; 33] = table33!(seek_d1);
+pub static RANK_FOR: [RankFn; 33] = table33!(rank_for);
+
+/// The sum of the 128 decoded keys of a delta frame, `sum(base + v[0] + .. + v[i])` over every
+/// slot (the frame's zero padding repeats the last key), accumulated in 64-bit lanes: unpack,
+/// prefix sum and the SUM aggregate fused, no key written to memory.
+pub type SumKeysFn = unsafe fn(packed: *const u8, base: u32) -> u64;
+
+#[inline(always)]
+unsafe fn sum_keys2<const B: u32>(packed: *const u8, base: u32) -> u64 {
+    // SAFETY: AVX2 is enabled by every caller; kernel contract (16*B readable bytes).
+    unsafe {
+        let mut carry = _mm256_set1_epi32(base as i32);
+        let (mut a0, mut a1) = (_mm256_setzero_si256(), _mm256_setzero_si256());
+        unroll16x2!(j, {
+            let (scanned, total) = scan8(pair::<B>(packed, j));
+            let v = _mm256_add_epi32(scanned, carry);
+            carry = _mm256_add_epi32(carry, total);
+            a0 = _mm256_add_epi64(a0, _mm256_cvtepu32_epi64(_mm256_castsi256_si128(v)));
+            a1 = _mm256_add_epi64(a1, _mm256_cvtepu32_epi64(_mm256_extracti128_si256::<1>(v)));
+        });
+        let _ = carry;
+        let mut lanes = [0u64; 4];
+        _mm256_storeu_si256(lanes.as_mut_ptr() as *mut __m256i, _mm256_add_epi64(a0, a1));
+        lanes.iter().sum()
+    }
+}
+#[target_feature(enable = "avx2")]
+unsafe fn sum_keys_d1<const B: u32>(packed: *const u8, base: u32) -> u64 {
+    // SAFETY: same contract as this kernel's.
+    unsafe { sum_keys2::<B>(packed, base) }
+}
+
+pub static SUM_KEYS_D1: [SumKeysFn; 33] = table33!(sum_keys_d1);
+
+/// `(D, J)` of a frame of width `B <= 24`: `D = sum(v[i])`, `J = sum(i * v[i])` over its 128
+/// values. The SUM of a delta block follows without a prefix sum (`n*start + n*D - J` for the
+/// keys after the start). Two adds per pair of value vectors: a running sum `R` and the sum of
+/// the running sums `T`; per lane `sum(q * w_q) = 16 * R - T` over the lane's 16 pairs.
+pub type MomentsFn = unsafe fn(packed: *const u8) -> (u64, u64);
+
+#[inline(always)]
+unsafe fn moments2<const B: u32>(packed: *const u8) -> (u64, u64) {
+    // SAFETY: AVX2 is enabled by every caller; kernel contract (16*B readable bytes). Lane sums
+    // stay below 2^32 for B <= 24: T <= 136 * (2^24 - 1).
+    unsafe {
+        let (mut r, mut t) = (_mm256_setzero_si256(), _mm256_setzero_si256());
+        unroll16x2!(j, {
+            r = _mm256_add_epi32(r, pair::<B>(packed, j));
+            t = _mm256_add_epi32(t, r);
+        });
+        let (mut rs, mut ts) = ([0u32; 8], [0u32; 8]);
+        _mm256_storeu_si256(rs.as_mut_ptr() as *mut __m256i, r);
+        _mm256_storeu_si256(ts.as_mut_ptr() as *mut __m256i, t);
+        let (mut d, mut jsum) = (0u64, 0u64);
+        for x in 0..8 {
+            // Lane x: half h = x / 4 (value vector 2q + h), lane l = x % 4: value 8q + 4h + l.
+            let (s, tt) = (rs[x] as u64, ts[x] as u64);
+            d += s;
+            jsum += 8 * (16 * s - tt) + x as u64 * s;
+        }
+        (d, jsum)
+    }
+}
+#[target_feature(enable = "avx2")]
+unsafe fn moments<const B: u32>(packed: *const u8) -> (u64, u64) {
+    // SAFETY: same contract as this kernel's.
+    unsafe { moments2::<B>(packed) }
+}
+
+pub static MOMENTS: [MomentsFn; 33] = table33!(moments);

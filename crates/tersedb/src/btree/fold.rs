@@ -156,42 +156,46 @@ fn partition(n: usize, pred: impl Fn(usize) -> bool) -> usize {
 
 fn packed_leaf(page: &[u8], l: &Layout, p: Packed, fs: FoldSpec, out: &mut KeyFold) -> Result<()> {
     let region = l.kregion(page);
-    let nb = Packed::blocks(region).map_err(|f| l.err(f))?;
     let mut buf = [0u32; super::packed::MAX_BLOCK_KEYS];
-    for b in 0..nb {
-        let blk = Packed::block(region, b).map_err(|f| l.err(f))?;
+    Packed::walk_blocks(region, |_, blk| {
         let d = blk.desc;
         if d.count == 0 {
-            continue;
+            return Ok(true);
         }
         let (first, last) = (d.start as u64, d.last as u64);
         if last < fs.lo {
-            continue;
+            return Ok(true);
         }
         if first > fs.hi {
-            break;
+            return Ok(false);
         }
+        let payload = region
+            .get(blk.at.clone())
+            .ok_or(super::slots::Fault("compressed block outside its region"))?;
         if first >= fs.lo && last <= fs.hi {
-            if fs.sum {
-                // Decode (SIMD, prefix sum fused) into the L1-resident buffer and add up.
-                let n = p
-                    .decode_block_at(region, &blk, &mut buf)
-                    .map_err(|f| l.err(f))?;
-                out.blocks_decoded += 1;
-                out.add(
-                    n as u64,
-                    tersedb_codecs::sum::sum_u32(&buf[..n]) as u128,
-                    first,
-                    last,
-                );
-            } else {
+            if !fs.sum {
                 out.blocks_skipped += 1;
                 out.add(d.count as u64, 0, first, last);
+                return Ok(true);
             }
-            continue;
+            out.blocks_decoded += 1;
+            if let Some(s) = tersedb_codecs::sum::block_sum(p.codec, &d, payload) {
+                // Summed in registers from the packed values (BP128, SIMD FOR).
+                out.add(d.count as u64, s as u128, first, last);
+                return Ok(true);
+            }
+            // Decode (SIMD, prefix sum fused) into the L1-resident buffer and add up.
+            let n = p.decode_block_at(region, &blk, &mut buf)?;
+            out.add(
+                n as u64,
+                tersedb_codecs::sum::sum_u32(&buf[..n]) as u128,
+                first,
+                last,
+            );
+            return Ok(true);
         }
         // A boundary block: decode it and take the keys in range.
-        let n = p.decode_block(region, b, &mut buf).map_err(|f| l.err(f))?;
+        let n = p.decode_block_at(region, &blk, &mut buf)?;
         out.blocks_decoded += 1;
         let keys = &buf[..n];
         let a = keys.partition_point(|&k| (k as u64) < fs.lo);
@@ -205,6 +209,7 @@ fn packed_leaf(page: &[u8], l: &Layout, p: Packed, fs: FoldSpec, out: &mut KeyFo
                 keys[e - 1] as u64,
             );
         }
-    }
-    Ok(())
+        Ok(true)
+    })
+    .map_err(|f| l.err(f))
 }

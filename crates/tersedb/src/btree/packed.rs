@@ -323,6 +323,22 @@ impl Packed {
         Ok(hdr(region)?.nb)
     }
 
+    /// Calls `f(b, block)` for every block in order until it returns `false`: one header parse
+    /// for the whole walk (the scan paths).
+    #[inline]
+    pub fn walk_blocks(
+        region: &[u8],
+        mut f: impl FnMut(usize, Block) -> SResult<bool>,
+    ) -> SResult<()> {
+        let h = hdr(region)?;
+        for b in 0..h.nb {
+            if !f(b, block_at(region, h, b)?)? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
     /// Block `b`.
     pub fn block(region: &[u8], b: usize) -> SResult<Block> {
         let h = hdr(region)?;

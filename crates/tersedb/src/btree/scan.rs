@@ -270,9 +270,23 @@ impl<'p> LeafScan<'p> {
             return Err(corrupt(self.l.id, "fold past the end of a block"));
         }
         match self.kind {
-            Kind::Packed(_) if slots.start == 0 && slots.end == b.count => {
-                // A whole block: SIMD decode (prefix sum fused) into the L1 buffer, then a
-                // widening SIMD sum; faster than the codec's generic range fold.
+            Kind::Packed(p) if slots.start == 0 && slots.end == b.count => {
+                // A whole block: summed in registers from the packed values where the codec
+                // allows (BP128, SIMD FOR), else SIMD decode (prefix sum fused) into the L1
+                // buffer and a widening SIMD sum; both beat the codec's generic range fold.
+                let payload = self
+                    .l
+                    .kregion(self.page)
+                    .get(b.at.0..b.at.1)
+                    .ok_or_else(|| self.err(Fault("compressed block outside its region")))?;
+                if let Some(sum) = tersedb_codecs::sum::block_sum(p.codec, &b.desc, payload) {
+                    return Ok(KeySummary {
+                        count: b.count as u64,
+                        sum: sum as u128,
+                        min: b.first,
+                        max: b.last,
+                    });
+                }
                 let k = self.decode_keys(b, buf)?;
                 Ok(KeySummary {
                     count: k.len() as u64,
