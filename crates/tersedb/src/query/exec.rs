@@ -95,10 +95,7 @@ fn run_at(txn: &ReadTxn, q: &Query, depth: usize) -> Result<QueryResult> {
     scan::leaves_overlapping(txn.pages(), &db.spec, root, &ivs, &mut |leaf, ivs| {
         stats.leaves += 1;
         leaf.blocks(&mut blocks)?;
-        for b in &blocks {
-            acc.block(leaf, b, ivs, &mut buf, &mut stats)?;
-        }
-        Ok(())
+        acc.leaf(leaf, &blocks, ivs, &mut buf, &mut stats)
     })?;
     let values = q
         .aggregates
@@ -401,6 +398,41 @@ impl Acc {
                 self.rec_bottom.pop();
             }
         }
+    }
+
+    /// The blocks of a leaf, with the leaf's intervals. Runs of blocks wholly inside one
+    /// interval whose keys are summed (SUM/AVG, no per-row work) are folded together.
+    fn leaf(
+        &mut self,
+        leaf: &LeafScan<'_>,
+        blocks: &[ScanBlock],
+        ivs: &[(u64, u64)],
+        buf: &mut KeyBuffer,
+        stats: &mut QueryStats,
+    ) -> Result<()> {
+        let mut i = 0;
+        while i < blocks.len() {
+            if self.key_sum_needed && !self.rows {
+                let b = &blocks[i];
+                let s = ivs.partition_point(|iv| iv.1 < b.first);
+                if let Some(&(lo, hi)) = ivs.get(s) {
+                    let mut j = i;
+                    while j < blocks.len() && blocks[j].first >= lo && blocks[j].last <= hi {
+                        j += 1;
+                    }
+                    if j > i {
+                        let f = leaf.fold_blocks(&blocks[i..j], buf)?;
+                        stats.blocks_decoded += (j - i) as u64;
+                        self.add_summary(f.count, f.sum, f.min, f.max);
+                        i = j;
+                        continue;
+                    }
+                }
+            }
+            self.block(leaf, &blocks[i], ivs, buf, stats)?;
+            i += 1;
+        }
+        Ok(())
     }
 
     /// One block of a leaf, with the leaf's intervals.
