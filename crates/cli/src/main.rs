@@ -15,6 +15,7 @@ macro_rules! outln {
 mod bench;
 mod datasets;
 mod lines;
+mod query;
 mod store;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -48,8 +49,13 @@ enum Command {
         key_type: String,
         /// Fixed record size in bytes for a new database (default: variable-size records when
         /// the first line has a value, none otherwise).
-        #[arg(long)]
+        #[arg(long, conflicts_with = "record_type")]
         record_size: Option<u32>,
+        /// Numeric records for a new database: `key<TAB>value` lines with a decimal value,
+        /// stored as 4 (u32) or 8 (u64, i64, f64) little-endian bytes; queries can aggregate
+        /// and filter them.
+        #[arg(long, value_parser = ["u32", "u64", "i64", "f64"])]
+        record_type: Option<String>,
         /// Page size of a new file (a power of two, 512..=65536; compressed keys need 1024+).
         #[arg(long, default_value_t = 16384)]
         page_size: usize,
@@ -78,6 +84,21 @@ enum Command {
         /// Binary keys and values as hex.
         #[arg(long)]
         hex: bool,
+    },
+    /// Runs a query: `tersedb query FILE "SELECT AVG(key) FROM db WHERE key > 1000"`.
+    /// Aggregates COUNT(*), COUNT(key), COUNT(DISTINCT key|record), SUM, AVG, MIN, MAX,
+    /// TOP(k[, col]), BOTTOM(k[, col]); conditions with = != < <= > >= BETWEEN IN AND OR NOT,
+    /// arithmetic on constants and scalar subqueries (see docs/ARCHITECTURE.md).
+    Query {
+        file: PathBuf,
+        /// The query text.
+        query: String,
+        /// One JSON object: {"columns": [...], "values": [...]}.
+        #[arg(long)]
+        json: bool,
+        /// Print the time and the blocks read to standard error.
+        #[arg(long)]
+        stats: bool,
     },
     /// Sizes, tree shape and bytes per key of every database.
     Info {
@@ -257,6 +278,7 @@ fn main() -> ExitCode {
             load,
             key_type,
             record_size,
+            record_type,
             page_size,
             compression,
             block_size,
@@ -269,6 +291,7 @@ fn main() -> ExitCode {
             let new_db = store::NewDb {
                 key_type,
                 record_size,
+                record_type,
                 page_size,
                 compression,
                 block_size,
@@ -278,6 +301,12 @@ fn main() -> ExitCode {
         Command::Erase { file, load } => store::erase(&file, &load.options()),
         Command::Export { file, db, hex } => store::export(&file, &db, hex),
         Command::Info { file, json } => store::info(&file, json),
+        Command::Query {
+            file,
+            query,
+            json,
+            stats,
+        } => query::run(&file, &query, json, stats),
         Command::Check { file } => store::check(&file),
         Command::Dump { file, page } => store::dump(&file, page),
     };

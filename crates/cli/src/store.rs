@@ -4,7 +4,8 @@ use crate::lines::{self, KeyFormat, ParsedKey};
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::Path;
 use tersedb::{
-    CodecId, Db, DbConfig, Durability, Env, EnvOptions, Key, KeyType, RecordType, WriteTxn,
+    CodecId, Db, DbConfig, Durability, Env, EnvOptions, Key, KeyType, RecordType, ValueType,
+    WriteTxn,
 };
 
 /// Options shared by `import` and `erase`.
@@ -97,6 +98,8 @@ fn run_batches(
 pub struct NewDb {
     pub key_type: String,
     pub record_size: Option<u32>,
+    /// Numeric record type (`u32`, `u64`, `i64`, `f64`): values are decimal numbers.
+    pub record_type: Option<String>,
     pub page_size: usize,
     /// Key codec name; `None` = uncompressed.
     pub compression: Option<String>,
@@ -148,10 +151,18 @@ pub fn import(
         .split(|&c| c == b'\n')
         .next()
         .is_some_and(|l| l.contains(&b'\t'));
-    let record_type = match record_size {
-        Some(n) => RecordType::Fixed(n),
-        None if first_has_value => RecordType::Variable,
-        None => RecordType::None,
+    let value_type = match new_db.record_type.as_deref() {
+        None => ValueType::Bytes,
+        Some(t) => match ValueType::from_name(t) {
+            Some(v) if v != ValueType::Bytes => v,
+            _ => return Err(format!("unknown record type {t:?} (u32, u64, i64, f64)")),
+        },
+    };
+    let record_type = match (value_type.width(), record_size) {
+        (Some(w), _) => RecordType::Fixed(w),
+        (None, Some(n)) => RecordType::Fixed(n),
+        (None, None) if first_has_value => RecordType::Variable,
+        (None, None) => RecordType::None,
     };
     let db = {
         let mut w = env.begin_write().map_err(err)?;
@@ -163,6 +174,14 @@ pub fn import(
                         opts.db,
                         db.config().key_type,
                         key_type
+                    ));
+                }
+                if new_db.record_type.is_some() && db.value_type() != value_type {
+                    return Err(format!(
+                        "database {:?} exists with record type {}, not {}",
+                        opts.db,
+                        db.value_type().name(),
+                        value_type.name()
                     ));
                 }
                 if new_db.compression.is_some() && db.config().key_codec != codec {
@@ -180,7 +199,8 @@ pub fn import(
                     &opts.db,
                     DbConfig::new(key_type, record_type)
                         .with_codec(codec)
-                        .with_block_size(new_db.block_size),
+                        .with_block_size(new_db.block_size)
+                        .with_value_type(value_type),
                 )
                 .map_err(err)?,
             Err(e) => return Err(e.to_string()),
@@ -189,10 +209,16 @@ pub fn import(
         db
     };
     let rt = db.config().record_type;
+    let vt = db.value_type();
     let t = std::time::Instant::now();
     let mut inserted = 0u64;
+    let mut num = Vec::new();
     let n = run_batches(&env, &db, opts, input, |w, e, _| {
         let value: &[u8] = match (&e.value, rt) {
+            (Some(v), _) if vt != ValueType::Bytes && !opts.hex => {
+                num = parse_number(v, vt)?;
+                &num
+            }
             (Some(_), RecordType::None) => {
                 return Err(format!(
                     "database {:?} stores keys only, but the line has a value",
@@ -217,6 +243,33 @@ pub fn import(
         t.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+/// A decimal value of a numeric record type as its little-endian record bytes.
+pub fn parse_number(v: &[u8], vt: ValueType) -> Result<Vec<u8>, String> {
+    let s = std::str::from_utf8(v)
+        .map_err(|_| "value is not a decimal number".to_string())?
+        .trim();
+    let bad = || format!("{s:?} is not a {} value", vt.name());
+    Ok(match vt {
+        ValueType::U32 => s.parse::<u32>().map_err(|_| bad())?.to_le_bytes().to_vec(),
+        ValueType::U64 => s.parse::<u64>().map_err(|_| bad())?.to_le_bytes().to_vec(),
+        ValueType::I64 => s.parse::<i64>().map_err(|_| bad())?.to_le_bytes().to_vec(),
+        ValueType::F64 => s.parse::<f64>().map_err(|_| bad())?.to_le_bytes().to_vec(),
+        ValueType::Bytes => v.to_vec(),
+    })
+}
+
+/// Record bytes of a numeric record type as decimal text (the inverse of [`parse_number`]);
+/// `None` when the length does not match.
+pub fn format_number(b: &[u8], vt: ValueType) -> Option<String> {
+    Some(match vt {
+        ValueType::U32 => u32::from_le_bytes(b.try_into().ok()?).to_string(),
+        ValueType::U64 => u64::from_le_bytes(b.try_into().ok()?).to_string(),
+        ValueType::I64 => i64::from_le_bytes(b.try_into().ok()?).to_string(),
+        ValueType::F64 => f64::from_le_bytes(b.try_into().ok()?).to_string(),
+        ValueType::Bytes => return None,
+    })
 }
 
 /// `tersedb erase`.
@@ -264,11 +317,16 @@ pub fn export(file: &Path, db_name: &str, hex: bool) -> Result<(), String> {
             Key::U64(v) => ParsedKey::U64(v),
             Key::Bytes(b) => ParsedKey::Bytes(b.to_vec()),
         };
-        let value = if has_values {
+        let mut value = if has_values {
             c.value().map_err(err)?
         } else {
             None
         };
+        if let (Some(v), false) = (&value, hex) {
+            if let Some(t) = format_number(v, db.value_type()) {
+                value = Some(t.into_bytes());
+            }
+        }
         let mut line = lines::format_line(&key, value.as_deref(), hex);
         line.push(b'\n');
         if let Err(e) = out.write_all(&line) {
@@ -324,8 +382,8 @@ pub fn info(file: &Path, json: bool) -> Result<(), String> {
             .iter()
             .map(|(name, c, s)| {
                 format!(
-                    "{{\"name\":{},\"key_type\":\"{:?}\",\"record_type\":\"{:?}\",\"codec\":\"{}\",\"block_size\":{},\"keys\":{},\"height\":{},\"leaf_pages\":{},\"internal_pages\":{},\"overflow_pages\":{},\"bytes\":{},\"bytes_per_key\":{}}}",
-                    json_str(name), c.key_type, c.record_type, codec_name(c.key_codec), c.block_size, s.key_count, s.height, s.leaf_pages, s.branch_pages, s.overflow_pages, s.bytes,
+                    "{{\"name\":{},\"key_type\":\"{:?}\",\"record_type\":\"{:?}\",\"value_type\":\"{}\",\"codec\":\"{}\",\"block_size\":{},\"keys\":{},\"height\":{},\"leaf_pages\":{},\"internal_pages\":{},\"overflow_pages\":{},\"bytes\":{},\"bytes_per_key\":{}}}",
+                    json_str(name), c.key_type, c.record_type, c.value_type.name(), codec_name(c.key_codec), c.block_size, s.key_count, s.height, s.leaf_pages, s.branch_pages, s.overflow_pages, s.bytes,
                     if s.key_count > 0 { format!("{:.4}", s.bytes as f64 / s.key_count as f64) } else { "null".into() }
                 )
             })
@@ -346,6 +404,7 @@ pub fn info(file: &Path, json: bool) -> Result<(), String> {
             outln!("\n{name}");
             outln!("  key type     {:?}", c.key_type);
             outln!("  record type  {:?}", c.record_type);
+            outln!("  value type   {}", c.value_type.name());
             match c.key_codec {
                 Some(k) => outln!(
                     "  codec        {} ({} keys per block)",

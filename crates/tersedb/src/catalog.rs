@@ -4,13 +4,14 @@
 //! ```text
 //! entry: [0 version=1][1 key type][2..4 fixed key length u16][4 record type]
 //!        [5..9 fixed record size u32][9..17 root page u64, 0 = empty][17..25 key count u64]
-//!        [25 key codec, 0 = none][26..28 keys per block u16, 0 without a codec][28..32 zero]
+//!        [25 key codec, 0 = none][26..28 keys per block u16, 0 without a codec]
+//!        [28 value type: 0 bytes, 1 u32, 2 u64, 3 i64, 4 f64][29..32 zero]
 //! key type: 1 u32, 2 u64, 3 fixed-length binary, 4 variable-length binary
 //! record type: 0 none, 1 fixed size, 2 variable size
 //! ```
 
 use crate::btree::{tree, KeyType, RecordType, Spec};
-use crate::db::DbConfig;
+use crate::db::{DbConfig, ValueType};
 use crate::error::{Error, PageId, Result};
 use crate::storage::{PageSink, PageSource};
 use tersedb_codecs::CodecId;
@@ -68,6 +69,7 @@ impl Entry {
         b[17..25].copy_from_slice(&self.count.to_le_bytes());
         b[25] = self.config.key_codec.map_or(0, |c| c as u8);
         b[26..28].copy_from_slice(&self.config.block_size.to_le_bytes());
+        b[28] = self.config.value_type.id();
         b
     }
 
@@ -110,6 +112,12 @@ impl Entry {
             })?),
         };
         let block_size = u16::from_le_bytes([b[26], b[27]]);
+        let value_type = ValueType::from_id(b[28]).ok_or_else(|| {
+            Error::BadFormat(format!(
+                "database uses value type {}, which this version does not support",
+                b[28]
+            ))
+        })?;
         let mut r = [0u8; 8];
         r.copy_from_slice(&b[9..17]);
         let root = u64::from_le_bytes(r);
@@ -121,7 +129,8 @@ impl Entry {
         Ok(Entry {
             config: DbConfig::new(key_type, record_type)
                 .with_codec(key_codec)
-                .with_block_size(block_size),
+                .with_block_size(block_size)
+                .with_value_type(value_type),
             root,
             count,
         })
@@ -187,4 +196,30 @@ pub fn list<S: PageSource + ?Sized>(src: &S, root: PageId) -> Result<Vec<(String
         ok = c.next(src, &spec)?;
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::ValueType;
+
+    #[test]
+    fn value_type_byte_round_trips_and_unknown_is_bad_format() {
+        let e = Entry {
+            config: DbConfig::new(KeyType::U64, RecordType::Fixed(8))
+                .with_value_type(ValueType::I64),
+            root: 7,
+            count: 3,
+        };
+        let mut b = e.encode();
+        assert_eq!(b[28], 3);
+        assert_eq!(Entry::decode(&b, 9).unwrap(), e);
+        b[28] = 0;
+        assert_eq!(
+            Entry::decode(&b, 9).unwrap().config.value_type,
+            ValueType::Bytes
+        );
+        b[28] = 200;
+        assert!(matches!(Entry::decode(&b, 9), Err(Error::BadFormat(_))));
+    }
 }

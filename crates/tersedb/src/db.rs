@@ -17,6 +17,75 @@ pub struct DbConfig {
     /// Most keys per compressed block, start key included; 0 = the codec's maximum (257 for
     /// the byte-oriented codecs and FOR, 129 for BP128, SIMD FOR and the PFOR family).
     pub block_size: u16,
+    /// How queries read fixed-size records: opaque bytes, or a little-endian number (then the
+    /// record type must be `Fixed(4)` for u32, `Fixed(8)` for u64/i64/f64).
+    pub value_type: ValueType,
+}
+
+/// The typed interpretation of a database's fixed-size records, for queries (`SUM(record)`,
+/// `WHERE record > 5`). Stored in the catalog (entry byte 28); the bytes themselves are the
+/// number in little-endian order.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ValueType {
+    /// Opaque bytes (no numeric interpretation).
+    #[default]
+    Bytes,
+    U32,
+    U64,
+    I64,
+    F64,
+}
+
+impl ValueType {
+    /// Catalog byte: 0 bytes, 1 u32, 2 u64, 3 i64, 4 f64.
+    pub fn id(self) -> u8 {
+        match self {
+            ValueType::Bytes => 0,
+            ValueType::U32 => 1,
+            ValueType::U64 => 2,
+            ValueType::I64 => 3,
+            ValueType::F64 => 4,
+        }
+    }
+    pub fn from_id(id: u8) -> Option<ValueType> {
+        Some(match id {
+            0 => ValueType::Bytes,
+            1 => ValueType::U32,
+            2 => ValueType::U64,
+            3 => ValueType::I64,
+            4 => ValueType::F64,
+            _ => return None,
+        })
+    }
+    /// Lowercase name, as the CLI spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ValueType::Bytes => "bytes",
+            ValueType::U32 => "u32",
+            ValueType::U64 => "u64",
+            ValueType::I64 => "i64",
+            ValueType::F64 => "f64",
+        }
+    }
+    pub fn from_name(s: &str) -> Option<ValueType> {
+        [
+            ValueType::Bytes,
+            ValueType::U32,
+            ValueType::U64,
+            ValueType::I64,
+            ValueType::F64,
+        ]
+        .into_iter()
+        .find(|v| v.name() == s)
+    }
+    /// Record size a numeric type needs (`None` for bytes).
+    pub fn width(self) -> Option<u32> {
+        match self {
+            ValueType::Bytes => None,
+            ValueType::U32 => Some(4),
+            ValueType::U64 | ValueType::I64 | ValueType::F64 => Some(8),
+        }
+    }
 }
 
 impl DbConfig {
@@ -26,6 +95,24 @@ impl DbConfig {
             record_type,
             key_codec: None,
             block_size: 0,
+            value_type: ValueType::Bytes,
+        }
+    }
+    /// Interprets the fixed-size records as numbers of this type (see [`ValueType`]).
+    pub fn with_value_type(mut self, t: ValueType) -> Self {
+        self.value_type = t;
+        self
+    }
+    /// Checks that the value type fits the record type.
+    pub(crate) fn check_value_type(&self) -> crate::Result<()> {
+        match self.value_type.width() {
+            None => Ok(()),
+            Some(w) if self.record_type == RecordType::Fixed(w) => Ok(()),
+            Some(w) => Err(crate::Error::InvalidArgument(format!(
+                "value type {} needs RecordType::Fixed({w}), the database has {:?}",
+                self.value_type.name(),
+                self.record_type
+            ))),
         }
     }
     /// Compresses the leaves' keys with `codec` (`None`: uncompressed).
@@ -50,6 +137,7 @@ impl DbConfig {
 pub struct Db {
     pub(crate) name: Arc<str>,
     pub(crate) spec: Spec,
+    pub(crate) value_type: ValueType,
 }
 
 impl Db {
@@ -57,8 +145,13 @@ impl Db {
         &self.name
     }
     pub fn config(&self) -> DbConfig {
-        self.spec.config()
+        self.spec.config().with_value_type(self.value_type)
     }
+    /// How queries read this database's records.
+    pub fn value_type(&self) -> ValueType {
+        self.value_type
+    }
+
     /// Size limits of this database (they follow from the page size).
     pub fn limits(&self) -> Limits {
         self.spec.limits

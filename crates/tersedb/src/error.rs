@@ -46,6 +46,8 @@ pub enum Error {
     InvalidArgument(String),
     /// Storage is out of space; the transaction was not committed.
     DiskFull,
+    /// A query has a syntax or type error, or its constant arithmetic failed.
+    Query(crate::query::QueryError),
 }
 
 impl fmt::Display for Error {
@@ -79,6 +81,7 @@ impl fmt::Display for Error {
             Error::InvalidRecord(w) => write!(f, "invalid record: {w}"),
             Error::InvalidArgument(w) => write!(f, "invalid argument: {w}"),
             Error::DiskFull => write!(f, "the disk is full; the transaction was not committed"),
+            Error::Query(e) => write!(f, "{e}"),
         }
     }
 }
@@ -87,6 +90,7 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Error::Io(e) => Some(e),
+            Error::Query(e) => Some(e),
             _ => None,
         }
     }
@@ -99,5 +103,11 @@ impl From<io::Error> for Error {
         } else {
             Error::Io(e)
         }
+    }
+}
+
+impl From<crate::query::QueryError> for Error {
+    fn from(e: crate::query::QueryError) -> Self {
+        Error::Query(e)
     }
 }

@@ -65,14 +65,16 @@ pub mod db;
 pub mod env;
 mod env_pager;
 pub mod error;
+pub mod query;
 pub mod storage;
 pub mod txn;
 
 pub use btree::fold::KeyFold;
 pub use check::{CheckFault, CheckReport, DbReport};
 pub use cursor::{Cursor, Range, WriteCursor};
-pub use db::{CodecId, Db, DbConfig, DbStats, Key, KeyBuf, KeyType, Limits, RecordType};
+pub use db::{CodecId, Db, DbConfig, DbStats, Key, KeyBuf, KeyType, Limits, RecordType, ValueType};
 pub use env::{Env, EnvOptions};
 pub use error::{Error, Result};
+pub use query::{Query, QueryResult, Value};
 pub use storage::Durability;
 pub use txn::{ReadTxn, WriteTxn};

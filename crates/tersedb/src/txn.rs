@@ -64,12 +64,15 @@ pub(crate) trait Writer: PageSink + Send + std::fmt::Debug {
 }
 
 fn spec_for(page_size: usize, name: &str, config: DbConfig) -> Result<Spec> {
-    Spec::for_config(page_size, &config).map_err(|e| match e {
-        Error::InvalidArgument(what) => {
-            Error::InvalidArgument(format!("database {name:?}: {what}"))
-        }
-        e => e,
-    })
+    config
+        .check_value_type()
+        .and_then(|_| Spec::for_config(page_size, &config))
+        .map_err(|e| match e {
+            Error::InvalidArgument(what) => {
+                Error::InvalidArgument(format!("database {name:?}: {what}"))
+            }
+            e => e,
+        })
 }
 
 fn check_int_keys(db: &Db) -> Result<()> {
@@ -92,7 +95,8 @@ fn mismatch(db: &Db, stored: DbConfig) -> Error {
 fn open_handle(page_size: usize, name: &str, e: &Entry, want: Option<DbConfig>) -> Result<Db> {
     if let Some(w) = want {
         // Compare effective configurations (block size 0 means the codec's default).
-        let w = Spec::for_config(page_size, &w).map_or(w, |s| s.config());
+        let w =
+            Spec::for_config(page_size, &w).map_or(w, |s| s.config().with_value_type(w.value_type));
         if w != e.config {
             return Err(Error::ConfigMismatch {
                 db: name.to_string(),
@@ -110,6 +114,7 @@ fn open_handle(page_size: usize, name: &str, e: &Entry, want: Option<DbConfig>) 
     Ok(Db {
         name: name.into(),
         spec,
+        value_type: e.config.value_type,
     })
 }
 
@@ -260,6 +265,23 @@ impl ReadTxn {
         stats(self.src(), &db.spec, &e)
     }
 
+    /// Runs a query (see [`crate::query`]): aggregates computed inside the tree, block by
+    /// block, in this snapshot.
+    pub fn query(&self, q: &crate::query::Query) -> Result<crate::query::QueryResult> {
+        crate::query::exec::run(self, q)
+    }
+
+    /// Parses and runs the text of a query:
+    /// `txn.query_str("SELECT COUNT(*), AVG(key) FROM events WHERE key > 1000")`.
+    pub fn query_str(&self, text: &str) -> Result<crate::query::QueryResult> {
+        self.query(&crate::query::Query::parse(text)?)
+    }
+
+    /// The root page of a database's tree in this snapshot.
+    pub(crate) fn root_of(&self, db: &Db) -> Result<PageId> {
+        Ok(self.entry(db)?.root)
+    }
+
     pub(crate) fn catalog_root(&self) -> PageId {
         self.pages.root()
     }
@@ -384,7 +406,7 @@ impl WriteTxn {
         let ps = self.page_size()?;
         catalog::check_name(ps, name)?;
         let spec = spec_for(ps, name, config)?;
-        let config = spec.config();
+        let config = spec.config().with_value_type(config.value_type);
         if self.lookup(name)?.is_some() {
             return Err(Error::DbExists(name.to_string()));
         }
@@ -406,6 +428,7 @@ impl WriteTxn {
         Ok(Db {
             name: name.into(),
             spec,
+            value_type: config.value_type,
         })
     }
 

@@ -27,6 +27,7 @@ pub(crate) mod node;
 pub(crate) mod overflow;
 pub(crate) mod packed;
 pub(crate) mod records;
+pub mod scan;
 pub(crate) mod slots;
 pub(crate) mod tree;
 

@@ -1,0 +1,220 @@
+//! Pins `tersedb import --record-type` (numeric `key<TAB>value` lines, exported back as the same
+//! numbers, shown by `info`) and `tersedb query` (table and `--json` output, exact integers,
+//! NULL for empty selections, errors naming the column).
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+fn tersedb(args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tersedb"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run tersedb");
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn temp(name: &str) -> String {
+    let p = std::env::temp_dir().join(format!(
+        "tersedb-cli-query-{}-{name}.tdb",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_file(&p);
+    p.to_string_lossy().into_owned()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn import_numeric_records_round_trip() {
+    let f = temp("numeric");
+    for (t, lines) in [
+        ("u32", "1\t0\n2\t4294967295\n"),
+        ("u64", "1\t18446744073709551615\n5\t7\n"),
+        ("i64", "1\t-9223372036854775808\n3\t42\n"),
+        ("f64", "1\t-0.5\n2\t123456789012.25\n3\t0.1\n"),
+    ] {
+        let o = tersedb(
+            &[
+                "import",
+                &f,
+                "--db",
+                t,
+                "--key-type",
+                "u64",
+                "--record-type",
+                t,
+            ],
+            lines.as_bytes(),
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        let o = tersedb(&["export", &f, "--db", t], b"");
+        assert_eq!(stdout(&o), lines, "{t}");
+    }
+    let o = tersedb(&["info", &f], b"");
+    assert!(stdout(&o).contains("value type   f64"), "{}", stdout(&o));
+    let o = tersedb(&["info", &f, "--json"], b"");
+    assert!(
+        stdout(&o).contains("\"value_type\":\"i64\""),
+        "{}",
+        stdout(&o)
+    );
+
+    // A value that is not a number of the type names the line.
+    let o = tersedb(
+        &[
+            "import",
+            &f,
+            "--db",
+            "u32",
+            "--key-type",
+            "u64",
+            "--record-type",
+            "u32",
+        ],
+        b"9\t12\n10\t-1\n",
+    );
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("line 2"), "{}", stderr(&o));
+    // The existing database keeps its type.
+    let o = tersedb(
+        &[
+            "import",
+            &f,
+            "--db",
+            "u32",
+            "--key-type",
+            "u64",
+            "--record-type",
+            "f64",
+        ],
+        b"9\t1.5\n",
+    );
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("record type u32"), "{}", stderr(&o));
+    let _ = std::fs::remove_file(&f);
+}
+
+#[test]
+fn query_prints_a_table_or_json() {
+    let f = temp("query");
+    let lines: String = (0..1000u64)
+        .map(|i| format!("{}\t{}\n", i * 10, i as f64 / 2.0))
+        .collect();
+    let o = tersedb(
+        &[
+            "import",
+            &f,
+            "--db",
+            "ts",
+            "--key-type",
+            "u64",
+            "--record-type",
+            "f64",
+            "--page-size",
+            "512",
+        ],
+        lines.as_bytes(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let q = "select count(*), sum(key), avg(key), max(record), top(2) from ts where key > (select max(key) from ts) / 2";
+    let o = tersedb(&["query", &f, q], b"");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let keys: Vec<u64> = (0..1000u64)
+        .map(|i| i * 10)
+        .filter(|&k| k > 9990 / 2)
+        .collect();
+    let sum: u64 = keys.iter().sum();
+    let avg = sum as f64 / keys.len() as f64;
+    let out = stdout(&o);
+    let mut rows = out.lines();
+    let header = rows.next().unwrap();
+    assert!(
+        header.starts_with("COUNT(*) | SUM(key) | AVG(key)"),
+        "{out}"
+    );
+    assert!(rows.next().unwrap().starts_with("---------+-"), "{out}");
+    let values: Vec<&str> = rows.next().unwrap().split(" | ").map(str::trim).collect();
+    assert_eq!(
+        values,
+        [
+            keys.len().to_string(),
+            sum.to_string(),
+            avg.to_string(),
+            "499.5".to_string(),
+            "[9990, 9980]".to_string()
+        ]
+    );
+
+    let o = tersedb(&["query", &f, q, "--json", "--stats"], b"");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o).trim(),
+        format!(
+            "{{\"columns\":[\"COUNT(*)\",\"SUM(key)\",\"AVG(key)\",\"MAX(record)\",\"TOP(2, key)\"],\"values\":[{},{sum},{avg:?},499.5,[9990,9980]]}}",
+            keys.len()
+        )
+    );
+    assert!(stderr(&o).contains("blocks:"), "{}", stderr(&o));
+
+    // Integers are exact in JSON, beyond 2^53; empty selections give 0 and null.
+    let big = "18446744073709551615\t1\n18446744073709551614\t2\n";
+    let o = tersedb(
+        &[
+            "import",
+            &f,
+            "--db",
+            "big",
+            "--key-type",
+            "u64",
+            "--record-type",
+            "u64",
+        ],
+        big.as_bytes(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = tersedb(
+        &[
+            "query",
+            &f,
+            "SELECT SUM(key), MIN(record), COUNT(*) FROM big",
+            "--json",
+        ],
+        b"",
+    );
+    assert_eq!(
+        stdout(&o).trim(),
+        "{\"columns\":[\"SUM(key)\",\"MIN(record)\",\"COUNT(*)\"],\"values\":[36893488147419103229,1,2]}"
+    );
+    let o = tersedb(
+        &[
+            "query",
+            &f,
+            "SELECT COUNT(*), SUM(key), AVG(key), BOTTOM(3) FROM big WHERE key < 5",
+            "--json",
+        ],
+        b"",
+    );
+    assert_eq!(
+        stdout(&o).trim(),
+        "{\"columns\":[\"COUNT(*)\",\"SUM(key)\",\"AVG(key)\",\"BOTTOM(3, key)\"],\"values\":[0,0,null,[]]}"
+    );
+
+    // A syntax error names the column and fails.
+    let o = tersedb(&["query", &f, "SELECT SUM(key FROM big"], b"");
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("syntax error at column 16"),
+        "{}",
+        stderr(&o)
+    );
+    let _ = std::fs::remove_file(&f);
+}

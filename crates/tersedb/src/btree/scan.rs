@@ -1,0 +1,631 @@
+//! Zone-map access to the leaves of an integer-key tree, for the query executor: a descent by
+//! key to the leaves that overlap a sorted list of key intervals, and, for each leaf, its keys
+//! as *blocks* with a zone map entry each.
+//!
+//! ```text
+//! ScanBlock { first, last, count, slots: start .. start + count }
+//!   plain leaf (U32 / U64 KeyList):  block i = slots [256 i, min(256 (i + 1), count))
+//!                                    first/last read from the slot array
+//!   compressed leaf (Packed):        block i = codec block i of the block index (gaps skipped);
+//!                                    first/last/count straight from its descriptor
+//! ```
+//!
+//! A block wholly inside a range can be answered from `first`/`last`/`count` alone; otherwise
+//! [`LeafScan::fold_keys`] (COUNT/SUM/MIN/MAX of some of its slots) or [`LeafScan::decode_keys`]
+//! (the keys into a buffer that stays in L1) read it, and [`LeafScan::record`] gives the record
+//! of a slot. This is the executor's only window into leaves, so compressed and plain leaves
+//! look the same to it.
+
+use super::node::{corrupt, Layout};
+use super::packed::{Block, Packed, MAX_BLOCK_KEYS};
+use super::slots::{le_u32, le_u64, Fault};
+use super::{Key, KeyList, KeyType, Spec, MAX_DEPTH};
+use crate::error::{PageId, Result};
+use crate::storage::PageSource;
+use std::ops::Range;
+use tersedb_codecs::Descriptor;
+
+/// Slots per block of a plain (uncompressed) leaf.
+pub const PLAIN_BLOCK: usize = 256;
+/// Keys a block may hold at most: the size of a decode buffer.
+pub const MAX_KEYS: usize = MAX_BLOCK_KEYS;
+
+/// One block of a leaf: its zone map entry and where its keys sit among the leaf's slots.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ScanBlock {
+    /// Smallest and largest key of the block.
+    pub first: u64,
+    pub last: u64,
+    /// Keys in the block (at least 1).
+    pub count: usize,
+    /// Slot of the block's first key within the leaf.
+    pub start: usize,
+    /// Block number within the KeyList (codec block index; 0.. for plain leaves).
+    index: usize,
+    /// Compressed blocks: the codec descriptor and the payload's byte range in the region.
+    desc: Descriptor,
+    at: (usize, usize),
+}
+
+impl ScanBlock {
+    /// The block's slots within the leaf.
+    pub fn slots(&self) -> Range<usize> {
+        self.start..self.start + self.count
+    }
+}
+
+/// COUNT, SUM, MIN and MAX of some keys (`min`/`max` are meaningless when `count == 0`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KeySummary {
+    pub count: u64,
+    pub sum: u128,
+    pub min: u64,
+    pub max: u64,
+}
+
+/// A decode buffer for one block's keys (u32 keys in `u32s`, u64 keys in `u64s`).
+#[derive(Clone, Debug)]
+pub struct KeyBuffer {
+    u32s: [u32; MAX_KEYS],
+    u64s: [u64; MAX_KEYS],
+}
+
+impl Default for KeyBuffer {
+    fn default() -> Self {
+        KeyBuffer {
+            u32s: [0; MAX_KEYS],
+            u64s: [0; MAX_KEYS],
+        }
+    }
+}
+
+/// The decoded keys of a block, in ascending order.
+#[derive(Clone, Copy, Debug)]
+pub enum BlockKeys<'a> {
+    U32(&'a [u32]),
+    U64(&'a [u64]),
+}
+
+impl BlockKeys<'_> {
+    pub fn len(&self) -> usize {
+        match self {
+            BlockKeys::U32(k) => k.len(),
+            BlockKeys::U64(k) => k.len(),
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    #[inline]
+    pub fn get(&self, i: usize) -> u64 {
+        match self {
+            BlockKeys::U32(k) => k[i] as u64,
+            BlockKeys::U64(k) => k[i],
+        }
+    }
+    /// The first index whose key is `>= v`.
+    pub fn lower_bound(&self, v: u64) -> usize {
+        match self {
+            BlockKeys::U32(k) => k.partition_point(|&x| (x as u64) < v),
+            BlockKeys::U64(k) => k.partition_point(|&x| x < v),
+        }
+    }
+    /// The first index whose key is `> v`.
+    pub fn upper_bound(&self, v: u64) -> usize {
+        match self {
+            BlockKeys::U32(k) => k.partition_point(|&x| (x as u64) <= v),
+            BlockKeys::U64(k) => k.partition_point(|&x| x <= v),
+        }
+    }
+    /// Sub-slice `r`.
+    pub fn slice(&self, r: Range<usize>) -> Self {
+        match self {
+            BlockKeys::U32(k) => BlockKeys::U32(&k[r]),
+            BlockKeys::U64(k) => BlockKeys::U64(&k[r]),
+        }
+    }
+    /// Exact sum.
+    pub fn sum(&self) -> u128 {
+        match self {
+            // Blocks hold at most 257 u32 keys: the sum fits a u64.
+            BlockKeys::U32(k) => tersedb_codecs::sum::sum_u32(k) as u128,
+            BlockKeys::U64(k) => k.iter().map(|&x| x as u128).sum(),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Kind {
+    U32,
+    U64,
+    Packed(Packed),
+}
+
+/// A leaf seen through its blocks.
+#[derive(Debug)]
+pub struct LeafScan<'p> {
+    page: &'p [u8],
+    l: Layout,
+    kind: Kind,
+}
+
+impl<'p> LeafScan<'p> {
+    fn new(page: &'p [u8], l: Layout) -> Result<Self> {
+        let kind = match l.keys {
+            KeyList::U32 => Kind::U32,
+            KeyList::U64 => Kind::U64,
+            KeyList::Packed(p) => Kind::Packed(p),
+            _ => return Err(corrupt(l.id, "block scan of a leaf without integer keys")),
+        };
+        if !l.leaf {
+            return Err(corrupt(l.id, "block scan of a branch"));
+        }
+        Ok(LeafScan { page, l, kind })
+    }
+
+    /// The leaf's page id.
+    pub fn page_id(&self) -> PageId {
+        self.l.id
+    }
+
+    /// Keys in the leaf.
+    pub fn len(&self) -> usize {
+        self.l.count
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.l.count == 0
+    }
+
+    fn err(&self, f: Fault) -> crate::Error {
+        self.l.err(f)
+    }
+
+    /// The leaf's blocks in key order, replacing the contents of `out`.
+    pub fn blocks(&self, out: &mut Vec<ScanBlock>) -> Result<()> {
+        out.clear();
+        match self.kind {
+            Kind::U32 | Kind::U64 => {
+                let n = self.l.count;
+                let w = if let Kind::U32 = self.kind { 4 } else { 8 };
+                let keys = self
+                    .l
+                    .kregion(self.page)
+                    .get(..n * w)
+                    .ok_or_else(|| self.err(Fault("key list longer than its region")))?;
+                let at = |i: usize| {
+                    if w == 4 {
+                        le_u32(&keys[4 * i..]) as u64
+                    } else {
+                        le_u64(&keys[8 * i..])
+                    }
+                };
+                let mut start = 0;
+                while start < n {
+                    let count = PLAIN_BLOCK.min(n - start);
+                    out.push(ScanBlock {
+                        first: at(start),
+                        last: at(start + count - 1),
+                        count,
+                        start,
+                        index: start / PLAIN_BLOCK,
+                        desc: Descriptor::default(),
+                        at: (0, 0),
+                    });
+                    start += count;
+                }
+            }
+            Kind::Packed(_) => {
+                let region = self.l.kregion(self.page);
+                let nb = Packed::blocks(region).map_err(|f| self.err(f))?;
+                let mut start = 0;
+                for b in 0..nb {
+                    let blk = Packed::block(region, b).map_err(|f| self.err(f))?;
+                    let count = blk.desc.count as usize;
+                    if count == 0 {
+                        continue;
+                    }
+                    if blk.desc.start > blk.desc.last
+                        || out.last().is_some_and(|p| p.last >= blk.desc.start as u64)
+                    {
+                        return Err(corrupt(self.l.id, "block index out of key order"));
+                    }
+                    out.push(ScanBlock {
+                        first: blk.desc.start as u64,
+                        last: blk.desc.last as u64,
+                        count,
+                        start,
+                        index: b,
+                        desc: blk.desc,
+                        at: (blk.at.start, blk.at.end),
+                    });
+                    start += count;
+                }
+                if start != self.l.count {
+                    return Err(corrupt(
+                        self.l.id,
+                        format!(
+                            "block index holds {start} keys, the node header says {}",
+                            self.l.count
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// COUNT, SUM, MIN and MAX of the keys at `slots` (relative to the block's first slot);
+    /// `buf` is scratch space for compressed blocks.
+    pub fn fold_keys(
+        &self,
+        b: &ScanBlock,
+        slots: Range<usize>,
+        buf: &mut KeyBuffer,
+    ) -> Result<KeySummary> {
+        if slots.start >= slots.end {
+            return Ok(KeySummary::default());
+        }
+        if slots.end > b.count {
+            return Err(corrupt(self.l.id, "fold past the end of a block"));
+        }
+        match self.kind {
+            Kind::Packed(p) if slots.start == 0 && slots.end == b.count => {
+                // A whole block: summed in registers from the packed values where the codec
+                // allows (BP128, SIMD FOR), else SIMD decode (prefix sum fused) into the L1
+                // buffer and a widening SIMD sum; both beat the codec's generic range fold.
+                let payload = self
+                    .l
+                    .kregion(self.page)
+                    .get(b.at.0..b.at.1)
+                    .ok_or_else(|| self.err(Fault("compressed block outside its region")))?;
+                if let Some(sum) = tersedb_codecs::sum::block_sum(p.codec, &b.desc, payload) {
+                    return Ok(KeySummary {
+                        count: b.count as u64,
+                        sum: sum as u128,
+                        min: b.first,
+                        max: b.last,
+                    });
+                }
+                let k = self.decode_keys(b, buf)?;
+                Ok(KeySummary {
+                    count: k.len() as u64,
+                    sum: k.sum(),
+                    min: b.first,
+                    max: b.last,
+                })
+            }
+            Kind::Packed(p) => {
+                let f = p
+                    .fold_block(self.l.kregion(self.page), b.index, slots)
+                    .map_err(|f| self.err(f))?;
+                Ok(KeySummary {
+                    count: f.count,
+                    sum: f.sum as u128,
+                    min: f.min.unwrap_or(0) as u64,
+                    max: f.max.unwrap_or(0) as u64,
+                })
+            }
+            Kind::U32 => {
+                let r = self.l.kregion(self.page);
+                let bytes = r
+                    .get(4 * (b.start + slots.start)..4 * (b.start + slots.end))
+                    .ok_or_else(|| self.err(Fault("key list longer than its region")))?;
+                let n = bytes.len() / 4;
+                let sum: u64 = bytes
+                    .chunks_exact(4)
+                    .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]) as u64)
+                    .sum();
+                Ok(KeySummary {
+                    count: n as u64,
+                    sum: sum as u128,
+                    min: le_u32(bytes) as u64,
+                    max: le_u32(&bytes[4 * (n - 1)..]) as u64,
+                })
+            }
+            Kind::U64 => {
+                let r = self.l.kregion(self.page);
+                let bytes = r
+                    .get(8 * (b.start + slots.start)..8 * (b.start + slots.end))
+                    .ok_or_else(|| self.err(Fault("key list longer than its region")))?;
+                let n = bytes.len() / 8;
+                let sum: u128 = bytes.chunks_exact(8).map(|c| le_u64(c) as u128).sum();
+                Ok(KeySummary {
+                    count: n as u64,
+                    sum,
+                    min: le_u64(bytes),
+                    max: le_u64(&bytes[8 * (n - 1)..]),
+                })
+            }
+        }
+    }
+
+    /// COUNT, SUM, MIN and MAX of every key of `blocks` (consecutive blocks of this leaf, as
+    /// listed by [`LeafScan::blocks`]). A plain leaf sums the run of slots in one pass.
+    pub fn fold_blocks(&self, blocks: &[ScanBlock], buf: &mut KeyBuffer) -> Result<KeySummary> {
+        let (Some(first), Some(last)) = (blocks.first(), blocks.last()) else {
+            return Ok(KeySummary::default());
+        };
+        let w = match self.kind {
+            Kind::U32 => 4,
+            Kind::U64 => 8,
+            Kind::Packed(_) => {
+                let mut acc = KeySummary::default();
+                for b in blocks {
+                    let f = self.fold_keys(b, 0..b.count, buf)?;
+                    acc.count += f.count;
+                    acc.sum += f.sum;
+                }
+                acc.min = first.first;
+                acc.max = last.last;
+                return Ok(acc);
+            }
+        };
+        let (a, z) = (first.start, last.start + last.count);
+        let bytes = self
+            .l
+            .kregion(self.page)
+            .get(w * a..w * z)
+            .ok_or_else(|| self.err(Fault("key list longer than its region")))?;
+        let sum: u128 = if w == 4 {
+            // Fixed 4-byte chunks: the compiler vectorises this loop; < 2^32 keys fit a u64.
+            bytes
+                .chunks_exact(4)
+                .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]) as u64)
+                .sum::<u64>() as u128
+        } else {
+            bytes.chunks_exact(8).map(|c| le_u64(c) as u128).sum()
+        };
+        Ok(KeySummary {
+            count: (z - a) as u64,
+            sum,
+            min: first.first,
+            max: last.last,
+        })
+    }
+
+    /// Decodes the block's keys into `buf`.
+    pub fn decode_keys<'b>(&self, b: &ScanBlock, buf: &'b mut KeyBuffer) -> Result<BlockKeys<'b>> {
+        let r = self.l.kregion(self.page);
+        match self.kind {
+            Kind::Packed(p) => {
+                let blk = Block {
+                    desc: b.desc,
+                    at: b.at.0..b.at.1,
+                    first: b.first as u32,
+                    last: b.last as u32,
+                };
+                let n = p
+                    .decode_block_at(r, &blk, &mut buf.u32s)
+                    .map_err(|f| self.err(f))?;
+                if n != b.count {
+                    return Err(corrupt(self.l.id, "block decodes to a different key count"));
+                }
+                Ok(BlockKeys::U32(&buf.u32s[..n]))
+            }
+            Kind::U32 => {
+                let bytes = r
+                    .get(4 * b.start..4 * (b.start + b.count))
+                    .ok_or_else(|| self.err(Fault("key list longer than its region")))?;
+                for (o, c) in buf.u32s.iter_mut().zip(bytes.chunks_exact(4)) {
+                    *o = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+                }
+                Ok(BlockKeys::U32(&buf.u32s[..b.count]))
+            }
+            Kind::U64 => {
+                let bytes = r
+                    .get(8 * b.start..8 * (b.start + b.count))
+                    .ok_or_else(|| self.err(Fault("key list longer than its region")))?;
+                for (o, c) in buf.u64s.iter_mut().zip(bytes.chunks_exact(8)) {
+                    *o = le_u64(c);
+                }
+                Ok(BlockKeys::U64(&buf.u64s[..b.count]))
+            }
+        }
+    }
+
+    /// The stored record of slot `slot` (fixed-size records: the record's bytes).
+    pub fn record(&self, slot: usize) -> Result<&'p [u8]> {
+        self.l.record_raw(self.page, slot)
+    }
+}
+
+/// A callback for every leaf: the leaf and the intervals that overlap it.
+pub type LeafVisitor<'a> = dyn FnMut(&LeafScan<'_>, &[(u64, u64)]) -> Result<()> + 'a;
+
+/// Calls `visit(leaf, intervals)` for every leaf whose key range overlaps one of `ivs` (sorted,
+/// disjoint, inclusive `[lo, hi]` pairs), in key order, with the intervals that overlap it.
+/// Whole subtrees outside every interval are never read.
+pub fn leaves_overlapping<S: PageSource + ?Sized>(
+    src: &S,
+    spec: &Spec,
+    root: PageId,
+    ivs: &[(u64, u64)],
+    visit: &mut LeafVisitor<'_>,
+) -> Result<()> {
+    if root == 0 || ivs.is_empty() {
+        return Ok(());
+    }
+    if !matches!(spec.key_type, KeyType::U32 | KeyType::U64) {
+        return Err(crate::Error::InvalidArgument(
+            "block scans need integer keys".into(),
+        ));
+    }
+    node(src, spec, root, 0, ivs, visit)
+}
+
+fn probe(spec: &Spec, v: u64) -> Key<'static> {
+    match spec.key_type {
+        KeyType::U32 => Key::U32(v.min(u32::MAX as u64) as u32),
+        _ => Key::U64(v),
+    }
+}
+
+fn node<S: PageSource + ?Sized>(
+    src: &S,
+    spec: &Spec,
+    id: PageId,
+    depth: usize,
+    ivs: &[(u64, u64)],
+    visit: &mut LeafVisitor<'_>,
+) -> Result<()> {
+    if depth >= MAX_DEPTH {
+        return Err(corrupt(
+            id,
+            format!("tree deeper than {MAX_DEPTH} levels (a cycle?)"),
+        ));
+    }
+    let page = src.page(id)?;
+    let l = Layout::read(&page, id, spec)?;
+    if l.leaf {
+        return visit(&LeafScan::new(&page, l)?, ivs);
+    }
+    let sep = |i: usize| -> Result<u64> {
+        l.key(&page, i)?
+            .as_u64()
+            .ok_or_else(|| corrupt(id, "non-integer separator"))
+    };
+    // Child c holds keys in [sep(c - 1), sep(c)); the child of x is the number of separators
+    // <= x.
+    let child_of = |x: u64| -> Result<usize> {
+        // A u32 tree clamps probes above u32::MAX to u32::MAX: every key is <= it anyway.
+        Ok(match l.search(&page, &probe(spec, x))? {
+            Ok(i) => i + 1,
+            Err(i) => i,
+        })
+    };
+    let mut next = 0usize;
+    for &(lo, hi) in ivs {
+        let a = child_of(lo)?.max(next);
+        let b = child_of(hi)?;
+        for c in a..=b {
+            // The intervals overlapping child c's range.
+            let s = if c == 0 {
+                0
+            } else {
+                let lo_c = sep(c - 1)?;
+                ivs.partition_point(|iv| iv.1 < lo_c)
+            };
+            let e = if c == l.count {
+                ivs.len()
+            } else {
+                let hi_c = sep(c)?;
+                ivs.partition_point(|iv| iv.0 < hi_c)
+            };
+            if s < e {
+                node(src, spec, l.child(&page, c)?, depth + 1, &ivs[s..e], visit)?;
+            }
+        }
+        next = next.max(b + 1);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::btree::memsink::MemSink;
+    use crate::btree::tree::{self, PutMode};
+    use crate::btree::RecordType;
+    use crate::db::DbConfig;
+    use tersedb_codecs::CodecId;
+
+    /// Blocks of every leaf list each key once, in order; `fold_keys` agrees with
+    /// `decode_keys`; records sit at the blocks' slots; the descent visits exactly the leaves
+    /// overlapping the intervals.
+    fn check(config: DbConfig, page_size: usize, seed: u64) {
+        let spec = Spec::for_config(page_size, &config).unwrap();
+        let mut sink = MemSink::new(page_size);
+        let mut root = 0;
+        let mut rng = fastrand::Rng::with_seed(seed);
+        let mut keys = std::collections::BTreeSet::new();
+        let big = config.key_type == KeyType::U64;
+        for _ in 0..3000 {
+            let k = rng.u64(0..20_000) * if big { 0x1_0000_0001 } else { 1 };
+            let key = if big { Key::U64(k) } else { Key::U32(k as u32) };
+            let rec = (k as u32).to_le_bytes();
+            tree::put(
+                &mut sink,
+                &spec,
+                &mut root,
+                &key,
+                &rec,
+                PutMode::Upsert,
+                &mut None,
+            )
+            .unwrap();
+            keys.insert(k);
+        }
+        let all: Vec<u64> = keys.iter().copied().collect();
+        let max = *all.last().unwrap();
+        for ivs in [
+            vec![(0, u64::MAX)],
+            vec![(5, 5), (100, 4000 * max / 20_000), (max / 2, max / 2 + 3)],
+            vec![(max + 1, u64::MAX)],
+        ] {
+            let mut seen = Vec::new();
+            let mut leaves = 0;
+            let mut blocks = Vec::new();
+            let mut buf = KeyBuffer::default();
+            leaves_overlapping(&sink, &spec, root, &ivs, &mut |leaf, sub| {
+                assert!(!sub.is_empty());
+                leaves += 1;
+                leaf.blocks(&mut blocks)?;
+                assert_eq!(blocks.iter().map(|b| b.count).sum::<usize>(), leaf.len());
+                assert!(!leaf.is_empty());
+                for b in &blocks {
+                    let k = leaf.decode_keys(b, &mut buf)?;
+                    let v: Vec<u64> = (0..k.len()).map(|i| k.get(i)).collect();
+                    assert_eq!((v[0], v[v.len() - 1], v.len()), (b.first, b.last, b.count));
+                    let f = leaf.fold_keys(b, 1..b.count, &mut KeyBuffer::default())?;
+                    let one =
+                        leaf.fold_blocks(std::slice::from_ref(b), &mut KeyBuffer::default())?;
+                    assert_eq!(one.sum, v.iter().map(|&x| x as u128).sum::<u128>());
+                    let whole = leaf.fold_keys(b, 0..b.count, &mut KeyBuffer::default())?;
+                    assert_eq!(whole.sum, v.iter().map(|&x| x as u128).sum::<u128>());
+                    assert_eq!((whole.min, whole.max), (v[0], v[v.len() - 1]));
+                    assert_eq!(f.sum, v[1..].iter().map(|&x| x as u128).sum::<u128>());
+                    assert_eq!(f.count as usize, b.count - 1);
+                    for (i, slot) in b.slots().enumerate() {
+                        assert_eq!(leaf.record(slot)?, &(v[i] as u32).to_le_bytes());
+                    }
+                    seen.extend(v);
+                }
+                let all = leaf.fold_blocks(&blocks, &mut buf)?;
+                assert_eq!(all.count as usize, leaf.len());
+                assert_eq!(
+                    (all.min, all.max),
+                    (blocks[0].first, blocks[blocks.len() - 1].last)
+                );
+                Ok(())
+            })
+            .unwrap();
+            assert!(seen.windows(2).all(|w| w[0] < w[1]));
+            // Every key in an interval was seen; leaves cover whole key ranges.
+            for &k in &all {
+                if ivs.iter().any(|&(lo, hi)| lo <= k && k <= hi) {
+                    assert!(seen.binary_search(&k).is_ok(), "{k} missed for {ivs:?}");
+                }
+            }
+            if ivs[0].0 > max {
+                // Only the rightmost leaf (its range is open to the right) is read.
+                assert_eq!(leaves, 1);
+            }
+        }
+    }
+
+    #[test]
+    fn blocks_cover_every_key_plain_and_compressed() {
+        for ps in [512, 4096] {
+            check(DbConfig::new(KeyType::U32, RecordType::Fixed(4)), ps, 1);
+            check(DbConfig::new(KeyType::U64, RecordType::Fixed(4)), ps, 2);
+        }
+        for c in CodecId::ALL {
+            check(
+                DbConfig::new(KeyType::U32, RecordType::Fixed(4)).with_codec(Some(c)),
+                1024,
+                3,
+            );
+        }
+    }
+}

@@ -1,0 +1,455 @@
+//! The query language's syntax tree. A [`Query`] is built in code or parsed from text
+//! ([`Query::parse`]); [`Display`](std::fmt::Display) prints it back as text that parses to an
+//! equal tree (every AND/OR chain and arithmetic operation in parentheses, except a left operand
+//! that continues the same chain, so long left-deep chains print flat). A tree built in code
+//! deeper than the parser's limits (`parse::MAX_NESTING` parentheses, `MAX_TREE_DEPTH`) prints
+//! text that the parser refuses.
+//!
+//! ```text
+//! Query  { aggregates: [Aggregate], db: name, filter: Option<Pred> }
+//! Pred   Cmp(column op Expr) | Between | In | And | Or | Not
+//! Expr   Int(i128) | Float(f64) | Bin(op, Expr, Expr) | Subquery(Query)     constants only
+//! ```
+//!
+//! Nodes parsed from text remember where they started ([`At`], a 1-based character column);
+//! positions never take part in `==`.
+
+use std::fmt;
+
+/// Where a node starts in the query text: a 1-based character column, `None` for nodes built
+/// in code. Always equal to any other `At`, so parsed and hand-built trees compare equal.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct At(pub Option<u32>);
+
+impl PartialEq for At {
+    fn eq(&self, _: &At) -> bool {
+        true
+    }
+}
+
+/// A column of a database: its key, or its (numeric) record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Column {
+    Key,
+    Record,
+}
+
+impl fmt::Display for Column {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Column::Key => "key",
+            Column::Record => "record",
+        })
+    }
+}
+
+/// An aggregate function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AggFunc {
+    /// `COUNT(*)`: selected entries.
+    CountStar,
+    /// `COUNT(col)`: selected entries (columns are never NULL).
+    Count(Column),
+    /// `COUNT(DISTINCT col)`.
+    CountDistinct(Column),
+    Sum(Column),
+    /// Exact sum divided by the count, as f64.
+    Avg(Column),
+    Min(Column),
+    Max(Column),
+    /// `TOP(k, col)`: the k largest values, largest first.
+    Top(u64, Column),
+    /// `BOTTOM(k, col)`: the k smallest values, smallest first.
+    Bottom(u64, Column),
+}
+
+impl AggFunc {
+    /// The column the function reads (`None` for `COUNT(*)`).
+    pub fn column(&self) -> Option<Column> {
+        match *self {
+            AggFunc::CountStar => None,
+            AggFunc::Count(c)
+            | AggFunc::CountDistinct(c)
+            | AggFunc::Sum(c)
+            | AggFunc::Avg(c)
+            | AggFunc::Min(c)
+            | AggFunc::Max(c)
+            | AggFunc::Top(_, c)
+            | AggFunc::Bottom(_, c) => Some(c),
+        }
+    }
+}
+
+/// One aggregate of the SELECT list.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Aggregate {
+    pub func: AggFunc,
+    pub at: At,
+}
+
+impl Aggregate {
+    pub fn new(func: AggFunc) -> Self {
+        Aggregate { func, at: At(None) }
+    }
+}
+
+impl From<AggFunc> for Aggregate {
+    fn from(func: AggFunc) -> Self {
+        Aggregate::new(func)
+    }
+}
+
+impl fmt::Display for Aggregate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.func {
+            AggFunc::CountStar => write!(f, "COUNT(*)"),
+            AggFunc::Count(c) => write!(f, "COUNT({c})"),
+            AggFunc::CountDistinct(c) => write!(f, "COUNT(DISTINCT {c})"),
+            AggFunc::Sum(c) => write!(f, "SUM({c})"),
+            AggFunc::Avg(c) => write!(f, "AVG({c})"),
+            AggFunc::Min(c) => write!(f, "MIN({c})"),
+            AggFunc::Max(c) => write!(f, "MAX({c})"),
+            AggFunc::Top(k, c) => write!(f, "TOP({k}, {c})"),
+            AggFunc::Bottom(k, c) => write!(f, "BOTTOM({k}, {c})"),
+        }
+    }
+}
+
+/// Arithmetic on constants.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ArithOp {
+    Add,
+    Sub,
+    Mul,
+    /// Integer division truncates toward zero; division by zero is an error.
+    Div,
+    Rem,
+}
+
+impl ArithOp {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            ArithOp::Add => "+",
+            ArithOp::Sub => "-",
+            ArithOp::Mul => "*",
+            ArithOp::Div => "/",
+            ArithOp::Rem => "%",
+        }
+    }
+}
+
+/// A constant expression: literals, arithmetic and scalar subqueries (never a column).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expr {
+    Int(i128),
+    /// A finite float (NaN and infinities cannot be written as literals).
+    Float(f64),
+    Bin {
+        op: ArithOp,
+        l: Box<Expr>,
+        r: Box<Expr>,
+        at: At,
+    },
+    /// A query with exactly one aggregate that returns a single value (not TOP/BOTTOM).
+    Subquery(Box<Query>),
+}
+
+impl Expr {
+    pub fn bin(op: ArithOp, l: Expr, r: Expr) -> Expr {
+        Expr::Bin {
+            op,
+            l: Box::new(l),
+            r: Box::new(r),
+            at: At(None),
+        }
+    }
+    pub fn subquery(q: Query) -> Expr {
+        Expr::Subquery(Box::new(q))
+    }
+}
+
+impl From<i128> for Expr {
+    fn from(v: i128) -> Self {
+        Expr::Int(v)
+    }
+}
+impl From<i64> for Expr {
+    fn from(v: i64) -> Self {
+        Expr::Int(v as i128)
+    }
+}
+impl From<u64> for Expr {
+    fn from(v: u64) -> Self {
+        Expr::Int(v as i128)
+    }
+}
+impl From<u32> for Expr {
+    fn from(v: u32) -> Self {
+        Expr::Int(v as i128)
+    }
+}
+impl From<f64> for Expr {
+    fn from(v: f64) -> Self {
+        Expr::Float(v)
+    }
+}
+
+impl ArithOp {
+    /// Operators of one class associate left to right without parentheses.
+    fn class(self) -> u8 {
+        match self {
+            ArithOp::Add | ArithOp::Sub => 0,
+            ArithOp::Mul | ArithOp::Div | ArithOp::Rem => 1,
+        }
+    }
+}
+
+impl Expr {
+    /// A binary operation without its outer parentheses: a left operand of the same class is
+    /// printed bare (`1 + 2 - 3` parses back left-deep), so long chains print flat and parse
+    /// back within the parser's nesting limit.
+    fn fmt_chain(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Expr::Bin { op, l, r, .. } => {
+                match &**l {
+                    Expr::Bin { op: lop, .. } if lop.class() == op.class() => l.fmt_chain(f)?,
+                    _ => write!(f, "{l}")?,
+                }
+                write!(f, " {} {r}", op.symbol())
+            }
+            e => write!(f, "{e}"),
+        }
+    }
+}
+
+impl fmt::Display for Expr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Expr::Int(v) => write!(f, "{v}"),
+            // `{:?}` is the shortest text that reads back as the same f64, always with a `.`
+            // or an exponent, so it re-parses as a float.
+            Expr::Float(v) => write!(f, "{v:?}"),
+            Expr::Bin { .. } => {
+                f.write_str("(")?;
+                self.fmt_chain(f)?;
+                f.write_str(")")
+            }
+            Expr::Subquery(q) => write!(f, "({q})"),
+        }
+    }
+}
+
+/// A comparison operator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CmpOp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl CmpOp {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            CmpOp::Eq => "=",
+            CmpOp::Ne => "!=",
+            CmpOp::Lt => "<",
+            CmpOp::Le => "<=",
+            CmpOp::Gt => ">",
+            CmpOp::Ge => ">=",
+        }
+    }
+    /// The operator with its operands swapped (`c < key` is `key > c`).
+    pub fn swapped(self) -> CmpOp {
+        match self {
+            CmpOp::Lt => CmpOp::Gt,
+            CmpOp::Le => CmpOp::Ge,
+            CmpOp::Gt => CmpOp::Lt,
+            CmpOp::Ge => CmpOp::Le,
+            o => o,
+        }
+    }
+}
+
+/// A condition on the key and the record.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Pred {
+    /// `col op value`.
+    Cmp {
+        col: Column,
+        op: CmpOp,
+        value: Expr,
+        at: At,
+    },
+    /// `col BETWEEN lo AND hi` (both inclusive).
+    Between {
+        col: Column,
+        lo: Expr,
+        hi: Expr,
+        at: At,
+    },
+    /// `col IN (v, ...)`.
+    In {
+        col: Column,
+        list: Vec<Expr>,
+        at: At,
+    },
+    And(Box<Pred>, Box<Pred>),
+    Or(Box<Pred>, Box<Pred>),
+    Not(Box<Pred>),
+}
+
+impl Pred {
+    pub fn cmp(col: Column, op: CmpOp, value: impl Into<Expr>) -> Pred {
+        Pred::Cmp {
+            col,
+            op,
+            value: value.into(),
+            at: At(None),
+        }
+    }
+    pub fn between(col: Column, lo: impl Into<Expr>, hi: impl Into<Expr>) -> Pred {
+        Pred::Between {
+            col,
+            lo: lo.into(),
+            hi: hi.into(),
+            at: At(None),
+        }
+    }
+    pub fn is_in(col: Column, list: Vec<Expr>) -> Pred {
+        Pred::In {
+            col,
+            list,
+            at: At(None),
+        }
+    }
+    pub fn and(self, other: Pred) -> Pred {
+        Pred::And(Box::new(self), Box::new(other))
+    }
+    pub fn or(self, other: Pred) -> Pred {
+        Pred::Or(Box::new(self), Box::new(other))
+    }
+    #[allow(clippy::should_implement_trait)]
+    pub fn not(self) -> Pred {
+        Pred::Not(Box::new(self))
+    }
+}
+
+impl Pred {
+    /// AND / OR without outer parentheses; a left operand with the same connective is printed
+    /// bare (`a AND b AND c` parses back left-deep).
+    fn fmt_chain(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (l, r, word) = match self {
+            Pred::And(l, r) => (l, r, "AND"),
+            Pred::Or(l, r) => (l, r, "OR"),
+            p => return write!(f, "{p}"),
+        };
+        let same = matches!(
+            (self, &**l),
+            (Pred::And(..), Pred::And(..)) | (Pred::Or(..), Pred::Or(..))
+        );
+        if same {
+            l.fmt_chain(f)?;
+        } else {
+            write!(f, "{l}")?;
+        }
+        write!(f, " {word} {r}")
+    }
+}
+
+impl fmt::Display for Pred {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Pred::Cmp { col, op, value, .. } => write!(f, "{col} {} {value}", op.symbol()),
+            Pred::Between { col, lo, hi, .. } => write!(f, "{col} BETWEEN {lo} AND {hi}"),
+            Pred::In { col, list, .. } => {
+                write!(f, "{col} IN (")?;
+                for (i, e) in list.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{e}")?;
+                }
+                f.write_str(")")
+            }
+            Pred::And(..) | Pred::Or(..) => {
+                f.write_str("(")?;
+                self.fmt_chain(f)?;
+                f.write_str(")")
+            }
+            Pred::Not(p) => write!(f, "NOT ({p})"),
+        }
+    }
+}
+
+/// `SELECT aggregates FROM db [WHERE filter]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Query {
+    pub aggregates: Vec<Aggregate>,
+    /// Name of the database (case-sensitive).
+    pub db: String,
+    pub filter: Option<Pred>,
+}
+
+impl Query {
+    /// A query without aggregates or filter; add them with [`Query::select`] and
+    /// [`Query::filter`].
+    pub fn from_db(db: impl Into<String>) -> Query {
+        Query {
+            aggregates: Vec::new(),
+            db: db.into(),
+            filter: None,
+        }
+    }
+    pub fn select(mut self, f: AggFunc) -> Query {
+        self.aggregates.push(Aggregate::new(f));
+        self
+    }
+    /// Sets the WHERE condition (replacing any earlier one).
+    pub fn filter(mut self, p: Pred) -> Query {
+        self.filter = Some(p);
+        self
+    }
+}
+
+/// Words the language reserves (case-insensitive); a database with such a name is written
+/// quoted.
+pub const KEYWORDS: &[&str] = &[
+    "SELECT", "FROM", "WHERE", "AND", "OR", "NOT", "BETWEEN", "IN", "COUNT", "DISTINCT", "SUM",
+    "AVG", "MIN", "MAX", "TOP", "BOTTOM", "KEY", "RECORD",
+];
+
+/// A database name as the parser reads it: bare when it is an identifier that is not a
+/// keyword, else double-quoted with `""` for a quote.
+pub fn quote_name(name: &str) -> String {
+    let bare = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !KEYWORDS.iter().any(|k| k.eq_ignore_ascii_case(name));
+    if bare {
+        name.to_string()
+    } else {
+        format!("\"{}\"", name.replace('"', "\"\""))
+    }
+}
+
+impl fmt::Display for Query {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("SELECT ")?;
+        for (i, a) in self.aggregates.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{a}")?;
+        }
+        write!(f, " FROM {}", quote_name(&self.db))?;
+        if let Some(p) = &self.filter {
+            write!(f, " WHERE {p}")?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,557 @@
+//! The executor: runs a [`Query`] inside a read transaction, block by block.
+//!
+//! ```text
+//! 1. type checks (integer keys; `record` needs a numeric value type)
+//! 2. plan.rs: constants and subqueries evaluated; condition -> key intervals (+ residual)
+//! 3. btree::scan: descend by key to the leaves overlapping the intervals; per block:
+//!      outside every interval                  skipped                  (zone map)
+//!      inside one interval, COUNT/MIN/MAX only answered from first/last/count
+//!      inside, SUM/AVG of keys only            fold_keys (codec fold)
+//!      boundary block, or rows needed          decode_keys into an L1 buffer, then per slot
+//! 4. aggregates finished: COUNT 0, SUM 0, AVG/MIN/MAX NULL, TOP/BOTTOM [] when nothing selected
+//! ```
+//!
+//! Sums are exact (u128 for keys, i128 for integer records); AVG divides the exact sum,
+//! converted to f64, by the count. f64 records sum in key order in f64.
+
+use super::ast::{AggFunc, Column, Query};
+use super::error::QueryError;
+use super::plan::{self, Binder, Bound, Num, RecVal, RecordDomain};
+use super::value::{QueryResult, QueryStats, Value};
+use crate::btree::scan::{self, BlockKeys, KeyBuffer, LeafScan, ScanBlock};
+use crate::btree::KeyType;
+use crate::db::{Db, ValueType};
+use crate::error::{Error, Result};
+use crate::txn::ReadTxn;
+use std::collections::{BinaryHeap, HashSet, VecDeque};
+
+/// Deepest nesting of subqueries a query may have.
+pub const MAX_SUBQUERY_DEPTH: usize = 32;
+
+fn type_err(at: Option<u32>, what: String) -> Error {
+    QueryError::Type { at, what }.into()
+}
+
+/// Runs `q` in `txn`.
+pub fn run(txn: &ReadTxn, q: &Query) -> Result<QueryResult> {
+    run_at(txn, q, 0)
+}
+
+fn run_at(txn: &ReadTxn, q: &Query, depth: usize) -> Result<QueryResult> {
+    if depth > MAX_SUBQUERY_DEPTH {
+        return Err(type_err(
+            None,
+            format!("subqueries nested more than {MAX_SUBQUERY_DEPTH} deep"),
+        ));
+    }
+    if q.aggregates.is_empty() {
+        return Err(type_err(
+            None,
+            "a query needs at least one aggregate".into(),
+        ));
+    }
+    let db = txn.open_db(&q.db)?;
+    let key_domain = match db.config().key_type {
+        KeyType::U32 => (0, u32::MAX as i128),
+        KeyType::U64 => (0, u64::MAX as i128),
+        kt => {
+            return Err(type_err(
+                q.aggregates.first().and_then(|a| a.at.0),
+                format!(
+                    "queries need integer keys; database {:?} has key type {kt:?}",
+                    q.db
+                ),
+            ))
+        }
+    };
+    let mut ctx = Ctx {
+        txn,
+        db: &db,
+        depth,
+        key_domain,
+        stats: QueryStats::default(),
+    };
+    for a in &q.aggregates {
+        if a.func.column() == Some(Column::Record) {
+            ctx.record_domain()
+                .map_err(|w| type_err(a.at.0, format!("{a}: {w}")))?;
+        }
+    }
+    let bound = match &q.filter {
+        None => Bound::Const(true),
+        Some(p) => plan::simplify(plan::bind(p, false, &mut ctx)?),
+    };
+    let (ivs, exact) = plan::cover(&bound, key_domain);
+    let residual = if exact { None } else { Some(bound) };
+    let mut acc = Acc::new(q, db.value_type(), residual);
+    let ivs: Vec<(u64, u64)> = ivs
+        .iter()
+        .map(|&(lo, hi)| (lo.max(0) as u64, hi.min(u64::MAX as i128) as u64))
+        .collect();
+    let root = txn.root_of(&db)?;
+    let mut stats = ctx.stats;
+    let mut blocks = Vec::new();
+    let mut buf = Box::<KeyBuffer>::default();
+    scan::leaves_overlapping(txn.pages(), &db.spec, root, &ivs, &mut |leaf, ivs| {
+        stats.leaves += 1;
+        leaf.blocks(&mut blocks)?;
+        acc.leaf(leaf, &blocks, ivs, &mut buf, &mut stats)
+    })?;
+    let values = q
+        .aggregates
+        .iter()
+        .map(|a| acc.finish(a.func))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(QueryResult {
+        columns: q.aggregates.iter().map(|a| a.to_string()).collect(),
+        values,
+        stats,
+    })
+}
+
+struct Ctx<'a> {
+    txn: &'a ReadTxn,
+    db: &'a Db,
+    depth: usize,
+    key_domain: (i128, i128),
+    stats: QueryStats,
+}
+
+impl Binder for Ctx<'_> {
+    fn key_domain(&self) -> (i128, i128) {
+        self.key_domain
+    }
+    fn record_domain(&self) -> std::result::Result<RecordDomain, String> {
+        match self.db.value_type() {
+            ValueType::U32 => Ok(RecordDomain::Int(0, u32::MAX as i128)),
+            ValueType::U64 => Ok(RecordDomain::Int(0, u64::MAX as i128)),
+            ValueType::I64 => Ok(RecordDomain::Int(i64::MIN as i128, i64::MAX as i128)),
+            ValueType::F64 => Ok(RecordDomain::F64),
+            ValueType::Bytes => Err(format!(
+                "the records of database {:?} are not numbers (create it with a value type \
+                 u32, u64, i64 or f64)",
+                self.db.name()
+            )),
+        }
+    }
+    fn subquery(&mut self, q: &Query) -> Result<Num> {
+        if q.aggregates.len() != 1 {
+            return Err(type_err(
+                q.aggregates.get(1).and_then(|a| a.at.0),
+                format!(
+                    "a subquery must return one value, ({q}) has {} aggregates",
+                    q.aggregates.len()
+                ),
+            ));
+        }
+        if let AggFunc::Top(..) | AggFunc::Bottom(..) = q.aggregates[0].func {
+            return Err(type_err(
+                q.aggregates[0].at.0,
+                format!(
+                    "a subquery must return one value, {} returns a list",
+                    q.aggregates[0]
+                ),
+            ));
+        }
+        let r = run_at(self.txn, q, self.depth + 1)?;
+        self.stats.add(&r.stats);
+        self.stats.subqueries += 1;
+        Ok(match r.values.into_iter().next() {
+            Some(Value::Int(v)) => Num::Int(v),
+            Some(Value::Float(v)) => Num::Float(v),
+            _ => Num::Null,
+        })
+    }
+}
+
+/// A record value as an ordered key (f64: the IEEE total order; NaN never reaches here).
+fn f64_key(v: f64) -> i128 {
+    let b = v.to_bits() as i64;
+    (b ^ (((b >> 63) as u64) >> 1) as i64) as i128
+}
+fn f64_from_key(k: i128) -> f64 {
+    let b = k as i64;
+    f64::from_bits((b ^ (((b >> 63) as u64) >> 1) as i64) as u64)
+}
+
+/// Running aggregates of one query.
+struct Acc {
+    vt: ValueType,
+    residual: Option<Bound>,
+    /// Per-row work is needed (filter, records, TOP/BOTTOM of keys).
+    rows: bool,
+    read_record: bool,
+    key_sum_needed: bool,
+    count: u64,
+    key_sum: u128,
+    key_min: Option<u64>,
+    key_max: Option<u64>,
+    key_bottom: Vec<u64>,
+    key_bottom_k: usize,
+    key_top: VecDeque<u64>,
+    key_top_k: usize,
+    rec_sum: i128,
+    rec_fsum: f64,
+    /// Min/max as ordered keys (see `f64_key` for f64 records).
+    rec_min: Option<i128>,
+    rec_max: Option<i128>,
+    rec_distinct: Option<HashSet<i128>>,
+    /// Min-heap of the largest / max-heap of the smallest record keys.
+    rec_top: BinaryHeap<std::cmp::Reverse<i128>>,
+    rec_top_k: usize,
+    rec_bottom: BinaryHeap<i128>,
+    rec_bottom_k: usize,
+}
+
+fn cap(k: u64) -> usize {
+    k.min(usize::MAX as u64) as usize
+}
+
+impl Acc {
+    fn new(q: &Query, vt: ValueType, residual: Option<Bound>) -> Acc {
+        let mut a = Acc {
+            vt,
+            rows: residual.is_some(),
+            read_record: residual.as_ref().is_some_and(plan::uses_record),
+            residual,
+            key_sum_needed: false,
+            count: 0,
+            key_sum: 0,
+            key_min: None,
+            key_max: None,
+            key_bottom: Vec::new(),
+            key_bottom_k: 0,
+            key_top: VecDeque::new(),
+            key_top_k: 0,
+            rec_sum: 0,
+            rec_fsum: 0.0,
+            rec_min: None,
+            rec_max: None,
+            rec_distinct: None,
+            rec_top: BinaryHeap::new(),
+            rec_top_k: 0,
+            rec_bottom: BinaryHeap::new(),
+            rec_bottom_k: 0,
+        };
+        for ag in &q.aggregates {
+            match ag.func {
+                AggFunc::Sum(Column::Key) | AggFunc::Avg(Column::Key) => a.key_sum_needed = true,
+                AggFunc::Top(k, Column::Key) => {
+                    a.key_top_k = a.key_top_k.max(cap(k));
+                    a.rows = true;
+                }
+                AggFunc::Bottom(k, Column::Key) => {
+                    a.key_bottom_k = a.key_bottom_k.max(cap(k));
+                    a.rows = true;
+                }
+                AggFunc::CountDistinct(Column::Record) => {
+                    a.rec_distinct = Some(HashSet::new());
+                    a.rows = true;
+                    a.read_record = true;
+                }
+                AggFunc::Top(k, Column::Record) => {
+                    a.rec_top_k = a.rec_top_k.max(cap(k));
+                    a.rows = true;
+                    a.read_record = true;
+                }
+                AggFunc::Bottom(k, Column::Record) => {
+                    a.rec_bottom_k = a.rec_bottom_k.max(cap(k));
+                    a.rows = true;
+                    a.read_record = true;
+                }
+                AggFunc::Sum(Column::Record)
+                | AggFunc::Avg(Column::Record)
+                | AggFunc::Min(Column::Record)
+                | AggFunc::Max(Column::Record) => {
+                    a.rows = true;
+                    a.read_record = true;
+                }
+                _ => {}
+            }
+        }
+        a
+    }
+
+    /// Adds keys known to be selected, in bulk (no per-row work).
+    fn add_summary(&mut self, count: u64, sum: u128, min: u64, max: u64) {
+        if count == 0 {
+            return;
+        }
+        self.count += count;
+        self.key_sum += sum;
+        self.key_min = Some(self.key_min.map_or(min, |m| m.min(min)));
+        self.key_max = Some(self.key_max.map_or(max, |m| m.max(max)));
+    }
+
+    fn record(&self, leaf: &LeafScan<'_>, slot: usize) -> Result<RecVal> {
+        let raw = leaf.record(slot)?;
+        let bad = || Error::Corrupted {
+            page: leaf.page_id(),
+            what: format!(
+                "record of {} bytes for value type {}",
+                raw.len(),
+                self.vt.name()
+            ),
+        };
+        Ok(match self.vt {
+            ValueType::U32 => {
+                RecVal::Int(u32::from_le_bytes(raw.try_into().map_err(|_| bad())?) as i128)
+            }
+            ValueType::U64 => {
+                RecVal::Int(u64::from_le_bytes(raw.try_into().map_err(|_| bad())?) as i128)
+            }
+            ValueType::I64 => {
+                RecVal::Int(i64::from_le_bytes(raw.try_into().map_err(|_| bad())?) as i128)
+            }
+            ValueType::F64 => RecVal::F64(f64::from_le_bytes(raw.try_into().map_err(|_| bad())?)),
+            ValueType::Bytes => RecVal::None,
+        })
+    }
+
+    /// Keys `keys` (selected by the key intervals) at slots `start..`: tested and added.
+    fn add_keys(&mut self, leaf: &LeafScan<'_>, keys: BlockKeys<'_>, start: usize) -> Result<()> {
+        if keys.is_empty() {
+            return Ok(());
+        }
+        if !self.rows {
+            let sum = if self.key_sum_needed { keys.sum() } else { 0 };
+            self.add_summary(
+                keys.len() as u64,
+                sum,
+                keys.get(0),
+                keys.get(keys.len() - 1),
+            );
+            return Ok(());
+        }
+        for i in 0..keys.len() {
+            let k = keys.get(i);
+            let rec = if self.read_record {
+                self.record(leaf, start + i)?
+            } else {
+                RecVal::None
+            };
+            if let Some(r) = &self.residual {
+                if !plan::test(r, k, rec) {
+                    continue;
+                }
+            }
+            self.add_summary(1, k as u128, k, k);
+            if self.key_bottom.len() < self.key_bottom_k {
+                self.key_bottom.push(k);
+            }
+            if self.key_top_k > 0 {
+                if self.key_top.len() == self.key_top_k {
+                    self.key_top.pop_front();
+                }
+                self.key_top.push_back(k);
+            }
+            match rec {
+                RecVal::Int(v) => {
+                    self.rec_sum = self.rec_sum.checked_add(v).ok_or_else(|| {
+                        Error::from(QueryError::Arithmetic {
+                            at: None,
+                            what: "the sum of the records overflows 128 bits".into(),
+                        })
+                    })?;
+                    self.add_rec_key(v);
+                }
+                RecVal::F64(v) => {
+                    self.rec_fsum += v;
+                    if !v.is_nan() {
+                        self.add_rec_key(f64_key(v));
+                    }
+                    if let Some(d) = &mut self.rec_distinct {
+                        // -0.0 and 0.0 are one value; every NaN is one value.
+                        let canon = if v == 0.0 {
+                            0
+                        } else if v.is_nan() {
+                            i128::MAX
+                        } else {
+                            f64_key(v)
+                        };
+                        d.insert(canon);
+                    }
+                    continue;
+                }
+                RecVal::None => continue,
+            }
+            if let (Some(d), RecVal::Int(v)) = (&mut self.rec_distinct, rec) {
+                d.insert(v);
+            }
+        }
+        Ok(())
+    }
+
+    /// A non-NaN record value as an ordered key: min, max, top, bottom.
+    fn add_rec_key(&mut self, v: i128) {
+        self.rec_min = Some(self.rec_min.map_or(v, |m| m.min(v)));
+        self.rec_max = Some(self.rec_max.map_or(v, |m| m.max(v)));
+        if self.rec_top_k > 0 {
+            self.rec_top.push(std::cmp::Reverse(v));
+            if self.rec_top.len() > self.rec_top_k {
+                self.rec_top.pop();
+            }
+        }
+        if self.rec_bottom_k > 0 {
+            self.rec_bottom.push(v);
+            if self.rec_bottom.len() > self.rec_bottom_k {
+                self.rec_bottom.pop();
+            }
+        }
+    }
+
+    /// The blocks of a leaf, with the leaf's intervals. Runs of blocks wholly inside one
+    /// interval whose keys are summed (SUM/AVG, no per-row work) are folded together.
+    fn leaf(
+        &mut self,
+        leaf: &LeafScan<'_>,
+        blocks: &[ScanBlock],
+        ivs: &[(u64, u64)],
+        buf: &mut KeyBuffer,
+        stats: &mut QueryStats,
+    ) -> Result<()> {
+        let mut i = 0;
+        while i < blocks.len() {
+            if self.key_sum_needed && !self.rows {
+                let b = &blocks[i];
+                let s = ivs.partition_point(|iv| iv.1 < b.first);
+                if let Some(&(lo, hi)) = ivs.get(s) {
+                    let mut j = i;
+                    while j < blocks.len() && blocks[j].first >= lo && blocks[j].last <= hi {
+                        j += 1;
+                    }
+                    if j > i {
+                        let f = leaf.fold_blocks(&blocks[i..j], buf)?;
+                        stats.blocks_decoded += (j - i) as u64;
+                        self.add_summary(f.count, f.sum, f.min, f.max);
+                        i = j;
+                        continue;
+                    }
+                }
+            }
+            self.block(leaf, &blocks[i], ivs, buf, stats)?;
+            i += 1;
+        }
+        Ok(())
+    }
+
+    /// One block of a leaf, with the leaf's intervals.
+    fn block(
+        &mut self,
+        leaf: &LeafScan<'_>,
+        b: &ScanBlock,
+        ivs: &[(u64, u64)],
+        buf: &mut KeyBuffer,
+        stats: &mut QueryStats,
+    ) -> Result<()> {
+        let s = ivs.partition_point(|iv| iv.1 < b.first);
+        let e = ivs.partition_point(|iv| iv.0 <= b.last);
+        if s >= e {
+            stats.blocks_skipped += 1;
+            return Ok(());
+        }
+        let inside = e - s == 1 && ivs[s].0 <= b.first && ivs[s].1 >= b.last;
+        if inside && !self.rows {
+            if self.key_sum_needed {
+                let f = leaf.fold_keys(b, 0..b.count, buf)?;
+                stats.blocks_decoded += 1;
+                self.add_summary(f.count, f.sum, f.min, f.max);
+            } else {
+                stats.blocks_from_index += 1;
+                self.add_summary(b.count as u64, 0, b.first, b.last);
+            }
+            return Ok(());
+        }
+        let keys = leaf.decode_keys(b, buf)?;
+        stats.blocks_decoded += 1;
+        if inside {
+            return self.add_keys(leaf, keys, b.start);
+        }
+        for &(lo, hi) in &ivs[s..e] {
+            let a = keys.lower_bound(lo);
+            let z = keys.upper_bound(hi);
+            if a < z {
+                self.add_keys(leaf, keys.slice(a..z), b.start + a)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn rec_value(&self, k: i128) -> Value {
+        if self.vt == ValueType::F64 {
+            Value::Float(f64_from_key(k))
+        } else {
+            Value::Int(k)
+        }
+    }
+
+    fn finish(&self, f: AggFunc) -> Result<Value> {
+        let n = self.count;
+        let f64_rec = self.vt == ValueType::F64;
+        Ok(match f {
+            AggFunc::CountStar | AggFunc::Count(_) | AggFunc::CountDistinct(Column::Key) => {
+                Value::Int(n as i128)
+            }
+            AggFunc::CountDistinct(Column::Record) => {
+                Value::Int(self.rec_distinct.as_ref().map_or(0, |d| d.len()) as i128)
+            }
+            AggFunc::Sum(Column::Key) => {
+                Value::Int(i128::try_from(self.key_sum).map_err(|_| {
+                    Error::from(QueryError::Arithmetic {
+                        at: None,
+                        what: "the sum of the keys exceeds 127 bits".into(),
+                    })
+                })?)
+            }
+            AggFunc::Sum(Column::Record) if f64_rec => Value::Float(self.rec_fsum),
+            AggFunc::Sum(Column::Record) => Value::Int(self.rec_sum),
+            _ if n == 0 && !matches!(f, AggFunc::Top(..) | AggFunc::Bottom(..)) => Value::Null,
+            AggFunc::Avg(Column::Key) => Value::Float(self.key_sum as f64 / n as f64),
+            AggFunc::Avg(Column::Record) if f64_rec => Value::Float(self.rec_fsum / n as f64),
+            AggFunc::Avg(Column::Record) => Value::Float(self.rec_sum as f64 / n as f64),
+            AggFunc::Min(Column::Key) => {
+                self.key_min.map_or(Value::Null, |v| Value::Int(v as i128))
+            }
+            AggFunc::Max(Column::Key) => {
+                self.key_max.map_or(Value::Null, |v| Value::Int(v as i128))
+            }
+            AggFunc::Min(Column::Record) => self.rec_min.map_or(Value::Null, |v| self.rec_value(v)),
+            AggFunc::Max(Column::Record) => self.rec_max.map_or(Value::Null, |v| self.rec_value(v)),
+            AggFunc::Top(k, Column::Key) => Value::List(
+                self.key_top
+                    .iter()
+                    .rev()
+                    .take(cap(k))
+                    .map(|&v| Value::Int(v as i128))
+                    .collect(),
+            ),
+            AggFunc::Bottom(k, Column::Key) => Value::List(
+                self.key_bottom
+                    .iter()
+                    .take(cap(k))
+                    .map(|&v| Value::Int(v as i128))
+                    .collect(),
+            ),
+            AggFunc::Top(k, Column::Record) => {
+                let mut v: Vec<i128> = self.rec_top.iter().map(|r| r.0).collect();
+                v.sort_unstable_by(|a, b| b.cmp(a));
+                Value::List(
+                    v.into_iter()
+                        .take(cap(k))
+                        .map(|x| self.rec_value(x))
+                        .collect(),
+                )
+            }
+            AggFunc::Bottom(k, Column::Record) => {
+                let mut v: Vec<i128> = self.rec_bottom.iter().copied().collect();
+                v.sort_unstable();
+                Value::List(
+                    v.into_iter()
+                        .take(cap(k))
+                        .map(|x| self.rec_value(x))
+                        .collect(),
+                )
+            }
+        })
+    }
+}

@@ -1,0 +1,739 @@
+//! The parser: text to [`Query`]. A lexer, then precedence climbing over one generic node type
+//! (so `(` needs no backtracking: it may open a condition or an expression), then a lowering
+//! step that checks each node is used where it may be (a column on one side of a comparison,
+//! constants on the other) and builds the typed tree.
+//!
+//! ```text
+//! query     := SELECT agg {',' agg} FROM name [WHERE cond]
+//! agg       := COUNT '(' '*' ')' | COUNT '(' [DISTINCT] col ')'
+//!            | (SUM | AVG | MIN | MAX) '(' col ')' | (TOP | BOTTOM) '(' k [',' col] ')'
+//! cond      := and {OR and}          and := not {AND not}          not := NOT not | test
+//! test      := sum [cmpop sum | [NOT] BETWEEN sum AND sum | [NOT] IN '(' [sum {',' sum}] ')']
+//! sum       := product {('+' | '-') product}    product := unary {('*' | '/' | '%') unary}
+//! unary     := '-' unary | primary
+//! primary   := integer | float | KEY | RECORD | '(' query ')' | '(' cond ')'
+//! cmpop     := '=' | '!=' | '<>' | '<' | '<=' | '>' | '>='
+//! name      := identifier (not a keyword) | '"' chars ('""' for a quote) '"'
+//! ```
+//!
+//! Keywords are case-insensitive. Nesting is limited to [`MAX_NESTING`] levels, so hostile input
+//! cannot exhaust the stack; every failure is a [`QueryError`] naming the column, never a panic.
+
+use super::ast::{AggFunc, Aggregate, ArithOp, At, CmpOp, Column, Expr, Pred, Query, KEYWORDS};
+use super::error::QueryError;
+
+/// Deepest nesting of parentheses, NOT and unary minus (together) the parser accepts.
+pub const MAX_NESTING: usize = 64;
+
+#[derive(Clone, Debug, PartialEq)]
+enum Tok {
+    Word(String),
+    Quoted(String),
+    Int(u128),
+    Float(f64),
+    Sym(&'static str),
+    End,
+}
+
+impl Tok {
+    fn describe(&self) -> String {
+        match self {
+            Tok::Word(w) if is_keyword(w) => format!("keyword {}", w.to_ascii_uppercase()),
+            Tok::Word(w) => format!("name {w}"),
+            Tok::Quoted(w) => format!("name \"{w}\""),
+            Tok::Int(v) => format!("number {v}"),
+            Tok::Float(v) => format!("number {v:?}"),
+            Tok::Sym(s) => format!("'{s}'"),
+            Tok::End => "the end of the query".into(),
+        }
+    }
+}
+
+fn is_keyword(w: &str) -> bool {
+    KEYWORDS.iter().any(|k| k.eq_ignore_ascii_case(w))
+}
+
+fn syntax(at: u32, what: impl Into<String>) -> QueryError {
+    QueryError::Syntax {
+        at,
+        what: what.into(),
+    }
+}
+
+fn lex(text: &str) -> Result<Vec<(Tok, u32)>, QueryError> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    let col = |i: usize| (i + 1).min(u32::MAX as usize) as u32;
+    while i < chars.len() {
+        let c = chars[i];
+        let start = i;
+        if c.is_whitespace() {
+            i += 1;
+            continue;
+        }
+        if c.is_ascii_digit() {
+            while i < chars.len() && chars[i].is_ascii_digit() {
+                i += 1;
+            }
+            let mut float = false;
+            if i + 1 < chars.len() && chars[i] == '.' && chars[i + 1].is_ascii_digit() {
+                float = true;
+                i += 1;
+                while i < chars.len() && chars[i].is_ascii_digit() {
+                    i += 1;
+                }
+            }
+            if i < chars.len() && (chars[i] == 'e' || chars[i] == 'E') {
+                let mut j = i + 1;
+                if j < chars.len() && (chars[j] == '+' || chars[j] == '-') {
+                    j += 1;
+                }
+                if j < chars.len() && chars[j].is_ascii_digit() {
+                    float = true;
+                    i = j;
+                    while i < chars.len() && chars[i].is_ascii_digit() {
+                        i += 1;
+                    }
+                }
+            }
+            let s: String = chars[start..i].iter().collect();
+            if i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
+                return Err(syntax(
+                    col(i),
+                    format!("unexpected {:?} after the number {s}", chars[i]),
+                ));
+            }
+            if float {
+                let v: f64 = s
+                    .parse()
+                    .map_err(|_| syntax(col(start), format!("{s} is not a number")))?;
+                if !v.is_finite() {
+                    return Err(syntax(col(start), format!("{s} is out of the f64 range")));
+                }
+                out.push((Tok::Float(v), col(start)));
+            } else {
+                let v: u128 = s.parse().map_err(|_| {
+                    syntax(col(start), format!("integer {s} does not fit in 128 bits"))
+                })?;
+                out.push((Tok::Int(v), col(start)));
+            }
+            continue;
+        }
+        if c.is_ascii_alphabetic() || c == '_' {
+            while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '_') {
+                i += 1;
+            }
+            out.push((Tok::Word(chars[start..i].iter().collect()), col(start)));
+            continue;
+        }
+        if c == '"' {
+            let mut s = String::new();
+            i += 1;
+            loop {
+                match chars.get(i) {
+                    None => return Err(syntax(col(start), "unterminated quoted name")),
+                    Some('"') if chars.get(i + 1) == Some(&'"') => {
+                        s.push('"');
+                        i += 2;
+                    }
+                    Some('"') => {
+                        i += 1;
+                        break;
+                    }
+                    Some(&ch) => {
+                        s.push(ch);
+                        i += 1;
+                    }
+                }
+            }
+            out.push((Tok::Quoted(s), col(start)));
+            continue;
+        }
+        let two: String = chars[i..chars.len().min(i + 2)].iter().collect();
+        let sym = match two.as_str() {
+            "!=" => Some("!="),
+            "<>" => Some("<>"),
+            "<=" => Some("<="),
+            ">=" => Some(">="),
+            _ => None,
+        };
+        if let Some(s) = sym {
+            out.push((Tok::Sym(s), col(start)));
+            i += 2;
+            continue;
+        }
+        let one = match c {
+            '(' => "(",
+            ')' => ")",
+            ',' => ",",
+            '*' => "*",
+            '+' => "+",
+            '-' => "-",
+            '/' => "/",
+            '%' => "%",
+            '=' => "=",
+            '<' => "<",
+            '>' => ">",
+            _ => return Err(syntax(col(start), format!("unexpected character {c:?}"))),
+        };
+        out.push((Tok::Sym(one), col(start)));
+        i += 1;
+    }
+    out.push((Tok::End, col(chars.len())));
+    Ok(out)
+}
+
+/// A parsed node before lowering: conditions and expressions alike.
+#[derive(Debug)]
+enum Node {
+    Int(i128),
+    Float(f64),
+    Col(Column),
+    Sub(Query),
+    Arith(ArithOp, Box<Spanned>, Box<Spanned>),
+    Cmp(CmpOp, Box<Spanned>, Box<Spanned>),
+    Between(Box<Spanned>, Box<Spanned>, Box<Spanned>, bool),
+    In(Box<Spanned>, Vec<Spanned>, bool),
+    And(Box<Spanned>, Box<Spanned>),
+    Or(Box<Spanned>, Box<Spanned>),
+    Not(Box<Spanned>),
+}
+
+/// A node, the column where it starts, and the depth of its tree (subqueries included).
+type Spanned = (Node, u32, u32);
+
+/// Deepest tree (operators, conditions and subqueries along one path) the parser builds, so
+/// that evaluating, printing and dropping a parsed query stay within a small stack.
+pub const MAX_TREE_DEPTH: u32 = 256;
+
+fn depth_of(kids: &[&Spanned]) -> u32 {
+    kids.iter().map(|k| k.2).max().unwrap_or(0) + 1
+}
+
+/// Builds a node over `kids`, refusing trees deeper than [`MAX_TREE_DEPTH`].
+fn mk(n: Node, at: u32, depth: u32) -> Result<Spanned, QueryError> {
+    if depth > MAX_TREE_DEPTH {
+        return Err(syntax(
+            at,
+            format!(
+                "expression deeper than {MAX_TREE_DEPTH} operators (write long lists as IN (...))"
+            ),
+        ));
+    }
+    Ok((n, at, depth))
+}
+
+struct Parser {
+    toks: Vec<(Tok, u32)>,
+    pos: usize,
+    depth: usize,
+}
+
+impl Parser {
+    fn peek(&self) -> &Tok {
+        &self.toks[self.pos.min(self.toks.len() - 1)].0
+    }
+    fn peek2(&self) -> &Tok {
+        &self.toks[(self.pos + 1).min(self.toks.len() - 1)].0
+    }
+    fn col(&self) -> u32 {
+        self.toks[self.pos.min(self.toks.len() - 1)].1
+    }
+    fn bump(&mut self) -> (Tok, u32) {
+        let t = self.toks[self.pos.min(self.toks.len() - 1)].clone();
+        if self.pos < self.toks.len() - 1 {
+            self.pos += 1;
+        }
+        t
+    }
+    fn is_word(&self, kw: &str) -> bool {
+        matches!(self.peek(), Tok::Word(w) if w.eq_ignore_ascii_case(kw))
+    }
+    fn is_sym(&self, s: &str) -> bool {
+        matches!(self.peek(), Tok::Sym(x) if *x == s)
+    }
+    fn unexpected(&self, expected: &str) -> QueryError {
+        syntax(
+            self.col(),
+            format!("expected {expected}, found {}", self.peek().describe()),
+        )
+    }
+    fn expect_word(&mut self, kw: &str) -> Result<(), QueryError> {
+        if self.is_word(kw) {
+            self.bump();
+            Ok(())
+        } else {
+            Err(self.unexpected(kw))
+        }
+    }
+    fn expect_sym(&mut self, s: &str) -> Result<(), QueryError> {
+        if self.is_sym(s) {
+            self.bump();
+            Ok(())
+        } else {
+            Err(self.unexpected(&format!("'{s}'")))
+        }
+    }
+    fn enter(&mut self) -> Result<(), QueryError> {
+        self.depth += 1;
+        if self.depth > MAX_NESTING {
+            return Err(syntax(
+                self.col(),
+                format!("nested more than {MAX_NESTING} levels deep"),
+            ));
+        }
+        Ok(())
+    }
+
+    fn query(&mut self) -> Result<Query, QueryError> {
+        Ok(self.query_depth()?.0)
+    }
+
+    /// A query and the depth of its condition's tree.
+    fn query_depth(&mut self) -> Result<(Query, u32), QueryError> {
+        self.enter()?;
+        self.expect_word("SELECT")?;
+        let mut aggregates = vec![self.aggregate()?];
+        while self.is_sym(",") {
+            self.bump();
+            aggregates.push(self.aggregate()?);
+        }
+        self.expect_word("FROM")?;
+        let db = match self.bump() {
+            (Tok::Word(w), _) if !is_keyword(&w) => w,
+            (Tok::Quoted(w), _) => w,
+            (t, c) => {
+                let hint = match &t {
+                    Tok::Word(w) => format!(" (write it quoted: \"{w}\")"),
+                    _ => String::new(),
+                };
+                return Err(syntax(
+                    c,
+                    format!("expected a database name, found {}{hint}", t.describe()),
+                ));
+            }
+        };
+        let (filter, depth) = if self.is_word("WHERE") {
+            self.bump();
+            let n = self.or()?;
+            let d = n.2;
+            (Some(lower_pred(n)?), d)
+        } else {
+            (None, 0)
+        };
+        self.depth -= 1;
+        Ok((
+            Query {
+                aggregates,
+                db,
+                filter,
+            },
+            depth,
+        ))
+    }
+
+    fn column(&mut self) -> Result<Column, QueryError> {
+        let c = if self.is_word("KEY") {
+            Column::Key
+        } else if self.is_word("RECORD") {
+            Column::Record
+        } else {
+            return Err(self.unexpected("a column (key or record)"));
+        };
+        self.bump();
+        Ok(c)
+    }
+
+    fn aggregate(&mut self) -> Result<Aggregate, QueryError> {
+        let at = self.col();
+        let name = match self.peek() {
+            Tok::Word(w) => w.to_ascii_uppercase(),
+            _ => String::new(),
+        };
+        let func = match name.as_str() {
+            "COUNT" => {
+                self.bump();
+                self.expect_sym("(")?;
+                let f = if self.is_sym("*") {
+                    self.bump();
+                    AggFunc::CountStar
+                } else if self.is_word("DISTINCT") {
+                    self.bump();
+                    AggFunc::CountDistinct(self.column()?)
+                } else {
+                    AggFunc::Count(self.column()?)
+                };
+                self.expect_sym(")")?;
+                f
+            }
+            "SUM" | "AVG" | "MIN" | "MAX" => {
+                self.bump();
+                self.expect_sym("(")?;
+                let c = self.column()?;
+                self.expect_sym(")")?;
+                match name.as_str() {
+                    "SUM" => AggFunc::Sum(c),
+                    "AVG" => AggFunc::Avg(c),
+                    "MIN" => AggFunc::Min(c),
+                    _ => AggFunc::Max(c),
+                }
+            }
+            "TOP" | "BOTTOM" => {
+                self.bump();
+                self.expect_sym("(")?;
+                let k = match self.bump() {
+                    (Tok::Int(v), c) => u64::try_from(v)
+                        .map_err(|_| syntax(c, format!("{v} is larger than a u64")))?,
+                    (t, c) => {
+                        return Err(syntax(
+                            c,
+                            format!("expected a count (an integer), found {}", t.describe()),
+                        ))
+                    }
+                };
+                let c = if self.is_sym(",") {
+                    self.bump();
+                    self.column()?
+                } else {
+                    Column::Key
+                };
+                self.expect_sym(")")?;
+                if name == "TOP" {
+                    AggFunc::Top(k, c)
+                } else {
+                    AggFunc::Bottom(k, c)
+                }
+            }
+            _ => {
+                return Err(
+                    self.unexpected("an aggregate (COUNT, SUM, AVG, MIN, MAX, TOP or BOTTOM)")
+                )
+            }
+        };
+        Ok(Aggregate {
+            func,
+            at: At(Some(at)),
+        })
+    }
+
+    fn or(&mut self) -> Result<Spanned, QueryError> {
+        let mut l = self.and()?;
+        while self.is_word("OR") {
+            self.bump();
+            let r = self.and()?;
+            let (at, d) = (l.1, depth_of(&[&l, &r]));
+            l = mk(Node::Or(Box::new(l), Box::new(r)), at, d)?;
+        }
+        Ok(l)
+    }
+
+    fn and(&mut self) -> Result<Spanned, QueryError> {
+        let mut l = self.not()?;
+        while self.is_word("AND") {
+            self.bump();
+            let r = self.not()?;
+            let (at, d) = (l.1, depth_of(&[&l, &r]));
+            l = mk(Node::And(Box::new(l), Box::new(r)), at, d)?;
+        }
+        Ok(l)
+    }
+
+    fn not(&mut self) -> Result<Spanned, QueryError> {
+        if self.is_word("NOT") {
+            let at = self.col();
+            self.bump();
+            self.enter()?;
+            let p = self.not()?;
+            self.depth -= 1;
+            let d = depth_of(&[&p]);
+            return mk(Node::Not(Box::new(p)), at, d);
+        }
+        self.test()
+    }
+
+    fn test(&mut self) -> Result<Spanned, QueryError> {
+        let l = self.sum()?;
+        let op = match self.peek() {
+            Tok::Sym("=") => Some(CmpOp::Eq),
+            Tok::Sym("!=") | Tok::Sym("<>") => Some(CmpOp::Ne),
+            Tok::Sym("<") => Some(CmpOp::Lt),
+            Tok::Sym("<=") => Some(CmpOp::Le),
+            Tok::Sym(">") => Some(CmpOp::Gt),
+            Tok::Sym(">=") => Some(CmpOp::Ge),
+            _ => None,
+        };
+        if let Some(op) = op {
+            self.bump();
+            let r = self.sum()?;
+            let (at, d) = (l.1, depth_of(&[&l, &r]));
+            return mk(Node::Cmp(op, Box::new(l), Box::new(r)), at, d);
+        }
+        let negated = self.is_word("NOT")
+            && matches!(self.peek2(), Tok::Word(w)
+                if w.eq_ignore_ascii_case("BETWEEN") || w.eq_ignore_ascii_case("IN"));
+        if negated {
+            self.bump();
+        }
+        if self.is_word("BETWEEN") {
+            self.bump();
+            let lo = self.sum()?;
+            self.expect_word("AND")?;
+            let hi = self.sum()?;
+            let (at, d) = (l.1, depth_of(&[&l, &lo, &hi]) + 1);
+            return mk(
+                Node::Between(Box::new(l), Box::new(lo), Box::new(hi), negated),
+                at,
+                d,
+            );
+        }
+        if self.is_word("IN") {
+            self.bump();
+            self.expect_sym("(")?;
+            let mut list = Vec::new();
+            if !self.is_sym(")") {
+                list.push(self.sum()?);
+                while self.is_sym(",") {
+                    self.bump();
+                    list.push(self.sum()?);
+                }
+            }
+            self.expect_sym(")")?;
+            let at = l.1;
+            let mut kids: Vec<&Spanned> = list.iter().collect();
+            kids.push(&l);
+            let d = depth_of(&kids) + 1;
+            return mk(Node::In(Box::new(l), list, negated), at, d);
+        }
+        Ok(l)
+    }
+
+    fn sum(&mut self) -> Result<Spanned, QueryError> {
+        let mut l = self.product()?;
+        loop {
+            let op = match self.peek() {
+                Tok::Sym("+") => ArithOp::Add,
+                Tok::Sym("-") => ArithOp::Sub,
+                _ => return Ok(l),
+            };
+            self.bump();
+            let r = self.product()?;
+            let (at, d) = (l.1, depth_of(&[&l, &r]));
+            l = mk(Node::Arith(op, Box::new(l), Box::new(r)), at, d)?;
+        }
+    }
+
+    fn product(&mut self) -> Result<Spanned, QueryError> {
+        let mut l = self.unary()?;
+        loop {
+            let op = match self.peek() {
+                Tok::Sym("*") => ArithOp::Mul,
+                Tok::Sym("/") => ArithOp::Div,
+                Tok::Sym("%") => ArithOp::Rem,
+                _ => return Ok(l),
+            };
+            self.bump();
+            let r = self.unary()?;
+            let (at, d) = (l.1, depth_of(&[&l, &r]));
+            l = mk(Node::Arith(op, Box::new(l), Box::new(r)), at, d)?;
+        }
+    }
+
+    fn unary(&mut self) -> Result<Spanned, QueryError> {
+        if !self.is_sym("-") {
+            return self.primary();
+        }
+        let at = self.col();
+        self.bump();
+        // A minus directly before a literal is part of it (so `-5` is Int(-5), and i128::MIN
+        // can be written).
+        match self.peek().clone() {
+            Tok::Int(v) => {
+                self.bump();
+                let n = 0i128
+                    .checked_sub_unsigned(v)
+                    .ok_or_else(|| syntax(at, format!("integer -{v} does not fit in 128 bits")))?;
+                Ok((Node::Int(n), at, 1))
+            }
+            Tok::Float(v) => {
+                self.bump();
+                Ok((Node::Float(-v), at, 1))
+            }
+            _ => {
+                self.enter()?;
+                let x = self.unary()?;
+                self.depth -= 1;
+                let d = depth_of(&[&x]);
+                mk(
+                    Node::Arith(ArithOp::Sub, Box::new((Node::Int(0), at, 1)), Box::new(x)),
+                    at,
+                    d,
+                )
+            }
+        }
+    }
+
+    fn primary(&mut self) -> Result<Spanned, QueryError> {
+        let at = self.col();
+        match self.peek().clone() {
+            Tok::Int(v) => {
+                self.bump();
+                let n = i128::try_from(v)
+                    .map_err(|_| syntax(at, format!("integer {v} does not fit in 128 bits")))?;
+                Ok((Node::Int(n), at, 1))
+            }
+            Tok::Float(v) => {
+                self.bump();
+                Ok((Node::Float(v), at, 1))
+            }
+            Tok::Word(w) if w.eq_ignore_ascii_case("KEY") => {
+                self.bump();
+                Ok((Node::Col(Column::Key), at, 1))
+            }
+            Tok::Word(w) if w.eq_ignore_ascii_case("RECORD") => {
+                self.bump();
+                Ok((Node::Col(Column::Record), at, 1))
+            }
+            Tok::Sym("(") => {
+                self.bump();
+                self.enter()?;
+                let n = if self.is_word("SELECT") {
+                    let (q, d) = self.query_depth()?;
+                    mk(Node::Sub(q), at, d + 1)?
+                } else {
+                    self.or()?
+                };
+                self.depth -= 1;
+                self.expect_sym(")")?;
+                Ok(n)
+            }
+            _ => Err(self.unexpected("a value (a number, key, record or a subquery)")),
+        }
+    }
+}
+
+fn type_err(at: u32, what: impl Into<String>) -> QueryError {
+    QueryError::Type {
+        at: Some(at),
+        what: what.into(),
+    }
+}
+
+fn lower_pred((n, at, _): Spanned) -> Result<Pred, QueryError> {
+    Ok(match n {
+        Node::And(a, b) => Pred::And(Box::new(lower_pred(*a)?), Box::new(lower_pred(*b)?)),
+        Node::Or(a, b) => Pred::Or(Box::new(lower_pred(*a)?), Box::new(lower_pred(*b)?)),
+        Node::Not(p) => Pred::Not(Box::new(lower_pred(*p)?)),
+        Node::Cmp(op, l, r) => match (*l, *r) {
+            ((Node::Col(col), _, _), v) => Pred::Cmp {
+                col,
+                op,
+                value: lower_expr(v)?,
+                at: At(Some(at)),
+            },
+            (v, (Node::Col(col), _, _)) => Pred::Cmp {
+                col,
+                op: op.swapped(),
+                value: lower_expr(v)?,
+                at: At(Some(at)),
+            },
+            _ => {
+                return Err(type_err(
+                    at,
+                    "a comparison needs a column (key or record) on one side and a constant \
+                     expression on the other",
+                ))
+            }
+        },
+        Node::Between(x, lo, hi, negated) => {
+            let col = column_of(*x, "BETWEEN")?;
+            let p = Pred::Between {
+                col,
+                lo: lower_expr(*lo)?,
+                hi: lower_expr(*hi)?,
+                at: At(Some(at)),
+            };
+            if negated {
+                Pred::Not(Box::new(p))
+            } else {
+                p
+            }
+        }
+        Node::In(x, list, negated) => {
+            let col = column_of(*x, "IN")?;
+            let p = Pred::In {
+                col,
+                list: list.into_iter().map(lower_expr).collect::<Result<_, _>>()?,
+                at: At(Some(at)),
+            };
+            if negated {
+                Pred::Not(Box::new(p))
+            } else {
+                p
+            }
+        }
+        _ => {
+            return Err(type_err(
+                at,
+                "expected a condition (such as key > 5), found a value",
+            ))
+        }
+    })
+}
+
+fn column_of((n, at, _): Spanned, what: &str) -> Result<Column, QueryError> {
+    match n {
+        Node::Col(c) => Ok(c),
+        _ => Err(type_err(
+            at,
+            format!("{what} needs a column (key or record) on its left"),
+        )),
+    }
+}
+
+fn lower_expr((n, at, _): Spanned) -> Result<Expr, QueryError> {
+    Ok(match n {
+        Node::Int(v) => Expr::Int(v),
+        Node::Float(v) => Expr::Float(v),
+        Node::Sub(q) => Expr::Subquery(Box::new(q)),
+        Node::Arith(op, l, r) => Expr::Bin {
+            op,
+            l: Box::new(lower_expr(*l)?),
+            r: Box::new(lower_expr(*r)?),
+            at: At(Some(at)),
+        },
+        Node::Col(c) => {
+            return Err(type_err(
+                at,
+                format!(
+                    "the column {c} can only be compared with a constant, not used in \
+                     arithmetic or compared with a column"
+                ),
+            ))
+        }
+        _ => return Err(type_err(at, "expected a value, found a condition")),
+    })
+}
+
+impl Query {
+    /// Parses the text of a query.
+    pub fn parse(text: &str) -> Result<Query, QueryError> {
+        let mut p = Parser {
+            toks: lex(text)?,
+            pos: 0,
+            depth: 0,
+        };
+        let q = p.query()?;
+        if *p.peek() != Tok::End {
+            return Err(p.unexpected("the end of the query"));
+        }
+        Ok(q)
+    }
+}
+
+impl std::str::FromStr for Query {
+    type Err = QueryError;
+    fn from_str(s: &str) -> Result<Query, QueryError> {
+        Query::parse(s)
+    }
+}

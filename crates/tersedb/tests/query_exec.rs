@@ -1,0 +1,433 @@
+//! The query executor on hand-picked cases: empty database, single key, ranges beyond
+//! u32::MAX, conditions that select nothing or everything, seed 000's Fig. 10 query as one
+//! statement, exact sums, NULL rules, type errors that name the column, and the zone map's
+//! promise: a COUNT over a key range decodes at most the two boundary blocks.
+
+use tersedb::query::{AggFunc, Column, QueryError, Value};
+use tersedb::{
+    CodecId, Db, DbConfig, Env, EnvOptions, Error, KeyType, Query, RecordType, ValueType,
+};
+
+fn env(page_size: usize) -> Env {
+    Env::in_memory(&EnvOptions::default().page_size(page_size)).unwrap()
+}
+
+fn fill(
+    env: &Env,
+    name: &str,
+    cfg: DbConfig,
+    rows: impl IntoIterator<Item = (u64, Vec<u8>)>,
+) -> Db {
+    let mut w = env.begin_write().unwrap();
+    let db = w.create_db(name, cfg).unwrap();
+    for (k, v) in rows {
+        match cfg.key_type {
+            KeyType::U32 => w.upsert(&db, k as u32, &v).unwrap(),
+            _ => w.upsert(&db, k, &v).unwrap(),
+        };
+    }
+    w.commit().unwrap();
+    db
+}
+
+fn q(env: &Env, text: &str) -> Vec<Value> {
+    let r = env.begin_read().unwrap();
+    match r.query_str(text) {
+        Ok(res) => res.values,
+        Err(e) => panic!("{text}: {e}"),
+    }
+}
+
+fn int(v: i128) -> Value {
+    Value::Int(v)
+}
+
+#[test]
+fn empty_database_defines_every_aggregate() {
+    let e = env(4096);
+    fill(&e, "e", DbConfig::u32_set(), []);
+    assert_eq!(
+        q(&e, "SELECT COUNT(*), COUNT(key), COUNT(DISTINCT key), SUM(key), AVG(key), MIN(key), MAX(key), TOP(3), BOTTOM(2) FROM e"),
+        vec![int(0), int(0), int(0), int(0), Value::Null, Value::Null, Value::Null, Value::List(vec![]), Value::List(vec![])]
+    );
+    // A subquery over the empty database is NULL; comparing with NULL selects nothing, and so
+    // does its negation.
+    fill(&e, "f", DbConfig::u32_set(), (0..10).map(|k| (k, vec![])));
+    assert_eq!(
+        q(
+            &e,
+            "SELECT COUNT(*) FROM f WHERE key > (SELECT MAX(key) FROM e) / 2"
+        ),
+        vec![int(0)]
+    );
+    assert_eq!(
+        q(
+            &e,
+            "SELECT COUNT(*) FROM f WHERE NOT (key > (SELECT MAX(key) FROM e))"
+        ),
+        vec![int(0)]
+    );
+    assert_eq!(
+        q(
+            &e,
+            "SELECT COUNT(*) FROM f WHERE key < 3 OR key = (SELECT MIN(key) FROM e)"
+        ),
+        vec![int(3)]
+    );
+    assert_eq!(
+        q(
+            &e,
+            "SELECT COUNT(*) FROM f WHERE key NOT IN (1, (SELECT MIN(key) FROM e))"
+        ),
+        vec![int(0)]
+    );
+    assert_eq!(
+        q(
+            &e,
+            "SELECT COUNT(*) FROM f WHERE key = (SELECT COUNT(*) FROM e)"
+        ),
+        vec![int(1)]
+    );
+}
+
+#[test]
+fn single_key() {
+    for ps in [512, 16384] {
+        let e = env(ps);
+        fill(
+            &e,
+            "one",
+            DbConfig::new(KeyType::U64, RecordType::None),
+            [(u64::MAX, vec![])],
+        );
+        let m = u64::MAX as i128;
+        assert_eq!(
+            q(&e, "SELECT COUNT(*), SUM(key), AVG(key), MIN(key), MAX(key), TOP(2), BOTTOM(2) FROM one"),
+            vec![int(1), int(m), Value::Float(u64::MAX as f64), int(m), int(m), Value::List(vec![int(m)]), Value::List(vec![int(m)])]
+        );
+        assert_eq!(
+            q(
+                &e,
+                "SELECT COUNT(*) FROM one WHERE key = 18446744073709551615"
+            ),
+            vec![int(1)]
+        );
+        assert_eq!(
+            q(
+                &e,
+                "SELECT COUNT(*) FROM one WHERE key > 18446744073709551615"
+            ),
+            vec![int(0)]
+        );
+        assert_eq!(
+            q(&e, "SELECT COUNT(*) FROM one WHERE key < 0"),
+            vec![int(0)]
+        );
+    }
+}
+
+#[test]
+fn ranges_beyond_u32_max_and_exact_sums() {
+    let e = env(512);
+    let keys: Vec<u64> = (0..5000u64).map(|i| u32::MAX as u64 - i * 3).collect();
+    fill(
+        &e,
+        "k",
+        DbConfig::u32_set(),
+        keys.iter().map(|&k| (k, vec![])),
+    );
+    let sum: i128 = keys.iter().map(|&k| k as i128).sum();
+    assert!(sum > u64::MAX as i128 / 1_000_000); // far beyond a u32, exact
+    assert_eq!(
+        q(&e, "SELECT SUM(key), COUNT(*) FROM k"),
+        vec![int(sum), int(5000)]
+    );
+    assert_eq!(
+        q(&e, "SELECT COUNT(*) FROM k WHERE key > 4294967295"),
+        vec![int(0)]
+    );
+    assert_eq!(
+        q(&e, "SELECT COUNT(*) FROM k WHERE key <= 5000000000"),
+        vec![int(5000)]
+    );
+    assert_eq!(
+        q(
+            &e,
+            "SELECT COUNT(*) FROM k WHERE key BETWEEN 4294967295 AND 99999999999999999999"
+        ),
+        vec![int(1)]
+    );
+    assert_eq!(
+        q(
+            &e,
+            "SELECT COUNT(*) FROM k WHERE key BETWEEN -99999999999 AND -1"
+        ),
+        vec![int(0)]
+    );
+    // Everything and nothing.
+    assert_eq!(
+        q(&e, "SELECT COUNT(*) FROM k WHERE key >= 0 OR key < 0"),
+        vec![int(5000)]
+    );
+    assert_eq!(
+        q(&e, "SELECT COUNT(*) FROM k WHERE key >= 0 AND key < 0"),
+        vec![int(0)]
+    );
+    assert_eq!(
+        q(
+            &e,
+            "SELECT COUNT(*) FROM k WHERE NOT (key = key2)"
+                .replace("key2", "4294967295")
+                .as_str()
+        ),
+        vec![int(4999)]
+    );
+    assert_eq!(
+        q(&e, "SELECT COUNT(*) FROM k WHERE key IN ()"),
+        vec![int(0)]
+    );
+    assert_eq!(
+        q(&e, "SELECT COUNT(*) FROM k WHERE key NOT IN ()"),
+        vec![int(5000)]
+    );
+    // TOP/BOTTOM across many leaves.
+    assert_eq!(
+        q(&e, "SELECT TOP(2), BOTTOM(2, key) FROM k"),
+        vec![
+            Value::List(vec![int(u32::MAX as i128), int(u32::MAX as i128 - 3)]),
+            Value::List(vec![int(keys[4999] as i128), int(keys[4998] as i128)])
+        ]
+    );
+}
+
+#[test]
+fn fig10_query_runs_as_one_statement() {
+    let e = env(16384);
+    let keys: Vec<u64> = (0..100_000u64).map(|i| i * 9 / 8 + (i % 7)).collect();
+    let mut sorted = keys.clone();
+    sorted.sort();
+    sorted.dedup();
+    fill(
+        &e,
+        "db",
+        DbConfig::u32_set().with_codec(Some(CodecId::ALL[0])),
+        sorted.iter().map(|&k| (k, vec![])),
+    );
+    let max = *sorted.last().unwrap();
+    let sel: Vec<u64> = sorted.iter().copied().filter(|&k| k > max / 2).collect();
+    let avg = sel.iter().map(|&k| k as u128).sum::<u128>() as f64 / sel.len() as f64;
+    assert_eq!(
+        q(
+            &e,
+            "SELECT AVG(key) FROM db WHERE key > (SELECT MAX(key) FROM db) / 2"
+        ),
+        vec![Value::Float(avg)]
+    );
+}
+
+#[test]
+fn count_reads_at_most_two_blocks_per_range() {
+    let mut configs = vec![(DbConfig::u32_set(), 4096)];
+    for c in CodecId::ALL {
+        configs.push((DbConfig::u32_set().with_codec(Some(c)), 4096));
+    }
+    for (cfg, ps) in configs {
+        let e = env(ps);
+        fill(&e, "c", cfg, (0..200_000u64).map(|k| (k * 3, vec![])));
+        let r = e.begin_read().unwrap();
+        for (lo, hi) in [(1000, 2000), (7, 500_000), (0, 599_997), (123_456, 123_456)] {
+            let text = format!(
+                "SELECT COUNT(*), MIN(key), MAX(key) FROM c WHERE key BETWEEN {lo} AND {hi}"
+            );
+            let res = r.query_str(&text).unwrap();
+            let want = (lo..=hi).filter(|k| k % 3 == 0).count() as i128;
+            assert_eq!(res.values[0], int(want), "{cfg:?} {text}");
+            assert!(
+                res.stats.blocks_decoded <= 2,
+                "{cfg:?} {text}: {:?}",
+                res.stats
+            );
+            assert!(res.stats.leaves >= 1);
+            // SUM decodes (or folds) every block it overlaps, and no block outside.
+            let sum = r.query_str(&text.replace("COUNT(*)", "SUM(key)")).unwrap();
+            let s = sum.stats;
+            let c = res.stats;
+            assert_eq!(
+                s.blocks_decoded,
+                c.blocks_decoded + c.blocks_from_index,
+                "{cfg:?}"
+            );
+            let want_sum: i128 = (lo..=hi).filter(|k| k % 3 == 0).map(|k| k as i128).sum();
+            assert_eq!(sum.values[0], int(want_sum));
+        }
+        // An IN list: one interval per value, each at most one block.
+        let res = r
+            .query_str("SELECT COUNT(*) FROM c WHERE key IN (3, 30000, 300000, 4)")
+            .unwrap();
+        assert_eq!(res.values[0], int(3));
+        assert!(res.stats.blocks_decoded <= 4, "{:?}", res.stats);
+    }
+}
+
+#[test]
+fn numeric_records() {
+    let e = env(4096);
+    let cfg = DbConfig::new(KeyType::U64, RecordType::Fixed(8)).with_value_type(ValueType::I64);
+    let rows: Vec<(u64, i64)> = (0..3000u64)
+        .map(|k| (k * 1000, (k as i64 - 1500) * 7))
+        .collect();
+    fill(
+        &e,
+        "ts",
+        cfg,
+        rows.iter().map(|&(k, v)| (k, v.to_le_bytes().to_vec())),
+    );
+    let sel: Vec<i64> = rows
+        .iter()
+        .filter(|r| r.1 > 0 && r.0 >= 100_000)
+        .map(|r| r.1)
+        .collect();
+    assert_eq!(
+        q(&e, "SELECT COUNT(*), SUM(record), MIN(record), MAX(record), TOP(2, record), COUNT(DISTINCT record) FROM ts WHERE record > 0 AND key >= 100000"),
+        vec![
+            int(sel.len() as i128),
+            int(sel.iter().map(|&v| v as i128).sum()),
+            int(*sel.iter().min().unwrap() as i128),
+            int(*sel.iter().max().unwrap() as i128),
+            Value::List(vec![int(1499 * 7), int(1498 * 7)]),
+            int(sel.len() as i128),
+        ]
+    );
+    let f = env(4096);
+    let cfg = DbConfig::new(KeyType::U32, RecordType::Fixed(8)).with_value_type(ValueType::F64);
+    fill(
+        &f,
+        "t",
+        cfg,
+        (0..100u64).map(|k| (k, (k as f64 / 4.0).to_le_bytes().to_vec())),
+    );
+    assert_eq!(
+        q(
+            &f,
+            "SELECT SUM(record), AVG(record), MAX(record), COUNT(*) FROM t WHERE record >= 24.5"
+        ),
+        vec![
+            Value::Float(24.5 + 24.75),
+            Value::Float((24.5 + 24.75) / 2.0),
+            Value::Float(24.75),
+            int(2)
+        ]
+    );
+}
+
+fn type_error(env: &Env, text: &str) -> (Option<u32>, String) {
+    match env.begin_read().unwrap().query_str(text) {
+        Err(Error::Query(e @ QueryError::Type { .. })) => (e.column(), e.to_string()),
+        other => panic!("{text}: {other:?}"),
+    }
+}
+
+#[test]
+fn type_errors_name_the_column() {
+    let e = env(4096);
+    fill(
+        &e,
+        "raw",
+        DbConfig::new(KeyType::U32, RecordType::Fixed(8)),
+        [(1, vec![0; 8])],
+    );
+    fill(
+        &e,
+        "s",
+        DbConfig::new(KeyType::VarBinary, RecordType::None),
+        [(0, vec![])].into_iter().take(0),
+    );
+    let (c, m) = type_error(&e, "SELECT COUNT(*), SUM(record) FROM raw");
+    assert_eq!(c, Some(18), "{m}");
+    assert!(m.contains("not numbers"), "{m}");
+    let (c, m) = type_error(&e, "SELECT COUNT(*) FROM raw WHERE key > 1 AND record > 5");
+    assert_eq!(c, Some(44), "{m}");
+    let (c, _) = type_error(&e, "SELECT COUNT(*) FROM s");
+    assert_eq!(c, Some(8));
+    let (c, m) = type_error(
+        &e,
+        "SELECT COUNT(*) FROM raw WHERE key > (SELECT TOP(2) FROM raw)",
+    );
+    assert_eq!(c, Some(46), "{m}");
+    let (c, m) = type_error(
+        &e,
+        "SELECT COUNT(*) FROM raw WHERE key > (SELECT MIN(key), MAX(key) FROM raw)",
+    );
+    assert_eq!(c, Some(56), "{m}");
+    assert!(matches!(
+        e.begin_read()
+            .unwrap()
+            .query_str("SELECT COUNT(*) FROM nope"),
+        Err(Error::DbNotFound(_))
+    ));
+    match e
+        .begin_read()
+        .unwrap()
+        .query_str("SELECT COUNT(*) FROM raw WHERE key = 1 / (2 - 2)")
+    {
+        Err(Error::Query(QueryError::Arithmetic { at, what })) => {
+            assert_eq!(at, Some(38));
+            assert!(what.contains("division by zero"), "{what}");
+        }
+        other => panic!("{other:?}"),
+    }
+    // Built in code: the same errors without a column.
+    let qq = Query::from_db("raw").select(AggFunc::Avg(Column::Record));
+    match e.begin_read().unwrap().query(&qq) {
+        Err(Error::Query(QueryError::Type { at: None, .. })) => {}
+        other => panic!("{other:?}"),
+    }
+    assert!(e
+        .begin_read()
+        .unwrap()
+        .query(&Query::from_db("raw"))
+        .is_err());
+}
+
+#[test]
+fn long_conditions_and_in_lists() {
+    let e = env(4096);
+    fill(
+        &e,
+        "l",
+        DbConfig::u32_set(),
+        (0..10_000u64).map(|k| (k * 2, vec![])),
+    );
+    // 200 ORs (a deep tree) and a 50,000-value IN list.
+    let ors = (0..200)
+        .map(|i| format!("key = {}", i * 10))
+        .collect::<Vec<_>>()
+        .join(" OR ");
+    assert_eq!(
+        q(&e, &format!("SELECT COUNT(*) FROM l WHERE {ors}")),
+        vec![int(200)]
+    );
+    let list = (0..50_000)
+        .map(|i| (i * 3).to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let want = (0..50_000u64)
+        .filter(|v| (v * 3) % 2 == 0 && v * 3 < 20_000)
+        .count() as i128;
+    assert_eq!(
+        q(&e, &format!("SELECT COUNT(*) FROM l WHERE key IN ({list})")),
+        vec![int(want)]
+    );
+    assert_eq!(
+        q(
+            &e,
+            &format!("SELECT COUNT(*) FROM l WHERE key NOT IN ({list})")
+        ),
+        vec![int(10_000 - want)]
+    );
+    let sum = "1 + ".repeat(250) + "1";
+    assert_eq!(
+        q(&e, &format!("SELECT COUNT(*) FROM l WHERE key < {sum}")),
+        vec![int(126)]
+    );
+}
