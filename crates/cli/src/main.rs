@@ -192,6 +192,10 @@ struct StoreArgs {
     /// Most keys per compressed block, start key included (0 = the codec's maximum).
     #[arg(long, default_value_t = 0)]
     block_size: u16,
+    /// Also time SUM and COUNT queries over random key ranges covering 0.1%, 1%, 10% and 100%
+    /// of the keys (query language executor), with the blocks each decodes.
+    #[arg(long)]
+    queries: bool,
 }
 
 impl StoreArgs {
@@ -207,6 +211,7 @@ impl StoreArgs {
             seed: self.seed,
             codecs: self.codecs,
             block_size: self.block_size,
+            queries: self.queries,
         }
     }
 }

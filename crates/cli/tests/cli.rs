@@ -251,4 +251,25 @@ fn compressed_import_export_info_check_and_bench() {
     }
     assert_eq!(out.lines().count(), 10);
     assert!(out.lines().all(|l| l.contains("\"verified\":true")));
+
+    // The range-query part: four coverages per codec, every answer checked by the bench.
+    let o = tersedb(
+        &[
+            "bench",
+            "--keys",
+            "20000",
+            "--codecs",
+            "none,bp128",
+            "--queries",
+            "--json",
+        ],
+        b"",
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = stdout(&o);
+    assert_eq!(
+        out.lines().filter(|l| l.contains("query_coverage")).count(),
+        8,
+        "{out}"
+    );
 }

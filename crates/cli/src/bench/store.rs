@@ -42,6 +42,25 @@ pub struct Options {
     /// Codec names (`none` included); empty = `none` and every codec.
     pub codecs: Vec<String>,
     pub block_size: u16,
+    /// Also run the range-query benchmark (`--queries`).
+    pub queries: bool,
+}
+
+/// Fractions of the keys the `--queries` ranges cover.
+const COVERAGE: [f64; 4] = [0.001, 0.01, 0.1, 1.0];
+/// Random ranges per coverage.
+const RANGES: usize = 16;
+
+/// One coverage of the `--queries` benchmark: mean per query over the ranges.
+#[derive(Clone, Debug, Default)]
+struct QueryRow {
+    coverage: f64,
+    count_ms: f64,
+    count_blocks: f64,
+    sum_ms: f64,
+    sum_blocks: f64,
+    /// `ReadTxn::fold_keys` over the same ranges: decoding exactly the blocks they overlap.
+    fold_ms: f64,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -52,6 +71,72 @@ struct Run {
     sum_s: f64,
     avg_where_s: f64,
     file_bytes: u64,
+    queries: Vec<QueryRow>,
+}
+
+/// The `--queries` part of a run: for each coverage, `RANGES` random ranges of that many keys;
+/// `SELECT COUNT(*)` and `SELECT SUM(key)` through the query language, and the raw in-tree fold of
+/// the same range as the reference. Every answer is checked against the generated keys.
+fn run_queries(
+    r: &tersedb::ReadTxn,
+    db: &tersedb::Db,
+    keys: &[u32],
+    seed: u64,
+) -> Result<Vec<QueryRow>, String> {
+    let e = |x: tersedb::Error| x.to_string();
+    let mut prefix = Vec::with_capacity(keys.len() + 1);
+    prefix.push(0u128);
+    for &k in keys {
+        prefix.push(prefix.last().copied().unwrap_or(0) + k as u128);
+    }
+    let mut rng = fastrand::Rng::with_seed(seed ^ 0x9e37);
+    let mut rows = Vec::new();
+    for cov in COVERAGE {
+        let len = ((keys.len() as f64 * cov).round() as usize).clamp(1, keys.len());
+        let mut row = QueryRow {
+            coverage: cov,
+            ..QueryRow::default()
+        };
+        for _ in 0..RANGES {
+            let a = rng.usize(0..=keys.len() - len);
+            let (lo, hi) = (keys[a], keys[a + len - 1]);
+            let want_sum = prefix[a + len] - prefix[a];
+            let count = tersedb::Query::parse(&format!(
+                "SELECT COUNT(*) FROM {} WHERE key BETWEEN {lo} AND {hi}",
+                db.name()
+            ))
+            .map_err(|x| x.to_string())?;
+            let sum = tersedb::Query::parse(&format!(
+                "SELECT SUM(key) FROM {} WHERE key BETWEEN {lo} AND {hi}",
+                db.name()
+            ))
+            .map_err(|x| x.to_string())?;
+            let t = Instant::now();
+            let c = r.query(&count).map_err(e)?;
+            row.count_ms += t.elapsed().as_secs_f64() * 1e3;
+            let t = Instant::now();
+            let s = r.query(&sum).map_err(e)?;
+            row.sum_ms += t.elapsed().as_secs_f64() * 1e3;
+            let t = Instant::now();
+            let f = r.fold_keys(db, lo as u64, hi as u64, true).map_err(e)?;
+            row.fold_ms += t.elapsed().as_secs_f64() * 1e3;
+            let got_c = c.values.first().and_then(|v| v.as_int());
+            let got_s = s.values.first().and_then(|v| v.as_int());
+            if got_c != Some(len as i128) || got_s != Some(want_sum as i128) || f.sum != want_sum {
+                return Err(format!("range [{lo}, {hi}]: wrong COUNT or SUM"));
+            }
+            row.count_blocks += c.stats.blocks_decoded as f64;
+            row.sum_blocks += s.stats.blocks_decoded as f64;
+        }
+        let n = RANGES as f64;
+        row.count_ms /= n;
+        row.sum_ms /= n;
+        row.fold_ms /= n;
+        row.count_blocks /= n;
+        row.sum_blocks /= n;
+        rows.push(row);
+    }
+    Ok(rows)
 }
 
 fn generate(opts: &Options) -> Result<Vec<u32>, String> {
@@ -191,11 +276,77 @@ fn one_run(
     if g.count != half.len() as u64 || avg != want {
         return Err("AVG(key) WHERE key > MAX(key)/2 is wrong".into());
     }
+    if opts.queries {
+        run.queries = run_queries(&r, &db, keys, opts.seed)?;
+    }
     drop(c);
     drop(r);
     drop(env);
     let _ = std::fs::remove_file(&path);
     Ok(run)
+}
+
+/// Per coverage, the median over runs of each query figure.
+fn median_queries(runs: &[Run]) -> Vec<QueryRow> {
+    let Some(first) = runs.first() else {
+        return Vec::new();
+    };
+    (0..first.queries.len())
+        .map(|i| {
+            let med = |f: fn(&QueryRow) -> f64| {
+                median(&mut runs.iter().map(|r| f(&r.queries[i])).collect::<Vec<_>>())
+            };
+            QueryRow {
+                coverage: first.queries[i].coverage,
+                count_ms: med(|q| q.count_ms),
+                count_blocks: med(|q| q.count_blocks),
+                sum_ms: med(|q| q.sum_ms),
+                sum_blocks: med(|q| q.sum_blocks),
+                fold_ms: med(|q| q.fold_ms),
+            }
+        })
+        .collect()
+}
+
+fn print_queries(rows: &[(String, Run)], json: bool, keys: usize) {
+    if !json {
+        outln!(
+            "\n# range queries (query language): mean per query over {RANGES} random ranges; blocks = blocks decoded; fold = ReadTxn::fold_keys over the same range"
+        );
+        outln!(
+            "{:<12} {:>8} {:>10} {:>8} {:>10} {:>9} {:>10} {:>9}",
+            "codec",
+            "coverage",
+            "COUNT ms",
+            "blocks",
+            "SUM ms",
+            "blocks",
+            "fold ms",
+            "SUM/fold"
+        );
+    }
+    for (name, r) in rows {
+        for q in &r.queries {
+            if json {
+                outln!(
+                    "{{\"codec\":\"{name}\",\"keys\":{keys},\"query_coverage\":{},\"count_ms\":{:.6},\"count_blocks\":{:.2},\"sum_ms\":{:.6},\"sum_blocks\":{:.2},\"fold_ms\":{:.6},\"verified\":true}}",
+                    q.coverage, q.count_ms, q.count_blocks, q.sum_ms, q.sum_blocks, q.fold_ms
+                );
+            } else {
+                outln!(
+                    "{:<12} {:>7.1}% {:>10.4} {:>8.1} {:>10.4} {:>9.1} {:>10.4} {:>8.2}x",
+                    name,
+                    q.coverage * 100.0,
+                    q.count_ms,
+                    q.count_blocks,
+                    q.sum_ms,
+                    q.sum_blocks,
+                    q.fold_ms,
+                    q.sum_ms / q.fold_ms.max(1e-9)
+                );
+            }
+        }
+    }
 }
 
 /// Runs the benchmark and prints a table (or one JSON object per codec).
@@ -275,6 +426,7 @@ pub fn run(opts: &Options) -> Result<(), String> {
                 sum_s: med(|r| r.sum_s),
                 avg_where_s: med(|r| r.avg_where_s),
                 file_bytes: runs[0].file_bytes,
+                queries: median_queries(runs),
             },
         ));
     }
@@ -289,6 +441,7 @@ pub fn run(opts: &Options) -> Result<(), String> {
                 keys.len(), opts.dist, opts.order, opts.block_size, r.file_bytes as f64 / n, r.file_bytes, r.insert_s, r.find_s, r.cursor_s, r.sum_s, r.avg_where_s
             );
         }
+        print_queries(&rows, true, keys.len());
         return Ok(());
     }
     outln!(
@@ -329,5 +482,8 @@ pub fn run(opts: &Options) -> Result<(), String> {
         "verified: every run found all {} keys, the cursor saw them in order, SUM and AVG matched",
         keys.len()
     );
+    if opts.queries {
+        print_queries(&rows, false, keys.len());
+    }
     Ok(())
 }
