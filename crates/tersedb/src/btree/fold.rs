@@ -157,7 +157,13 @@ fn partition(n: usize, pred: impl Fn(usize) -> bool) -> usize {
 fn packed_leaf(page: &[u8], l: &Layout, p: Packed, fs: FoldSpec, out: &mut KeyFold) -> Result<()> {
     let region = l.kregion(page);
     let mut buf = [0u32; super::packed::MAX_BLOCK_KEYS];
-    Packed::walk_blocks(region, |_, blk| {
+    // Start at the block holding `lo` (the index is searched, not walked).
+    let from = if fs.lo == 0 {
+        0
+    } else {
+        Packed::seek_block(region, fs.lo.min(u32::MAX as u64) as u32).map_err(|f| l.err(f))?
+    };
+    Packed::walk_blocks(region, from, |_, blk| {
         let d = blk.desc;
         if d.count == 0 {
             return Ok(true);

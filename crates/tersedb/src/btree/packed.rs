@@ -326,20 +326,36 @@ impl Packed {
         Ok(hdr(region)?.nb)
     }
 
-    /// Calls `f(b, block)` for every block in order until it returns `false`: one header parse
-    /// for the whole walk (the scan paths).
+    /// Calls `f(b, block)` for every block from `from` on, in order, until it returns `false`:
+    /// one header parse for the whole walk (the scan paths).
     #[inline]
     pub fn walk_blocks(
         region: &[u8],
+        from: usize,
         mut f: impl FnMut(usize, Block) -> SResult<bool>,
     ) -> SResult<()> {
         let h = hdr(region)?;
-        for b in 0..h.nb {
+        for b in from..h.nb {
             if !f(b, block_at(region, h, b)?)? {
                 break;
             }
         }
         Ok(())
+    }
+
+    /// The first block that may hold keys `>= key`: the block `key` belongs to, or the next
+    /// one when every key of that block is below `key` (`blocks()` when there is none).
+    pub fn seek_block(region: &[u8], key: u32) -> SResult<usize> {
+        let h = hdr(region)?;
+        if h.nb == 0 {
+            return Ok(0);
+        }
+        let b = find_block(region, h, key);
+        Ok(if d_count(region, b) > 0 && d_last(region, b) < key {
+            b + 1
+        } else {
+            b
+        })
     }
 
     /// Block `b`.

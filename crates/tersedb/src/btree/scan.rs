@@ -183,7 +183,16 @@ impl<'p> LeafScan<'p> {
 
     /// The leaf's blocks in key order, replacing the contents of `out`.
     pub fn blocks(&self, out: &mut Vec<ScanBlock>) -> Result<()> {
+        self.blocks_in(out, 0, u64::MAX)
+    }
+
+    /// The leaf's blocks that may hold keys in `[lo, hi]`, in key order, replacing the contents
+    /// of `out`: the block index is searched for `lo` (a narrow range over a leaf of hundreds
+    /// of blocks lists only the few it overlaps). With the full range, the block counts are
+    /// also checked against the node's.
+    pub fn blocks_in(&self, out: &mut Vec<ScanBlock>, lo: u64, hi: u64) -> Result<()> {
         out.clear();
+        let full = lo == 0 && hi == u64::MAX;
         match self.kind {
             Kind::U32 | Kind::U64 => {
                 let n = self.l.count;
@@ -200,8 +209,26 @@ impl<'p> LeafScan<'p> {
                         le_u64(&keys[8 * i..])
                     }
                 };
-                let mut start = 0;
-                while start < n {
+                // Slots of keys in [lo, hi]; chunks stay aligned to PLAIN_BLOCK.
+                let part = |pred: &dyn Fn(u64) -> bool| {
+                    let (mut a, mut b) = (0usize, n);
+                    while a < b {
+                        let m = a + (b - a) / 2;
+                        if pred(at(m)) {
+                            a = m + 1;
+                        } else {
+                            b = m;
+                        }
+                    }
+                    a
+                };
+                let (first, end) = if full {
+                    (0, n)
+                } else {
+                    (part(&|k| k < lo), part(&|k| k <= hi))
+                };
+                let mut start = first / PLAIN_BLOCK * PLAIN_BLOCK;
+                while start < end {
                     let count = PLAIN_BLOCK.min(n - start);
                     out.push(ScanBlock {
                         first: at(start),
@@ -218,12 +245,25 @@ impl<'p> LeafScan<'p> {
             Kind::Packed(_) => {
                 let region = self.l.kregion(self.page);
                 let nb = Packed::blocks(region).map_err(|f| self.err(f))?;
-                let mut start = 0;
-                for b in 0..nb {
+                let b0 = if full {
+                    0
+                } else {
+                    Packed::seek_block(region, lo.min(u32::MAX as u64) as u32)
+                        .map_err(|f| self.err(f))?
+                };
+                let mut start = if b0 == 0 {
+                    0
+                } else {
+                    Packed::block_slots(region, b0).map_err(|f| self.err(f))?.0
+                };
+                for b in b0..nb {
                     let blk = Packed::block(region, b).map_err(|f| self.err(f))?;
                     let count = blk.desc.count as usize;
                     if count == 0 {
                         continue;
+                    }
+                    if blk.desc.start as u64 > hi {
+                        break;
                     }
                     if blk.desc.start > blk.desc.last
                         || out.last().is_some_and(|p| p.last >= blk.desc.start as u64)
@@ -241,7 +281,7 @@ impl<'p> LeafScan<'p> {
                     });
                     start += count;
                 }
-                if start != self.l.count {
+                if full && start != self.l.count {
                     return Err(corrupt(
                         self.l.id,
                         format!(

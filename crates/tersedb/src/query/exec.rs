@@ -94,7 +94,10 @@ fn run_at(txn: &ReadTxn, q: &Query, depth: usize) -> Result<QueryResult> {
     let mut buf = Box::<KeyBuffer>::default();
     scan::leaves_overlapping(txn.pages(), &db.spec, root, &ivs, &mut |leaf, ivs| {
         stats.leaves += 1;
-        leaf.blocks(&mut blocks)?;
+        // Only the blocks the leaf's intervals can touch (they are sorted and disjoint).
+        let lo = ivs.first().map_or(0, |iv| iv.0);
+        let hi = ivs.last().map_or(u64::MAX, |iv| iv.1);
+        leaf.blocks_in(&mut blocks, lo, hi)?;
         acc.leaf(leaf, &blocks, ivs, &mut buf, &mut stats)
     })?;
     let values = q
