@@ -765,6 +765,25 @@ fn append<const DELTA: bool>(
         // one within reach (2^b positions): link it from the last exception and store it at
         // the end. Not for PFOR, whose offsets grow with every append: past the window each
         // of them would become an exception, where a re-encode picks a wider b.
+        if DELTA && code > mask(b) && n < FRAME && x == 0 {
+            // The first exception: the header gains its `f` byte (everything after `x` moves up
+            // by one), the value goes to the new exception section.
+            let new_clen = packed_len(n + 1, b);
+            let old_size = d.size as usize;
+            let new_size = old_size + 1 + (new_clen - old_clen) + 4;
+            if new_size <= payload.len() {
+                payload.copy_within(1..old_size, 2);
+                payload[0] = 1;
+                payload[1] = n as u8;
+                let cat = codes_at + 1;
+                payload[cat + old_clen..cat + new_clen].fill(0);
+                payload[cat + new_clen..cat + new_clen + 4].copy_from_slice(&v.to_le_bytes());
+                d.count += 1;
+                d.last = key;
+                d.size = new_size as u32;
+                return Ok(AppendOutcome::Appended);
+            }
+        }
         if DELTA && code > mask(b) && n < FRAME {
             if let Some(le) = last_exc {
                 let link = (n - le - 1) as u32;
