@@ -771,7 +771,8 @@ fn append<const DELTA: bool>(
             let new_clen = packed_len(n + 1, b);
             let old_size = d.size as usize;
             let new_size = old_size + 1 + (new_clen - old_clen) + 4;
-            if new_size <= payload.len() {
+            // Stay within the worst case of a block this size (callers size buffers by it).
+            if new_size <= payload.len() && new_size <= max_payload_len(count + 1) {
                 payload.copy_within(1..old_size, 2);
                 payload[0] = 1;
                 payload[1] = n as u8;
@@ -791,7 +792,11 @@ fn append<const DELTA: bool>(
                 let grow = new_clen - old_clen;
                 let exc_at = codes_at + old_clen;
                 let size = d.size as usize + grow + 4;
-                if link <= mask(b) && x < FRAME && size <= payload.len() {
+                if link <= mask(b)
+                    && x < FRAME
+                    && size <= payload.len()
+                    && size <= max_payload_len(count + 1)
+                {
                     if grow > 0 {
                         payload.copy_within(exc_at..exc_at + exc_len, exc_at + grow);
                         payload[exc_at..exc_at + grow].fill(0);

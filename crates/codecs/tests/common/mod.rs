@@ -100,6 +100,15 @@ fn model_fold(keys: &[u32]) -> Fold {
 pub fn check_block<C: BlockCodec>(d: &Descriptor, payload: &[u8], model: &[u32]) {
     assert_eq!(d.count as usize, model.len(), "count");
     assert!(d.size as usize <= payload.len(), "size within capacity");
+    // No operation leaves a block larger than the worst case for its key count: callers size
+    // their buffers by `max_payload_len` (the B+-tree leaf copies blocks into such a buffer).
+    assert!(
+        d.size as usize <= C::max_payload_len(d.count as usize),
+        "size {} above max_payload_len({}) = {}",
+        d.size,
+        d.count,
+        C::max_payload_len(d.count as usize)
+    );
     if let (Some(&f), Some(&l)) = (model.first(), model.last()) {
         assert_eq!(d.start, f, "start");
         assert_eq!(d.last, l, "last");

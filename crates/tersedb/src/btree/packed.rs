@@ -556,7 +556,7 @@ impl Packed {
             let mut d = blk.desc;
             let size = d.size as usize;
             buf[..size].copy_from_slice(&region[blk.at.clone()]);
-            let room = codec.max_payload_len(count + 1).min(SCRATCH);
+            let room = codec.max_payload_len(count + 1).max(size).min(SCRATCH);
             match codec
                 .insert(&mut d, &mut buf[..room], key)
                 .map_err(cfault)?
