@@ -460,9 +460,14 @@ impl Packed {
         if blk.desc.count > 0 && p <= blk.desc.last {
             let (j, v) = if p <= blk.desc.start {
                 (0, Some(blk.desc.start))
-            } else if matches!(self.codec, CodecId::StreamVByte | CodecId::VarIntGb) {
-                // Their SIMD decoders (4-5 billion keys/s) beat the codecs' sequential
-                // lower_bound on a 257-key block: decode into the stack, then binary search.
+            } else if matches!(
+                self.codec,
+                CodecId::StreamVByte | CodecId::VarIntGb | CodecId::MaskedVByte
+            ) {
+                // Their SIMD decoders beat the codecs' sequential lower_bound on a 257-key
+                // block (in-process A/B, `tersedb-codecs` example `lower_bound_ab`: StreamVByte
+                // 76 vs 118 ns, VarIntGB 100 vs 134, Masked VByte 109 vs 121; VByte loses):
+                // decode into the stack, then binary search.
                 let mut keys = [0u32; MAX_BLOCK_KEYS];
                 let n = self
                     .codec()
