@@ -628,6 +628,32 @@ pub fn describe(page: &[u8], id: PageId, spec: &Spec, max_entries: usize) -> Res
     if !l.leaf {
         let _ = writeln!(s, "  child {}", l.child(page, 0)?);
     }
+    if let Some(p) = l.keys.packed() {
+        let kr = l.kregion(page);
+        let nb = Packed::blocks(kr).map_err(|f| l.err(f))?;
+        let _ = writeln!(
+            s,
+            "  {} key list: {nb} blocks of up to {} keys, {} bytes",
+            p.codec.name(),
+            p.block_keys,
+            Packed::used(kr).map_err(|f| l.err(f))?
+        );
+        for b in 0..nb.min(max_entries) {
+            let blk = Packed::block(kr, b).map_err(|f| l.err(f))?;
+            let _ = writeln!(
+                s,
+                "  block {b}: {} keys {}..={} in {} bytes, b = {}",
+                blk.desc.count,
+                blk.first,
+                blk.last,
+                blk.at.len(),
+                blk.desc.bits
+            );
+        }
+        if nb > max_entries {
+            let _ = writeln!(s, "  ... {} more blocks", nb - max_entries);
+        }
+    }
     for i in 0..l.count.min(max_entries) {
         let k = l.key(page, i)?;
         if l.leaf {
