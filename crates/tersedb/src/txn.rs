@@ -190,8 +190,14 @@ impl ReadTxn {
 
     /// Opens a database, whatever its configuration.
     pub fn open_db(&self, name: &str) -> Result<Db> {
-        let e = catalog::get(self.src(), self.pages.root(), name)?
-            .ok_or_else(|| Error::DbNotFound(name.to_string()))?;
+        // The snapshot never changes: an entry looked up before is still the entry (queries
+        // open their database by name every time).
+        let cached = self.cache.read().ok().and_then(|c| c.get(name).copied());
+        let e = match cached {
+            Some(e) => e,
+            None => catalog::get(self.src(), self.pages.root(), name)?
+                .ok_or_else(|| Error::DbNotFound(name.to_string()))?,
+        };
         open_handle(self.src().page_size(), name, &e, None)
     }
 
