@@ -5,7 +5,9 @@
 //! entry: [0 version=1][1 key type][2..4 fixed key length u16][4 record type]
 //!        [5..9 fixed record size u32][9..17 root page u64, 0 = empty][17..25 key count u64]
 //!        [25 key codec, 0 = none][26..28 keys per block u16, 0 without a codec]
-//!        [28 value type: 0 bytes, 1 u32, 2 u64, 3 i64, 4 f64][29..32 zero]
+//!        [28 value type: 0 bytes, 1 u32, 2 u64, 3 i64, 4 f64]
+//!        [29 key scheme: 0 none, 1 head, 2 tail, 3 head-tail, 4 db2, 5 wiredtiger, 6 myisam,
+//!         7 pkb][30 scheme parameter][31 split range, percent]
 //! key type: 1 u32, 2 u64, 3 fixed-length binary, 4 variable-length binary
 //! record type: 0 none, 1 fixed size, 2 variable size
 //! ```
@@ -70,6 +72,9 @@ impl Entry {
         b[25] = self.config.key_codec.map_or(0, |c| c as u8);
         b[26..28].copy_from_slice(&self.config.block_size.to_le_bytes());
         b[28] = self.config.value_type.id();
+        b[29] = self.config.key_scheme.id();
+        b[30] = self.config.scheme_param;
+        b[31] = self.config.split_range;
         b
     }
 
@@ -118,6 +123,12 @@ impl Entry {
                 b[28]
             ))
         })?;
+        let key_scheme = crate::btree::KeyScheme::from_id(b[29]).ok_or_else(|| {
+            Error::BadFormat(format!(
+                "database uses key compression scheme {}, which this version does not support",
+                b[29]
+            ))
+        })?;
         let mut r = [0u8; 8];
         r.copy_from_slice(&b[9..17]);
         let root = u64::from_le_bytes(r);
@@ -130,7 +141,10 @@ impl Entry {
             config: DbConfig::new(key_type, record_type)
                 .with_codec(key_codec)
                 .with_block_size(block_size)
-                .with_value_type(value_type),
+                .with_value_type(value_type)
+                .with_key_scheme(key_scheme)
+                .with_scheme_param(b[30])
+                .with_split_range(b[31]),
             root,
             count,
         })

@@ -178,9 +178,36 @@ impl TreeWalk<'_> {
         let l = Layout::read(&page, id, &self.spec)?;
         self.stats.height = self.stats.height.max(depth + 1);
         self.stats.used_bytes += l.used(&page)? as u64;
+        let kb = l
+            .keys
+            .used(l.kregion(&page), l.count)
+            .map_err(|f| l.err(f))? as u64;
+        self.stats.key_bytes += kb;
+        if l.leaf {
+            self.stats.leaf_key_bytes += kb;
+        } else {
+            self.stats.branch_keys += l.count as u64;
+        }
         let bad = |what: String| Error::Corrupted { page: id, what };
         let mut prev: Option<KeyBuf> = None;
         let all = node_keys(&page, &l)?;
+        if let Some(s) = l.keys.str_list() {
+            let kr = l.kregion(&page);
+            s.validate(kr, l.count).map_err(|f| l.err(f))?;
+            // A head prefix is shared by both fences (so every key a later insert brings here
+            // has it); a node at an edge of the tree has none.
+            let p = s.prefix(kr).map_err(|f| l.err(f))?;
+            let fence_ok = |f: Option<&KeyBuf>| match f {
+                Some(KeyBuf::Bytes(b)) => b.starts_with(p),
+                _ => p.is_empty(),
+            };
+            if !fence_ok(lo) || !fence_ok(hi) {
+                return Err(bad(format!(
+                    "head prefix {} not shared by the node's fences",
+                    KeyBuf::Bytes(p.to_vec())
+                )));
+            }
+        }
         for (i, k) in all.iter().enumerate() {
             let k = k.as_key();
             if let Some(p) = &prev {
@@ -228,9 +255,7 @@ impl TreeWalk<'_> {
         } else {
             self.stats.branch_pages += 1;
             let mut keys = Vec::with_capacity(l.count);
-            for i in 0..l.count {
-                keys.push(l.key(&page, i)?.to_owned());
-            }
+            keys.extend(node_keys(&page, &l)?);
             for c in 0..=l.count {
                 let child = l.child(&page, c)?;
                 let clo = if c == 0 { lo } else { Some(&keys[c - 1]) };
@@ -249,6 +274,15 @@ impl TreeWalk<'_> {
 /// order, and the block counts add up to the node's.
 fn node_keys(page: &[u8], l: &Layout) -> Result<Vec<KeyBuf>> {
     let Some(p) = l.keys.packed() else {
+        if let (Some(s), false) = (l.keys.str_list(), l.keys.contiguous()) {
+            let mut out = Vec::with_capacity(l.count);
+            s.for_each(l.kregion(page), l.count, |k| {
+                out.push(KeyBuf::Bytes(k.to_vec()));
+                Ok(())
+            })
+            .map_err(|f| l.err(f))?;
+            return Ok(out);
+        }
         return (0..l.count)
             .map(|i| Ok(l.key(page, i)?.to_owned()))
             .collect();

@@ -2,7 +2,7 @@
 //! statistics it reports.
 
 use crate::btree::Spec;
-pub use crate::btree::{Key, KeyBuf, KeyType, Limits, RecordType, MAX_RECORD_LEN};
+pub use crate::btree::{Key, KeyBuf, KeyScheme, KeyType, Limits, RecordType, MAX_RECORD_LEN};
 use std::sync::Arc;
 pub use tersedb_codecs::CodecId;
 
@@ -20,6 +20,14 @@ pub struct DbConfig {
     /// How queries read fixed-size records: opaque bytes, or a little-endian number (then the
     /// record type must be `Fixed(4)` for u32, `Fixed(8)` for u64/i64/f64).
     pub value_type: ValueType,
+    /// How byte-string keys are compressed (`VarBinary` keys only; default `HeadTail` for them).
+    pub key_scheme: KeyScheme,
+    /// The scheme's parameter: WiredTiger's roll-forward distance (default 10), PkB's partial
+    /// key length (default 2); 0 = the default.
+    pub scheme_param: u8,
+    /// Tail schemes: split points are chosen within this many percent of a node's bytes around
+    /// its middle (1..=25, default 17, about 1/6); 0 = the default.
+    pub split_range: u8,
 }
 
 /// The typed interpretation of a database's fixed-size records, for queries (`SUM(record)`,
@@ -96,7 +104,29 @@ impl DbConfig {
             key_codec: None,
             block_size: 0,
             value_type: ValueType::Bytes,
+            key_scheme: if key_type == KeyType::VarBinary {
+                KeyScheme::HeadTail
+            } else {
+                KeyScheme::None
+            },
+            scheme_param: 0,
+            split_range: 0,
         }
+    }
+    /// Compresses byte-string keys with `scheme` (see [`KeyScheme`]).
+    pub fn with_key_scheme(mut self, scheme: KeyScheme) -> Self {
+        self.key_scheme = scheme;
+        self
+    }
+    /// The scheme's parameter (see [`DbConfig::scheme_param`]).
+    pub fn with_scheme_param(mut self, p: u8) -> Self {
+        self.scheme_param = p;
+        self
+    }
+    /// The tail schemes' split range in percent (see [`DbConfig::split_range`]).
+    pub fn with_split_range(mut self, pct: u8) -> Self {
+        self.split_range = pct;
+        self
     }
     /// Interprets the fixed-size records as numbers of this type (see [`ValueType`]).
     pub fn with_value_type(mut self, t: ValueType) -> Self {
@@ -171,4 +201,10 @@ pub struct DbStats {
     pub bytes: u64,
     /// Bytes used by keys and records inside its nodes.
     pub used_bytes: u64,
+    /// Bytes the nodes' key lists use (keys, per-key metadata, prefixes, block indexes).
+    pub key_bytes: u64,
+    /// Bytes the key lists of the leaves use.
+    pub leaf_key_bytes: u64,
+    /// Keys (separators) in the branches.
+    pub branch_keys: u64,
 }

@@ -72,7 +72,9 @@ pub mod txn;
 pub use btree::fold::KeyFold;
 pub use check::{CheckFault, CheckReport, DbReport};
 pub use cursor::{Cursor, Range, WriteCursor};
-pub use db::{CodecId, Db, DbConfig, DbStats, Key, KeyBuf, KeyType, Limits, RecordType, ValueType};
+pub use db::{
+    CodecId, Db, DbConfig, DbStats, Key, KeyBuf, KeyScheme, KeyType, Limits, RecordType, ValueType,
+};
 pub use env::{Env, EnvOptions};
 pub use error::{Error, Result};
 pub use query::{Query, QueryResult, Value};

@@ -137,6 +137,16 @@ pub(crate) fn stats(src: &dyn PageSource, spec: &Spec, e: &Entry) -> Result<DbSt
                 s.branch_pages += 1;
             }
             s.used_bytes += l.used(page)? as u64;
+            let kb = l
+                .keys
+                .used(l.kregion(page), l.count)
+                .map_err(|f| l.err(f))? as u64;
+            s.key_bytes += kb;
+            if l.leaf {
+                s.leaf_key_bytes += kb;
+            } else {
+                s.branch_keys += l.count as u64;
+            }
             Ok(())
         },
         &mut |_| {

@@ -30,7 +30,8 @@ fn create_list_open_rename_drop() {
         r.list_dbs().unwrap(),
         vec![
             ("alpha".to_string(), DbConfig::u32_set()),
-            ("beta".to_string(), cfg_b)
+            // Stored as effective: the default split range of head-tail is 17%.
+            ("beta".to_string(), cfg_b.with_split_range(17))
         ]
     );
     assert!(matches!(r.open_db("gamma"), Err(Error::DbNotFound(_))));

@@ -12,7 +12,63 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed, TestRunner};
 use std::collections::BTreeMap;
 use std::ops::Bound;
-use tersedb::{CodecId, DbConfig, Error, KeyBuf, KeyType, RecordType};
+use tersedb::{CodecId, DbConfig, Error, KeyBuf, KeyScheme, KeyType, RecordType};
+
+thread_local! {
+    /// How `key` makes variable-length byte-string keys (see `str_key`).
+    static KEY_STYLE: std::cell::Cell<u8> = const { std::cell::Cell::new(0) };
+}
+
+/// Order-preserving byte-string keys of three kinds: 0 decimal digits padded with 'x' (some at
+/// the length limit); 1 a long shared prefix, then two bytes of the number (0x00 and bytes >=
+/// 0x80 included), then a short tail; 2 two bytes of the number followed by pseudo-random
+/// bytes of wildly varying length (0 to the limit), with key 0 the empty key.
+fn str_key(style: u8, k: u64, max_key: usize) -> Vec<u8> {
+    let be = ((k * 9) as u16).to_be_bytes();
+    match style {
+        1 => {
+            let shared = b"/srv/tersedb/tenants/acme-corporation/events/2026/11/23/shard-07/";
+            let plen = shared.len().min(max_key.saturating_sub(6));
+            let mut b = shared[..plen].to_vec();
+            b.extend_from_slice(&be);
+            b.extend(std::iter::repeat_n(
+                [0xffu8, 0x00, 0x80][k as usize % 3],
+                (k % 4) as usize,
+            ));
+            b
+        }
+        2 => {
+            if k == 0 {
+                return Vec::new();
+            }
+            let mut b = be.to_vec();
+            let mut h = k.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            let len = match k % 5 {
+                0 => 0,
+                1 => max_key - 2,
+                2 => (h % 8) as usize,
+                _ => (h % (max_key as u64 - 1)) as usize,
+            };
+            for _ in 0..len {
+                h ^= h >> 29;
+                h = h.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+                b.push((h >> 56) as u8);
+            }
+            b
+        }
+        _ => {
+            // Lengths vary with the key, some at the limit.
+            let mut b = format!("{k:05}").into_bytes();
+            let extra = if k % 17 == 0 {
+                max_key - b.len()
+            } else {
+                (k % 7) as usize
+            };
+            b.extend(std::iter::repeat_n(b'x', extra));
+            b
+        }
+    }
+}
 
 #[derive(Clone, Debug)]
 enum Op {
@@ -73,17 +129,7 @@ fn key(kt: KeyType, k: u64, max_key: usize) -> KeyBuf {
             b[..2].copy_from_slice(&(k as u16).to_be_bytes());
             KeyBuf::Bytes(b)
         }
-        KeyType::VarBinary => {
-            // Lengths vary with the key, some at the limit.
-            let mut b = format!("{k:05}").into_bytes();
-            let extra = if k % 17 == 0 {
-                max_key - b.len()
-            } else {
-                (k % 7) as usize
-            };
-            b.extend(std::iter::repeat_n(b'x', extra));
-            KeyBuf::Bytes(b)
-        }
+        KeyType::VarBinary => KeyBuf::Bytes(str_key(KEY_STYLE.get(), k, max_key)),
     }
 }
 
@@ -380,6 +426,46 @@ fn model_compressed() {
             }
         }
     }
+}
+
+/// Every byte-string key compression scheme (and its parameters at extremes), on 512-byte pages
+/// (deep trees, many splits and merges) and 4 KiB pages, with keys of every generator.
+#[test]
+fn model_string_schemes() {
+    let mut cfgs = Vec::new();
+    for scheme in KeyScheme::ALL {
+        if scheme == KeyScheme::Db2 {
+            continue;
+        }
+        cfgs.push(DbConfig::new(KeyType::VarBinary, RecordType::Variable).with_key_scheme(scheme));
+    }
+    let vb = DbConfig::new(KeyType::VarBinary, RecordType::None);
+    cfgs.push(
+        vb.with_key_scheme(KeyScheme::WiredTiger)
+            .with_scheme_param(1),
+    );
+    cfgs.push(
+        vb.with_key_scheme(KeyScheme::WiredTiger)
+            .with_scheme_param(3),
+    );
+    cfgs.push(vb.with_key_scheme(KeyScheme::Pkb).with_scheme_param(1));
+    cfgs.push(vb.with_key_scheme(KeyScheme::Pkb).with_scheme_param(8));
+    cfgs.push(vb.with_key_scheme(KeyScheme::HeadTail).with_split_range(25));
+    cfgs.push(vb.with_key_scheme(KeyScheme::Tail).with_split_range(1));
+    for cfg in cfgs {
+        for style in 0..3u8 {
+            eprintln!("{} {style} {:?}", cfg.key_scheme.name(), cfg.record_type);
+            KEY_STYLE.set(style);
+            for page in [512, 4096] {
+                runner(10)
+                    .run(&prop::collection::vec(op(), 1..400), |ops| {
+                        run(page, cfg, &ops)
+                    })
+                    .unwrap();
+            }
+        }
+    }
+    KEY_STYLE.set(0);
 }
 
 #[test]

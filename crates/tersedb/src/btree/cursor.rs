@@ -33,6 +33,10 @@ struct BlockCache {
     /// Slot of the block's first key.
     base: usize,
     keys: Vec<u32>,
+    /// The current key of a compressed byte-string leaf, and the (page, slot) it belongs to:
+    /// stepping forward in a prefix-delta leaf applies one item to it.
+    skey: Vec<u8>,
+    skey_at: Option<(PageId, usize)>,
 }
 
 impl BlockCache {
@@ -70,6 +74,7 @@ impl RawCursor {
         self.path.clear();
         self.leaf = None;
         self.cache.valid = false;
+        self.cache.skey_at = None;
     }
 
     /// Makes the block cache hold the current entry's key (compressed leaves only): the next or
@@ -78,6 +83,24 @@ impl RawCursor {
         let Some(f) = &self.leaf else {
             return Ok(());
         };
+        if let (Some(s), false) = (f.l.keys.str_list(), f.l.keys.contiguous()) {
+            let c = &mut self.cache;
+            if f.i >= f.l.count {
+                c.skey_at = None;
+                return Ok(());
+            }
+            let region = f.l.kregion(&f.page);
+            let r = match c.skey_at {
+                Some((id, j)) if id == f.l.id && j + 1 == f.i => {
+                    s.next_into(region, f.l.count, f.i, &mut c.skey)
+                }
+                _ => s.key_into(region, f.l.count, f.i, &mut c.skey),
+            };
+            c.skey_at = None;
+            r.map_err(|e| f.l.err(e))?;
+            c.skey_at = Some((f.l.id, f.i));
+            return Ok(());
+        }
         let Some(p) = f.l.keys.packed() else {
             return Ok(());
         };
@@ -138,6 +161,12 @@ impl RawCursor {
         match &self.leaf {
             Some(f) => match self.cache.get(f.i) {
                 Some(k) if f.l.keys.packed().is_some() => Ok(Some(Key::U32(k))),
+                _ if !f.l.keys.contiguous() => match self.cache.skey_at {
+                    Some((id, j)) if id == f.l.id && j == f.i => {
+                        Ok(Some(Key::Bytes(&self.cache.skey)))
+                    }
+                    _ => Err(f.l.err(super::slots::Fault("cursor key not decoded"))),
+                },
                 _ => Ok(Some(f.l.key(&f.page, f.i)?)),
             },
             None => Ok(None),
@@ -154,7 +183,7 @@ impl RawCursor {
         }
         match &self.leaf {
             Some(f) if f.i < f.l.count => match f.l.keys {
-                KeyList::Var => false,
+                KeyList::Var | KeyList::Str(_) => false,
                 KeyList::Packed(_) => self.cache.get(f.i).is_some(),
                 _ => true,
             },
@@ -217,6 +246,7 @@ impl RawCursor {
                 let i = if left { 0 } else { l.count.saturating_sub(1) };
                 self.leaf = Some(Frame { page, l, i });
                 self.cache.valid = false;
+                self.cache.skey_at = None;
                 return Ok(());
             }
             let i = if left { 0 } else { l.count };
@@ -365,6 +395,7 @@ impl RawCursor {
                 let count = l.count;
                 self.leaf = Some(Frame { page, l, i });
                 self.cache.valid = false;
+                self.cache.skey_at = None;
                 if found || (!exact && i < count) {
                     self.sync()?;
                     return Ok(true);

@@ -12,11 +12,13 @@
 //! id 2  U64        [key 0 u64 LE][key 1] ...
 //! id 3  Fixed(w)   [key 0: w bytes][key 1] ...          memcmp order
 //! id 4  Var        slots::var layout (u16 end offsets, then the key bytes)
+//! ids 5..8 Str     compressed byte strings: head prefix, prefix delta, partial keys (strkeys)
 //! ids 16.. reserved for compressed KeyLists
 //! ```
 
 use super::packed::Packed;
 use super::slots::{fixed, le_u32, le_u64, var, Fault, SResult};
+use super::strkeys::StrList;
 use super::Key;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,6 +29,8 @@ pub enum KeyList {
     Var,
     /// u32 keys in codec blocks (leaves only; see `packed`).
     Packed(Packed),
+    /// Compressed byte strings (see `strkeys`).
+    Str(StrList),
 }
 
 impl KeyList {
@@ -38,6 +42,38 @@ impl KeyList {
             KeyList::Fixed(_) => 3,
             KeyList::Var => 4,
             KeyList::Packed(p) => p.id(),
+            KeyList::Str(s) => s.id(),
+        }
+    }
+
+    /// The compressed string list, if this is one.
+    #[inline]
+    pub fn str_list(&self) -> Option<StrList> {
+        match *self {
+            KeyList::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// Whether `key`/`raw` can borrow every key from the region (else use `key_into`).
+    #[inline]
+    pub fn contiguous(&self) -> bool {
+        match self {
+            KeyList::Str(s) => s.contiguous(),
+            _ => true,
+        }
+    }
+
+    /// Key `i` as bytes into `buf` (any byte-string list).
+    pub fn key_into(&self, region: &[u8], n: usize, i: usize, buf: &mut Vec<u8>) -> SResult<()> {
+        match self {
+            KeyList::Str(s) => s.key_into(region, n, i, buf),
+            _ => {
+                let raw = self.raw(region, n, i)?;
+                buf.clear();
+                buf.extend_from_slice(raw);
+                Ok(())
+            }
         }
     }
 
@@ -55,7 +91,7 @@ impl KeyList {
             KeyList::U32 => Some(4),
             KeyList::U64 => Some(8),
             KeyList::Fixed(w) => Some(w),
-            KeyList::Var | KeyList::Packed(_) => None,
+            KeyList::Var | KeyList::Packed(_) | KeyList::Str(_) => None,
         }
     }
 
@@ -64,6 +100,9 @@ impl KeyList {
     pub fn used(&self, region: &[u8], n: usize) -> SResult<usize> {
         if let KeyList::Packed(_) = self {
             return Packed::used(region);
+        }
+        if let KeyList::Str(s) = self {
+            return s.used(region, n);
         }
         match self.width() {
             Some(w) => fixed::used(region, w, n),
@@ -77,6 +116,9 @@ impl KeyList {
         if let KeyList::Packed(_) = self {
             // A nominal share: the real cost depends on the block (see `packed`).
             return 2;
+        }
+        if let KeyList::Str(s) = self {
+            return s.cost(key_len);
         }
         match self.width() {
             Some(w) => w,
@@ -92,6 +134,7 @@ impl KeyList {
         }
         match (self, self.width()) {
             (KeyList::Packed(_), _) => Err(Fault("compressed keys have no stored bytes")),
+            (KeyList::Str(s), _) => s.raw(region, n, i),
             (_, Some(w)) => fixed::get(region, w, i),
             (_, None) => var::get(region, n, i),
         }
@@ -158,6 +201,7 @@ impl KeyList {
                 Ok(search_fixed(n, |i| keys[i * w..i * w + w].cmp(p)))
             }
             (KeyList::Packed(pk), Key::U32(p)) => pk.search(region, p),
+            (KeyList::Str(s), Key::Bytes(p)) => s.search(region, n, p),
             (KeyList::Var, Key::Bytes(p)) => {
                 var::used(region, n)?;
                 let (mut lo, mut hi) = (0usize, n);
@@ -180,6 +224,7 @@ impl KeyList {
     pub fn insert(&self, region: &mut [u8], n: usize, i: usize, raw: &[u8]) -> SResult<()> {
         match (self, self.width()) {
             (KeyList::Packed(_), _) => Err(Fault("plain insert into a compressed key list")),
+            (KeyList::Str(s), _) => s.insert(region, n, i, raw),
             (_, Some(w)) => fixed::insert(region, w, n, i, raw),
             (_, None) => var::insert(region, n, i, raw),
         }
@@ -189,6 +234,7 @@ impl KeyList {
     pub fn remove(&self, region: &mut [u8], n: usize, i: usize) -> SResult<()> {
         match (self, self.width()) {
             (KeyList::Packed(_), _) => Err(Fault("plain remove from a compressed key list")),
+            (KeyList::Str(s), _) => s.remove(region, n, i),
             (_, Some(w)) => fixed::remove(region, w, n, i),
             (_, None) => var::remove(region, n, i),
         }

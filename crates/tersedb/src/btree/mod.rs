@@ -29,6 +29,7 @@ pub(crate) mod packed;
 pub(crate) mod records;
 pub mod scan;
 pub(crate) mod slots;
+pub(crate) mod strkeys;
 pub(crate) mod tree;
 
 #[cfg(test)]
@@ -71,6 +72,89 @@ pub enum KeyType {
     /// Byte strings of 0 up to [`Limits::max_key_len`] bytes, ordered lexicographically (unsigned).
     VarBinary,
 }
+
+/// How a database of variable-length byte-string keys compresses them in its nodes (seed 002).
+/// Stored in the catalog; the default for new `VarBinary` databases is `HeadTail`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum KeyScheme {
+    /// Keys stored as they are.
+    #[default]
+    None,
+    /// A per-node prefix (the common prefix of the node's fence keys) stored once.
+    Head,
+    /// Shortest separators in branches, split points chosen to make them short.
+    Tail,
+    /// Head and Tail.
+    HeadTail,
+    /// DB2's prefix groups (not available yet).
+    Db2,
+    /// Prefix delta to the previous key, a full key every `scheme_param` keys (default 10),
+    /// binary search with roll-forward, shortest separators.
+    WiredTiger,
+    /// Prefix delta to the previous key, sequential search.
+    MyIsam,
+    /// Partial keys of `scheme_param` bytes (default 2) in front of the full keys.
+    Pkb,
+}
+
+impl KeyScheme {
+    pub const ALL: [KeyScheme; 8] = [
+        KeyScheme::None,
+        KeyScheme::Head,
+        KeyScheme::Tail,
+        KeyScheme::HeadTail,
+        KeyScheme::Db2,
+        KeyScheme::WiredTiger,
+        KeyScheme::MyIsam,
+        KeyScheme::Pkb,
+    ];
+    /// Catalog byte.
+    pub fn id(self) -> u8 {
+        match self {
+            KeyScheme::None => 0,
+            KeyScheme::Head => 1,
+            KeyScheme::Tail => 2,
+            KeyScheme::HeadTail => 3,
+            KeyScheme::Db2 => 4,
+            KeyScheme::WiredTiger => 5,
+            KeyScheme::MyIsam => 6,
+            KeyScheme::Pkb => 7,
+        }
+    }
+    pub fn from_id(id: u8) -> Option<KeyScheme> {
+        KeyScheme::ALL.into_iter().find(|s| s.id() == id)
+    }
+    /// Name as the CLI spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            KeyScheme::None => "none",
+            KeyScheme::Head => "head",
+            KeyScheme::Tail => "tail",
+            KeyScheme::HeadTail => "head-tail",
+            KeyScheme::Db2 => "db2",
+            KeyScheme::WiredTiger => "wiredtiger",
+            KeyScheme::MyIsam => "myisam",
+            KeyScheme::Pkb => "pkb",
+        }
+    }
+    pub fn from_name(s: &str) -> Option<KeyScheme> {
+        KeyScheme::ALL.into_iter().find(|k| k.name() == s)
+    }
+    /// Whether splits promote shortest separators (and choose the split point for them).
+    pub fn tail(self) -> bool {
+        matches!(
+            self,
+            KeyScheme::Tail | KeyScheme::HeadTail | KeyScheme::WiredTiger
+        )
+    }
+}
+
+/// Default roll-forward distance of `KeyScheme::WiredTiger`.
+pub const DEFAULT_WT_DISTANCE: u8 = 10;
+/// Default partial key length of `KeyScheme::Pkb`.
+pub const DEFAULT_PKB_LEN: u8 = 2;
+/// Default split range of the tail schemes, in percent of a node around its middle (r = 1/6).
+pub const DEFAULT_SPLIT_RANGE: u8 = 17;
 
 /// The type of a database's records. Stored in the catalog; checked on open.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -249,6 +333,9 @@ pub struct Spec {
     pub branch_keys: KeyList,
     /// RecordList of leaves.
     pub recs: RecordList,
+    /// Tail compression: splits promote shortest separators, choosing the split point within
+    /// this many percent of the node around its middle; 0 = full separators.
+    pub tail: u8,
 }
 
 impl Spec {
@@ -291,6 +378,7 @@ impl Spec {
             leaf_keys: keys,
             branch_keys: keys,
             recs,
+            tail: 0,
         })
     }
 
@@ -335,16 +423,115 @@ impl Spec {
                 });
             }
         }
+        let scheme = c.key_scheme;
+        if scheme == KeyScheme::None {
+            if c.scheme_param != 0 || c.split_range != 0 {
+                return Err(Error::InvalidArgument(
+                    "scheme parameters need a key compression scheme".into(),
+                ));
+            }
+            return Ok(spec);
+        }
+        if c.key_type != KeyType::VarBinary {
+            return Err(Error::InvalidArgument(format!(
+                "key compression {} needs variable-length binary keys, the database has {:?}",
+                scheme.name(),
+                c.key_type
+            )));
+        }
+        let param = |default: u8, max: u8, what: &str| -> Result<u8> {
+            match c.scheme_param {
+                0 => Ok(default),
+                p if p <= max => Ok(p),
+                p => Err(Error::InvalidArgument(format!(
+                    "{what} {p} must be 1..={max} for key compression {}",
+                    scheme.name()
+                ))),
+            }
+        };
+        let list = match scheme {
+            KeyScheme::None | KeyScheme::Tail => KeyList::Var,
+            KeyScheme::Head | KeyScheme::HeadTail => KeyList::Str(strkeys::StrList::Head),
+            KeyScheme::WiredTiger => KeyList::Str(strkeys::StrList::WiredTiger(param(
+                DEFAULT_WT_DISTANCE,
+                255,
+                "roll-forward distance",
+            )?)),
+            KeyScheme::MyIsam => KeyList::Str(strkeys::StrList::MyIsam),
+            KeyScheme::Pkb => KeyList::Str(strkeys::StrList::Pkb(param(
+                DEFAULT_PKB_LEN,
+                16,
+                "partial key length",
+            )?)),
+            KeyScheme::Db2 => {
+                return Err(Error::InvalidArgument(
+                    "key compression db2 is not available yet".into(),
+                ))
+            }
+        };
+        if !matches!(scheme, KeyScheme::WiredTiger | KeyScheme::Pkb) && c.scheme_param != 0 {
+            return Err(Error::InvalidArgument(format!(
+                "key compression {} takes no parameter",
+                scheme.name()
+            )));
+        }
+        if scheme.tail() {
+            spec.tail = match c.split_range {
+                0 => DEFAULT_SPLIT_RANGE,
+                r if r <= 25 => r,
+                r => {
+                    return Err(Error::InvalidArgument(format!(
+                        "split range {r}% must be 1..=25 (each half of a split keeps at most \
+                         3/4 of the node)"
+                    )))
+                }
+            };
+        } else if c.split_range != 0 {
+            return Err(Error::InvalidArgument(format!(
+                "key compression {} has no split range (only the tail schemes)",
+                scheme.name()
+            )));
+        }
+        spec.leaf_keys = list;
+        spec.branch_keys = list;
         Ok(spec)
+    }
+
+    /// The key compression scheme of this format.
+    pub fn key_scheme(&self) -> KeyScheme {
+        use strkeys::StrList;
+        match (self.leaf_keys, self.tail > 0) {
+            (KeyList::Var, false) => KeyScheme::None,
+            (KeyList::Var, true) => KeyScheme::Tail,
+            (KeyList::Str(StrList::Head), false) => KeyScheme::Head,
+            (KeyList::Str(StrList::Head), true) => KeyScheme::HeadTail,
+            (KeyList::Str(StrList::WiredTiger(_)), _) => KeyScheme::WiredTiger,
+            (KeyList::Str(StrList::MyIsam), _) => KeyScheme::MyIsam,
+            (KeyList::Str(StrList::Pkb(_)), _) => KeyScheme::Pkb,
+            _ => KeyScheme::None,
+        }
+    }
+
+    /// Whether nodes keep a head prefix (and so need their fence keys when rebuilt).
+    pub fn head(&self) -> bool {
+        matches!(self.leaf_keys, KeyList::Str(strkeys::StrList::Head))
     }
 
     /// The configuration this format was made from (block size as stored: the effective one).
     pub fn config(&self) -> crate::db::DbConfig {
         let c = crate::db::DbConfig::new(self.key_type, self.record_type);
-        match self.leaf_keys.packed() {
+        let c = match self.leaf_keys.packed() {
             Some(p) => c.with_codec(Some(p.codec)).with_block_size(p.block_keys),
             None => c,
-        }
+        };
+        let param = match self.leaf_keys {
+            KeyList::Str(strkeys::StrList::WiredTiger(d)) => d,
+            KeyList::Str(strkeys::StrList::Pkb(l)) => l,
+            _ => 0,
+        };
+        c.with_key_scheme(self.key_scheme())
+            .with_scheme_param(param)
+            .with_split_range(self.tail)
     }
 
     /// The KeyList of a leaf (`true`) or branch.

@@ -104,6 +104,36 @@ impl Layout {
             .key(self.kregion(page), self.count, i)
             .map_err(|f| self.err(f))
     }
+    /// Key `i` of a byte-string node into `buf` (any layout, compressed or not).
+    pub fn key_into(&self, page: &[u8], i: usize, buf: &mut Vec<u8>) -> Result<()> {
+        self.keys
+            .key_into(self.kregion(page), self.count, i, buf)
+            .map_err(|f| self.err(f))
+    }
+
+    /// Key `i`, owned (works for every layout).
+    pub fn key_owned(&self, page: &[u8], i: usize) -> Result<super::KeyBuf> {
+        if self.keys.contiguous() {
+            return Ok(self.key(page, i)?.to_owned());
+        }
+        let mut b = Vec::new();
+        self.key_into(page, i, &mut b)?;
+        Ok(super::KeyBuf::Bytes(b))
+    }
+
+    /// Whether `probe` is above every key of the node (false for an empty node).
+    pub fn above_last(&self, page: &[u8], probe: &Key<'_>) -> Result<bool> {
+        if !self.keys.contiguous() {
+            if self.count == 0 {
+                return Ok(false);
+            }
+            let mut b = Vec::new();
+            self.key_into(page, self.count - 1, &mut b)?;
+            return Ok(*probe > Key::Bytes(&b));
+        }
+        Ok(self.last_key(page)?.is_some_and(|last| *probe > last))
+    }
+
     #[inline]
     pub fn key_raw<'p>(&self, page: &'p [u8], i: usize) -> Result<&'p [u8]> {
         self.keys
@@ -199,7 +229,7 @@ fn key_weight(keys: KeyList) -> usize {
         KeyList::U32 => 4,
         KeyList::U64 => 8,
         KeyList::Fixed(w) => w,
-        KeyList::Var => 18,
+        KeyList::Var | KeyList::Str(_) => 18,
         KeyList::Packed(_) => 1,
     }
 }
@@ -235,6 +265,9 @@ pub fn init(page: &mut [u8], spec: &Spec, leaf: bool, child0: PageId) {
     page[OFF_KLIST] = spec.keys(leaf).id();
     if spec.keys(leaf).packed().is_some() {
         Packed::init(&mut page[hdr..]);
+    }
+    if let Some(s) = spec.keys(leaf).str_list() {
+        s.init(&mut page[hdr..]);
     }
     let cap = spec.page_size - hdr;
     write_rrange(
@@ -506,6 +539,19 @@ impl Entries {
             }
             return Ok(());
         }
+        if let (Some(s), false) = (l.keys.str_list(), l.keys.contiguous()) {
+            let mut keys = Vec::with_capacity(l.count);
+            s.for_each(l.kregion(page), l.count, |k| {
+                keys.push(k.to_vec());
+                Ok(())
+            })
+            .map_err(|f| l.err(f))?;
+            for (i, k) in keys.iter().enumerate() {
+                let r = l.record_raw(page, i)?;
+                self.push(k, r);
+            }
+            return Ok(());
+        }
         for i in 0..l.count {
             let k = l.key_raw(page, i)?;
             let r = l.record_raw(page, i)?;
@@ -534,7 +580,29 @@ pub fn build(
     e: &Entries,
     range: std::ops::Range<usize>,
 ) -> Result<()> {
+    build_with(page, id, spec, leaf, child0, e, range, &[])
+}
+
+/// `build` for a node whose fence keys share `prefix` (the head prefix of head compression).
+#[allow(clippy::too_many_arguments)]
+pub fn build_with(
+    page: &mut [u8],
+    id: PageId,
+    spec: &Spec,
+    leaf: bool,
+    child0: PageId,
+    e: &Entries,
+    range: std::ops::Range<usize>,
+    prefix: &[u8],
+) -> Result<()> {
     let keys = spec.keys(leaf);
+    if let Some(s) = keys.str_list() {
+        let ks: Vec<&[u8]> = range.clone().map(|i| e.key(i)).collect();
+        let mut img = Vec::new();
+        s.build(&ks, prefix, &mut img)
+            .map_err(|f| corrupt(id, f.0))?;
+        return build_image(page, id, spec, leaf, child0, &img, range.map(|i| e.rec(i)));
+    }
     let recs = spec.records(leaf);
     let hdr = if leaf { LEAF_HEADER } else { BRANCH_HEADER };
     let cap = spec.page_size - hdr;
@@ -580,25 +648,9 @@ pub fn build_packed<'r>(
     img: &[u8],
     recs: impl Iterator<Item = &'r [u8]> + Clone,
 ) -> Result<()> {
-    let rl = spec.records(true);
-    let cap = spec.page_size - LEAF_HEADER;
-    let ru: usize = recs.clone().map(|r| rl.cost(r.len())).sum();
-    if img.len() + ru > cap {
-        return Err(corrupt(id, "rebuilt node does not fit its page"));
-    }
-    init(page, spec, true, 0);
-    page[LEAF_HEADER..LEAF_HEADER + img.len()].copy_from_slice(img);
-    let rrange = rrange_for(spec.leaf_keys, rl, cap, img.len(), ru);
-    write_rrange(page, rrange);
-    let rs = spec.page_size - rrange;
-    let mut n = 0;
-    for r in recs {
-        rl.insert(&mut page[rs..], n, n, r)
-            .map_err(|f| corrupt(id, f.0))?;
-        n += 1;
-    }
-    write_count(page, n);
+    build_image(page, id, spec, true, 0, img, recs)?;
     let l = Layout::read(page, id, spec)?;
+    let n = l.count;
     let mut total = 0;
     for b in 0..Packed::blocks(l.kregion(page)).map_err(|f| l.err(f))? {
         total += Packed::block_slots(l.kregion(page), b)
@@ -608,6 +660,41 @@ pub fn build_packed<'r>(
     if total != n {
         return Err(corrupt(id, "rebuilt node has keys without records"));
     }
+    Ok(())
+}
+
+/// Rewrites `page` as a node whose KeyList is the image `img` and whose records are `recs`
+/// (one per key, in order; child ids for branches, with `child0`).
+pub fn build_image<'r>(
+    page: &mut [u8],
+    id: PageId,
+    spec: &Spec,
+    leaf: bool,
+    child0: PageId,
+    img: &[u8],
+    recs: impl Iterator<Item = &'r [u8]> + Clone,
+) -> Result<()> {
+    let rl = spec.records(leaf);
+    let hdr = if leaf { LEAF_HEADER } else { BRANCH_HEADER };
+    let cap = spec.page_size - hdr;
+    let ru: usize = recs.clone().map(|r| rl.cost(r.len())).sum();
+    if img.len() + ru > cap {
+        return Err(corrupt(id, "rebuilt node does not fit its page"));
+    }
+    init(page, spec, leaf, child0);
+    page[hdr..hdr + img.len()].copy_from_slice(img);
+    let rrange = rrange_for(spec.keys(leaf), rl, cap, img.len(), ru);
+    write_rrange(page, rrange);
+    let rs = spec.page_size - rrange;
+    let mut n = 0;
+    for r in recs {
+        rl.insert(&mut page[rs..], n, n, r)
+            .map_err(|f| corrupt(id, f.0))?;
+        n += 1;
+    }
+    write_count(page, n);
+    // The image must hold exactly `n` keys.
+    Layout::read(page, id, spec)?;
     Ok(())
 }
 
@@ -654,8 +741,20 @@ pub fn describe(page: &[u8], id: PageId, spec: &Spec, max_entries: usize) -> Res
             let _ = writeln!(s, "  ... {} more blocks", nb - max_entries);
         }
     }
+    if let Some(sl) = l.keys.str_list() {
+        let p = sl.prefix(l.kregion(page)).map_err(|f| l.err(f))?;
+        let _ = writeln!(
+            s,
+            "  {:?} key list, {} bytes, head prefix {}",
+            sl,
+            l.keys
+                .used(l.kregion(page), l.count)
+                .map_err(|f| l.err(f))?,
+            super::KeyBuf::Bytes(p.to_vec())
+        );
+    }
     for i in 0..l.count.min(max_entries) {
-        let k = l.key(page, i)?;
+        let k = l.key_owned(page, i)?;
         if l.leaf {
             let r = l.record_raw(page, i)?;
             let _ = writeln!(s, "  [{i}] {k} -> {} stored record bytes", r.len());

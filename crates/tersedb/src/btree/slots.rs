@@ -137,6 +137,19 @@ pub mod var {
             .ok_or(Fault("item outside its region"))
     }
 
+    /// Where item `i` lies in the region (for in-place rewrites of the same size).
+    pub fn range(region: &[u8], n: usize, i: usize) -> SResult<std::ops::Range<usize>> {
+        if i >= n {
+            return Err(Fault("item index out of range"));
+        }
+        let start = if i == 0 { 0 } else { end(region, i - 1)? };
+        let stop = end(region, i)?;
+        if start > stop || 2 * n + stop > region.len() {
+            return Err(Fault("item outside its region"));
+        }
+        Ok(2 * n + start..2 * n + stop)
+    }
+
     /// Inserts `item` at `i`; the caller checked `used + 2 + item.len() <= region.len()`.
     pub fn insert(region: &mut [u8], n: usize, i: usize, item: &[u8]) -> SResult<()> {
         let used = used(region, n)?;

@@ -18,7 +18,8 @@
 
 use super::node::{self, corrupt, Entries, Layout};
 use super::overflow::{self, Stored};
-use super::{Key, RecordList, Spec, MAX_DEPTH};
+use super::strkeys::lcp;
+use super::{Key, KeyType, RecordList, Spec, MAX_DEPTH};
 use crate::error::{Error, PageId, Result};
 use crate::storage::{PageSink, PageSource};
 
@@ -39,6 +40,58 @@ pub enum PutMode {
 pub struct AppendHint {
     root: PageId,
     leaf: PageId,
+}
+
+/// The fence keys of a node (the separators around it in its ancestors; `None` at the tree's
+/// left or right edge). Tracked on descents only for head compression, whose per-node prefix is
+/// the fences' common prefix.
+#[derive(Clone, Debug, Default)]
+struct Fences {
+    lo: Option<Vec<u8>>,
+    hi: Option<Vec<u8>>,
+}
+
+impl Fences {
+    /// The common prefix of both fences (empty at an edge of the tree).
+    fn prefix(lo: Option<&[u8]>, hi: Option<&[u8]>) -> Vec<u8> {
+        match (lo, hi) {
+            (Some(a), Some(b)) => a[..lcp(a, b)].to_vec(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The fences of child `ci` of the branch `l` whose own fences are `self`.
+    fn child(&self, page: &[u8], l: &Layout, ci: usize) -> Result<Fences> {
+        Ok(Fences {
+            lo: if ci > 0 {
+                Some(key_bytes(page, l, ci - 1)?)
+            } else {
+                self.lo.clone()
+            },
+            hi: if ci < l.count {
+                Some(key_bytes(page, l, ci)?)
+            } else {
+                self.hi.clone()
+            },
+        })
+    }
+}
+
+/// The stored bytes of key `i` of any node (integers little-endian, strings decompressed).
+fn key_bytes(page: &[u8], l: &Layout, i: usize) -> Result<Vec<u8>> {
+    if l.keys.contiguous() {
+        return Ok(l.key_raw(page, i)?.to_vec());
+    }
+    let mut b = Vec::new();
+    l.key_into(page, i, &mut b)?;
+    Ok(b)
+}
+
+/// The shortest separator `s` with `a < s <= b` (tail compression): the common prefix of the
+/// two keys plus the first byte of `b` that differs.
+fn shortest_sep(a: &[u8], b: &[u8]) -> Vec<u8> {
+    let k = lcp(a, b);
+    b[..(k + 1).min(b.len())].to_vec()
 }
 
 fn too_deep(id: PageId) -> Error {
@@ -128,11 +181,13 @@ fn find<S: PageSource + ?Sized, T>(
             Ok(i) => i + 1,
             Err(i) => i,
         };
-        if ci > 0 {
-            lo = l.key(&page, ci - 1)?.as_u64();
-        }
-        if ci < l.count {
-            hi = l.key(&page, ci)?.as_u64();
+        if matches!(spec.key_type, KeyType::U32 | KeyType::U64) {
+            if ci > 0 {
+                lo = l.key(&page, ci - 1)?.as_u64();
+            }
+            if ci < l.count {
+                hi = l.key(&page, ci)?.as_u64();
+            }
         }
         id = l.child(&page, ci)?;
     }
@@ -172,7 +227,7 @@ pub fn put<S: PageSink + ?Sized>(
         // A leaf that is no longer dirty (committed since) refuses `page_mut`: take the slow path.
         if let (true, Ok(page)) = (h.root == *root && !big, sink.page_mut(h.leaf)) {
             let mut l = Layout::read(page, h.leaf, spec)?;
-            if l.leaf && l.last_key(page)?.is_some_and(|last| probe > last) {
+            if l.leaf && l.above_last(page, &probe)? {
                 inline_record(spec, value, &mut rec);
                 let n = l.count;
                 if node::insert(page, &mut l, n, kb, &rec)? {
@@ -243,6 +298,8 @@ fn descend_put<S: PageSink + ?Sized>(
     let mut cur = *root;
     let mut rightmost = true;
     let mut parent = None;
+    let head = spec.head();
+    let mut fences = Fences::default();
     for _ in 0..MAX_DEPTH {
         let page = sink.page_mut(cur)?;
         let l = Layout::read(page, cur, spec)?;
@@ -270,20 +327,29 @@ fn descend_put<S: PageSink + ?Sized>(
             let page = sink.page_mut(cur)?;
             node::set_child(page, &l, ci, c2)?;
         }
-        if needs_split(sink, spec, c2, cost)? {
-            let (right, go_right) = split_child(sink, spec, cur, ci, c2, &probe, kb)?;
+        let cf = if head {
+            fences.child(sink.page_mut(cur)?, &l, ci)?
+        } else {
+            Fences::default()
+        };
+        let (next, ni) = if needs_split(sink, spec, c2, cost)? {
+            let (right, go_right) = split_child(sink, spec, cur, ci, c2, &probe, kb, &cf)?;
             if go_right {
-                parent = Some((cur, ci + 1));
-                cur = right;
+                (right, ci + 1)
             } else {
-                parent = Some((cur, ci));
-                cur = c2;
                 rightmost = false;
+                (c2, ci)
             }
         } else {
-            parent = Some((cur, ci));
-            cur = c2;
+            (c2, ci)
+        };
+        if head {
+            let page = sink.page_mut(cur)?;
+            let l = Layout::read(page, cur, spec)?;
+            fences = fences.child(page, &l, ni)?;
         }
+        parent = Some((cur, ni));
+        cur = next;
     }
     Err(too_deep(cur))
 }
@@ -379,7 +445,7 @@ fn split_leaf_at<S: PageSink + ?Sized>(
             (nr, 0)
         }
     };
-    let (right, go_right) = split_child(sink, spec, pid, ci, at.id, probe, kb)?;
+    let (right, go_right) = split_child(sink, spec, pid, ci, at.id, probe, kb, &Fences::default())?;
     Ok(if go_right {
         LeafAt {
             id: right,
@@ -521,9 +587,45 @@ fn middle(e: &Entries, spec: &Spec, leaf: bool) -> usize {
     (n / 2).max(1)
 }
 
+/// The split point of a tail-compressed node: among the cut points in `lo..=hi` that leave
+/// the left part within `spec.tail` percent of the middle of the node's bytes, the one whose
+/// separator (`sep_len`) is shortest; ties go to the one nearest the byte middle `mid`. With
+/// the range at most 25% each half keeps at most 3/4 of the bytes, so the half that gets the
+/// new entry has room for it.
+fn tail_split(
+    spec: &Spec,
+    e: &Entries,
+    leaf: bool,
+    mid: usize,
+    lo: usize,
+    hi: usize,
+    sep_len: impl Fn(usize) -> usize,
+) -> usize {
+    let (keys, recs) = (spec.keys(leaf), spec.records(leaf));
+    let n = e.len();
+    let total = e.cost(keys, recs, 0..n);
+    let slack = total * spec.tail as usize / 100;
+    let mut best = (usize::MAX, usize::MAX, mid);
+    let mut acc = 0usize;
+    for s in 0..=hi.min(n) {
+        if s >= lo && (2 * acc).abs_diff(total) <= 2 * slack {
+            let c = (sep_len(s), s.abs_diff(mid), s);
+            if c < best {
+                best = c;
+            }
+        }
+        if s < n {
+            acc += e.cost(keys, recs, s..s + 1);
+        }
+    }
+    best.2
+}
+
 /// Splits the dirty child `child` (at index `ci` of the dirty branch `parent`) into itself and a
 /// new right sibling, inserting the separator into `parent`. Returns the sibling and whether
-/// `probe` belongs to it.
+/// `probe` belongs to it. `f` are the child's fences (head compression: the halves get the
+/// prefixes of their new fences).
+#[allow(clippy::too_many_arguments)]
 fn split_child<S: PageSink + ?Sized>(
     sink: &mut S,
     spec: &Spec,
@@ -532,7 +634,12 @@ fn split_child<S: PageSink + ?Sized>(
     child: PageId,
     probe: &Key<'_>,
     probe_raw: &[u8],
+    f: &Fences,
 ) -> Result<(PageId, bool)> {
+    let tail = spec.tail > 0;
+    let head = spec.head();
+    let lo = f.lo.as_deref();
+    let hi = f.hi.as_deref();
     let right = sink.alloc()?;
     let page = sink.page_mut(child)?;
     let l = Layout::read(page, child, spec)?;
@@ -547,14 +654,45 @@ fn split_child<S: PageSink + ?Sized>(
             _ => usize::MAX,
         };
         if s == l.count {
-            sep = probe_raw.to_vec();
+            sep = if tail && l.count > 0 {
+                shortest_sep(&key_bytes(page, &l, l.count - 1)?, probe_raw)
+            } else {
+                probe_raw.to_vec()
+            };
+            if head && l.count > 0 {
+                // The left node's range shrank: give it its new fences' prefix.
+                e.extend_from(page, &l)?;
+                let pfx = Fences::prefix(lo, Some(&sep));
+                node::build_with(page, child, spec, true, 0, &e, 0..e.len(), &pfx)?;
+            }
             node::init(sink.page_mut(right)?, spec, true, 0);
         } else {
             e.extend_from(page, &l)?;
-            let s = if s == 0 { 0 } else { middle(&e, spec, true) };
-            sep = e.key(s).to_vec();
-            node::build(page, child, spec, true, 0, &e, 0..s)?;
-            node::build(sink.page_mut(right)?, right, spec, true, 0, &e, s..e.len())?;
+            let n = e.len();
+            let s = if s == 0 {
+                0
+            } else if tail {
+                tail_split(spec, &e, true, middle(&e, spec, true), 1, n - 1, |s| {
+                    lcp(e.key(s - 1), e.key(s))
+                })
+            } else {
+                middle(&e, spec, true)
+            };
+            sep = match (tail, s) {
+                (true, 0) => shortest_sep(probe_raw, e.key(0)),
+                (true, _) => shortest_sep(e.key(s - 1), e.key(s)),
+                _ => e.key(s).to_vec(),
+            };
+            let (lp, rp) = if head {
+                (
+                    Fences::prefix(lo, Some(&sep)),
+                    Fences::prefix(Some(&sep), hi),
+                )
+            } else {
+                (Vec::new(), Vec::new())
+            };
+            node::build_with(page, child, spec, true, 0, &e, 0..s, &lp)?;
+            node::build_with(sink.page_mut(right)?, right, spec, true, 0, &e, s..n, &rp)?;
         }
     } else {
         if l.count < 3 {
@@ -563,22 +701,43 @@ fn split_child<S: PageSink + ?Sized>(
         let child0 = l.child(page, 0)?;
         e.extend_from(page, &l)?;
         // Descending into the last child (ascending loads): keep the left node full.
+        let n = e.len();
         let m = if l.child_index(page, probe)? == l.count {
             l.count - 1
+        } else if tail {
+            // Shortest separator near the middle ("applies to internal nodes at every level").
+            tail_split(
+                spec,
+                &e,
+                false,
+                middle(&e, spec, false).min(n - 1),
+                1,
+                n - 1,
+                |m| e.key(m).len(),
+            )
         } else {
-            middle(&e, spec, false).min(e.len() - 1)
+            middle(&e, spec, false).min(n - 1)
         };
         sep = e.key(m).to_vec();
         let rchild0 = super::slots::le_u64(e.rec(m));
-        node::build(page, child, spec, false, child0, &e, 0..m)?;
-        node::build(
+        let (lp, rp) = if head {
+            (
+                Fences::prefix(lo, Some(&sep)),
+                Fences::prefix(Some(&sep), hi),
+            )
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        node::build_with(page, child, spec, false, child0, &e, 0..m, &lp)?;
+        node::build_with(
             sink.page_mut(right)?,
             right,
             spec,
             false,
             rchild0,
             &e,
-            m + 1..e.len(),
+            m + 1..n,
+            &rp,
         )?;
     }
     let ppage = sink.page_mut(parent)?;
@@ -706,6 +865,7 @@ pub fn erase<S: PageSink + ?Sized>(
         parent: None,
         rightmost: false,
     };
+    let head = spec.head();
     // Rounds: a compressed leaf that has no room to remove a key even after a split starts a
     // fresh descent (see `put`).
     'round: for _ in 0..MAX_DEPTH {
@@ -716,6 +876,7 @@ pub fn erase<S: PageSink + ?Sized>(
             parent: None,
             rightmost: false,
         };
+        let mut fences = Fences::default();
         for _ in 0..MAX_DEPTH {
             let cur = at.id;
             let page = sink.page_mut(cur)?;
@@ -749,15 +910,21 @@ pub fn erase<S: PageSink + ?Sized>(
                 break 'round;
             }
             let ci = l.child_index(page, &probe)?;
-            let (mut next, mut ni) = descend_for_erase(sink, spec, cur, ci)?;
+            let (mut next, mut ni) = descend_for_erase(sink, spec, cur, ci, &fences)?;
             // With compressed leaves an erase may split a leaf, so, as on insert, the branches on
             // the way down keep room for a separator.
             if packed && needs_split(sink, spec, next, 0)? {
-                let (right, go_right) = split_child(sink, spec, cur, ni, next, &probe, kb)?;
+                let cf = Fences::default();
+                let (right, go_right) = split_child(sink, spec, cur, ni, next, &probe, kb, &cf)?;
                 if go_right {
                     next = right;
                     ni += 1;
                 }
+            }
+            if head {
+                let page = sink.page_mut(cur)?;
+                let l = Layout::read(page, cur, spec)?;
+                fences = fences.child(page, &l, ni)?;
             }
             at = LeafAt {
                 id: next,
@@ -800,6 +967,7 @@ fn descend_for_erase<S: PageSink + ?Sized>(
     spec: &Spec,
     parent: PageId,
     ci: usize,
+    pf: &Fences,
 ) -> Result<(PageId, usize)> {
     let ppage = sink.page_mut(parent)?;
     let pl = Layout::read(ppage, parent, spec)?;
@@ -808,7 +976,23 @@ fn descend_for_erase<S: PageSink + ?Sized>(
         let li = if ci < pl.count { ci } else { ci - 1 };
         let left = pl.child(ppage, li)?;
         let right = pl.child(ppage, li + 1)?;
-        let sep = pl.key_raw(ppage, li)?.to_vec();
+        let sep = key_bytes(ppage, &pl, li)?;
+        // The merged node's fences: left of the left child, right of the right one.
+        let pfx = if spec.head() {
+            let a = if li > 0 {
+                Some(key_bytes(ppage, &pl, li - 1)?)
+            } else {
+                pf.lo.clone()
+            };
+            let b = if li + 1 < pl.count {
+                Some(key_bytes(ppage, &pl, li + 1)?)
+            } else {
+                pf.hi.clone()
+            };
+            Fences::prefix(a.as_deref(), b.as_deref())
+        } else {
+            Vec::new()
+        };
         let cpage = sink.page(child)?;
         let cl = Layout::read(&cpage, child, spec)?;
         if cl.used(&cpage)? * 4 < cl.capacity() {
@@ -836,11 +1020,11 @@ fn descend_for_erase<S: PageSink + ?Sized>(
                 };
                 e.extend_from(&rp, &rl)?;
                 drop((lp, rp, cpage));
-                if !merged_fits(spec, ll.leaf, &e, budget, parent)? {
+                if !merged_fits(spec, ll.leaf, &e, budget, parent, &pfx)? {
                     return cow_child(sink, spec, parent, ci, child);
                 }
                 let nl = sink.cow(left)?;
-                node::build(
+                node::build_with(
                     sink.page_mut(nl)?,
                     nl,
                     spec,
@@ -848,6 +1032,7 @@ fn descend_for_erase<S: PageSink + ?Sized>(
                     child0,
                     &e,
                     0..e.len(),
+                    &pfx,
                 )?;
                 sink.free(right)?;
                 let ppage = sink.page_mut(parent)?;
@@ -881,7 +1066,25 @@ fn cow_child<S: PageSink + ?Sized>(
 /// Whether a node rebuilt from `e` stays within `budget` bytes. Plain lists cost what their
 /// parts did; a compressed KeyList is re-encoded, which may cost more (a block may now span a
 /// wide delta), so it is measured.
-fn merged_fits(spec: &Spec, leaf: bool, e: &Entries, budget: usize, id: PageId) -> Result<bool> {
+fn merged_fits(
+    spec: &Spec,
+    leaf: bool,
+    e: &Entries,
+    budget: usize,
+    id: PageId,
+    prefix: &[u8],
+) -> Result<bool> {
+    if let Some(s) = spec.keys(leaf).str_list() {
+        // A merged node gets a shorter head prefix (and new prefix deltas): measure it.
+        let ks: Vec<&[u8]> = (0..e.len()).map(|i| e.key(i)).collect();
+        let mut img = Vec::new();
+        s.build(&ks, prefix, &mut img)
+            .map_err(|f| corrupt(id, f.0))?;
+        let ru: usize = (0..e.len())
+            .map(|i| spec.records(leaf).cost(e.rec(i).len()))
+            .sum();
+        return Ok(img.len() + ru <= budget);
+    }
     let Some(p) = spec.keys(leaf).packed() else {
         return Ok(true);
     };

@@ -1,0 +1,817 @@
+//! Compressed KeyLists for byte-string keys: the in-node layouts of seed 002's techniques.
+//!
+//! Tail compression (shortest separators) and the choice of the split point live in the tree
+//! (`tree.rs`); they need no layout of their own. The layouts here:
+//!
+//! ```text
+//! Head        [plen u16][prefix: plen bytes][slots::var layout of the keys without the prefix]
+//!             prefix = common prefix of the node's fence keys (set when the node is built)
+//! WiredTiger  slots::var layout; item = [p: LEB128][key[p..]], p = bytes shared with the
+//!             previous key (p = 0: a fully instantiated key); at most `dist` keys from one
+//!             full key to the next (roll-forward distance control); key 0 is full
+//! MyIsam      the same items, p always exactly the common prefix with the previous key
+//! Pkb         slots::var layout; item = [off u16][pl u8][partial: l bytes][the full key]
+//!             off = where the key first differs from the previous key (key 0: from the empty
+//!             key), partial = key[off..off + pl], pl = min(l, len - off), zero padded to l
+//! ```
+//!
+//! Every read is bounds-checked: a damaged region is a [`Fault`], never a panic. Inserts never
+//! need more than [`StrList::cost`] bytes; removes never need more room (for the prefix-delta
+//! layouts the next key's prefix can only shrink by less than the removed item's size).
+
+use super::slots::{le_u16, var, Fault, SResult};
+use std::cmp::Ordering;
+
+/// A compressed byte-string KeyList.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StrList {
+    Head,
+    /// Roll-forward distance: at most this many keys per run starting at a full key (>= 1).
+    WiredTiger(u8),
+    MyIsam,
+    /// Partial key length `l` (>= 1).
+    Pkb(u8),
+}
+
+/// Length of the common prefix of two byte strings.
+#[inline]
+pub fn lcp(a: &[u8], b: &[u8]) -> usize {
+    let n = a.len().min(b.len());
+    let mut i = 0;
+    // Eight bytes at a time, then byte by byte.
+    while i + 8 <= n {
+        let x = u64::from_le_bytes(a[i..i + 8].try_into().unwrap_or([0; 8]));
+        let y = u64::from_le_bytes(b[i..i + 8].try_into().unwrap_or([0; 8]));
+        if x != y {
+            return i + ((x ^ y).trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while i < n && a[i] == b[i] {
+        i += 1;
+    }
+    i
+}
+
+/// `[p LEB128][suffix]`.
+fn put_delta(out: &mut Vec<u8>, p: usize, suffix: &[u8]) {
+    let mut v = p;
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+    out.extend_from_slice(suffix);
+}
+
+/// Splits a delta item into (p, suffix).
+#[inline]
+fn get_delta(item: &[u8]) -> SResult<(usize, &[u8])> {
+    let mut p = 0usize;
+    for (k, &b) in item.iter().enumerate().take(3) {
+        p |= ((b & 0x7f) as usize) << (7 * k);
+        if b < 0x80 {
+            return Ok((p, &item[k + 1..]));
+        }
+    }
+    Err(Fault("prefix length not terminated"))
+}
+
+/// Writes a slots::var image of `items` into `out`.
+fn var_image<'a>(items: impl Iterator<Item = &'a [u8]> + Clone, out: &mut Vec<u8>) -> SResult<()> {
+    let base = out.len();
+    let n = items.clone().count();
+    let mut end = 0usize;
+    for it in items.clone() {
+        end += it.len();
+        if 2 * n + end > 0xffff {
+            return Err(Fault("key list larger than a page"));
+        }
+        out.extend_from_slice(&(end as u16).to_le_bytes());
+    }
+    for it in items {
+        out.extend_from_slice(it);
+    }
+    debug_assert_eq!(out.len() - base, 2 * n + end);
+    Ok(())
+}
+
+const PKB_HDR: usize = 3;
+
+impl StrList {
+    /// Layout id in a node header.
+    pub fn id(&self) -> u8 {
+        match self {
+            StrList::Head => 5,
+            StrList::WiredTiger(_) => 6,
+            StrList::MyIsam => 7,
+            StrList::Pkb(_) => 8,
+        }
+    }
+
+    /// Whether every key is stored whole (so `raw` can borrow it).
+    pub fn contiguous(&self) -> bool {
+        matches!(self, StrList::Pkb(_))
+    }
+
+    /// Makes `region` an empty list.
+    pub fn init(&self, region: &mut [u8]) {
+        if let StrList::Head = self {
+            region[..2].fill(0);
+        }
+    }
+
+    /// Bytes one more key of `len` bytes takes at most.
+    pub fn cost(&self, len: usize) -> usize {
+        match *self {
+            StrList::Head => 2 + len,
+            StrList::WiredTiger(_) | StrList::MyIsam => 2 + 2 + len,
+            StrList::Pkb(l) => 2 + PKB_HDR + l as usize + len,
+        }
+    }
+
+    /// The head prefix and the suffix list's region.
+    #[inline]
+    fn head(region: &[u8]) -> SResult<(&[u8], &[u8])> {
+        let plen = le_u16(
+            region
+                .get(..2)
+                .ok_or(Fault("head prefix outside its region"))?,
+        ) as usize;
+        let prefix = region
+            .get(2..2 + plen)
+            .ok_or(Fault("head prefix outside its region"))?;
+        Ok((prefix, &region[2 + plen..]))
+    }
+
+    /// The node's head prefix (empty for the other layouts).
+    pub fn prefix<'r>(&self, region: &'r [u8]) -> SResult<&'r [u8]> {
+        match self {
+            StrList::Head => Ok(Self::head(region)?.0),
+            _ => Ok(&[]),
+        }
+    }
+
+    pub fn used(&self, region: &[u8], n: usize) -> SResult<usize> {
+        match self {
+            StrList::Head => {
+                let (p, sub) = Self::head(region)?;
+                Ok(2 + p.len() + var::used(sub, n)?)
+            }
+            _ => var::used(region, n),
+        }
+    }
+
+    /// The stored bytes of key `i` (`Pkb` only: the others do not store keys whole).
+    #[inline]
+    pub fn raw<'r>(&self, region: &'r [u8], n: usize, i: usize) -> SResult<&'r [u8]> {
+        match *self {
+            StrList::Pkb(l) => var::get(region, n, i)?
+                .get(PKB_HDR + l as usize..)
+                .ok_or(Fault("partial-key item too short")),
+            _ => Err(Fault("compressed keys have no stored bytes")),
+        }
+    }
+
+    /// Key `i` into `buf` (replacing its contents).
+    pub fn key_into(&self, region: &[u8], n: usize, i: usize, buf: &mut Vec<u8>) -> SResult<()> {
+        buf.clear();
+        match self {
+            StrList::Head => {
+                let (p, sub) = Self::head(region)?;
+                buf.extend_from_slice(p);
+                buf.extend_from_slice(var::get(sub, n, i)?);
+            }
+            StrList::WiredTiger(_) | StrList::MyIsam => {
+                if i >= n {
+                    return Err(Fault("key index out of range"));
+                }
+                let mut j = i;
+                while get_delta(var::get(region, n, j)?)?.0 != 0 {
+                    if j == 0 {
+                        return Err(Fault("first key of a prefix-delta list not full"));
+                    }
+                    j -= 1;
+                }
+                for k in j..=i {
+                    let (p, s) = get_delta(var::get(region, n, k)?)?;
+                    if p > buf.len() {
+                        return Err(Fault("prefix longer than the previous key"));
+                    }
+                    buf.truncate(p);
+                    buf.extend_from_slice(s);
+                }
+            }
+            StrList::Pkb(_) => buf.extend_from_slice(self.raw(region, n, i)?),
+        }
+        Ok(())
+    }
+
+    /// Calls `f` with every key in order (one pass; O(n) for the prefix-delta layouts).
+    pub fn for_each(
+        &self,
+        region: &[u8],
+        n: usize,
+        mut f: impl FnMut(&[u8]) -> SResult<()>,
+    ) -> SResult<()> {
+        match self {
+            StrList::Head => {
+                let (p, sub) = Self::head(region)?;
+                let mut buf = p.to_vec();
+                for i in 0..n {
+                    buf.truncate(p.len());
+                    buf.extend_from_slice(var::get(sub, n, i)?);
+                    f(&buf)?;
+                }
+            }
+            StrList::WiredTiger(_) | StrList::MyIsam => {
+                let mut buf = Vec::new();
+                for i in 0..n {
+                    let (p, s) = get_delta(var::get(region, n, i)?)?;
+                    if p > buf.len() || (i == 0 && p != 0) {
+                        return Err(Fault("prefix longer than the previous key"));
+                    }
+                    buf.truncate(p);
+                    buf.extend_from_slice(s);
+                    f(&buf)?;
+                }
+            }
+            StrList::Pkb(_) => {
+                for i in 0..n {
+                    f(self.raw(region, n, i)?)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// After key `i - 1` is in `buf`, puts key `i` there (a cursor stepping forward): O(1) for
+    /// the prefix-delta layouts.
+    pub fn next_into(&self, region: &[u8], n: usize, i: usize, buf: &mut Vec<u8>) -> SResult<()> {
+        match self {
+            StrList::WiredTiger(_) | StrList::MyIsam if i > 0 => {
+                let (p, s) = get_delta(var::get(region, n, i)?)?;
+                if p > buf.len() {
+                    return Err(Fault("prefix longer than the previous key"));
+                }
+                buf.truncate(p);
+                buf.extend_from_slice(s);
+                Ok(())
+            }
+            _ => self.key_into(region, n, i, buf),
+        }
+    }
+
+    /// Binary (or, for MyISAM and PkB, sequential) search: `Ok(i)` when key `i` equals `probe`,
+    /// `Err(i)` for the insert position.
+    pub fn search(&self, region: &[u8], n: usize, probe: &[u8]) -> SResult<Result<usize, usize>> {
+        match *self {
+            StrList::Head => {
+                let (p, sub) = Self::head(region)?;
+                let m = lcp(p, probe);
+                if m < p.len() {
+                    // The probe leaves the prefix: below every key or above every key.
+                    return Ok(if m == probe.len() || probe[m] < p[m] {
+                        Err(0)
+                    } else {
+                        Err(n)
+                    });
+                }
+                let rest = &probe[p.len()..];
+                var::used(sub, n)?;
+                let (mut lo, mut hi) = (0usize, n);
+                while lo < hi {
+                    let mid = lo + (hi - lo) / 2;
+                    match var::get(sub, n, mid)?.cmp(rest) {
+                        Ordering::Less => lo = mid + 1,
+                        Ordering::Greater => hi = mid,
+                        Ordering::Equal => return Ok(Ok(mid)),
+                    }
+                }
+                Ok(Err(lo))
+            }
+            StrList::WiredTiger(_) => {
+                var::used(region, n)?;
+                let mut buf = Vec::with_capacity(probe.len() + 16);
+                let (mut lo, mut hi) = (0usize, n);
+                while lo < hi {
+                    let mid = lo + (hi - lo) / 2;
+                    self.key_into(region, n, mid, &mut buf)?;
+                    match buf.as_slice().cmp(probe) {
+                        Ordering::Less => lo = mid + 1,
+                        Ordering::Greater => hi = mid,
+                        Ordering::Equal => return Ok(Ok(mid)),
+                    }
+                }
+                Ok(Err(lo))
+            }
+            StrList::MyIsam => Self::search_myisam(region, n, probe),
+            StrList::Pkb(l) => Self::search_pkb(region, n, probe, l as usize),
+        }
+    }
+
+    /// MyISAM's sequential search. Invariant before item `i`: key `i - 1` < probe and `m` is
+    /// their common prefix length. An item sharing more than `m` bytes with key `i - 1` is also
+    /// below the probe; one sharing fewer is above it (it differs from key `i - 1`, which equals
+    /// the probe there, upwards); only items sharing exactly `m` bytes compare their suffix.
+    fn search_myisam(region: &[u8], n: usize, probe: &[u8]) -> SResult<Result<usize, usize>> {
+        let mut m = 0usize;
+        let mut len = 0usize; // length of key i - 1
+        for i in 0..n {
+            let (p, s) = get_delta(var::get(region, n, i)?)?;
+            if p > len || (i == 0 && p != 0) {
+                return Err(Fault("prefix longer than the previous key"));
+            }
+            len = p + s.len();
+            if p > m {
+                continue;
+            }
+            if p < m {
+                return Ok(Err(i));
+            }
+            let rest = &probe[m..];
+            let k = lcp(s, rest);
+            match s[k..].cmp(&rest[k..]) {
+                Ordering::Equal => return Ok(Ok(i)),
+                Ordering::Greater => return Ok(Err(i)),
+                Ordering::Less => m += k,
+            }
+        }
+        Ok(Err(n))
+    }
+
+    /// PkB's sequential search on partial keys. Invariant before item `i`: key `i - 1` < probe
+    /// (the empty key before item 0) and `d` is where they first differ. The item's offset
+    /// `off` (where key `i` first differs from key `i - 1`) decides without reading the key
+    /// unless `off == d`; then the partial bytes decide unless they match the probe and the key
+    /// goes on, and only then is the full key read (the "dereference").
+    fn search_pkb(
+        region: &[u8],
+        n: usize,
+        probe: &[u8],
+        l: usize,
+    ) -> SResult<Result<usize, usize>> {
+        let mut d = 0usize;
+        for i in 0..n {
+            let item = var::get(region, n, i)?;
+            if item.len() < PKB_HDR + l {
+                return Err(Fault("partial-key item too short"));
+            }
+            let off = le_u16(item) as usize;
+            let pl = item[2] as usize;
+            let key = &item[PKB_HDR + l..];
+            if pl > l || off + pl > key.len() {
+                return Err(Fault("partial key outside its key"));
+            }
+            if off > d {
+                continue;
+            }
+            if off < d {
+                return Ok(Err(i));
+            }
+            let part = &item[PKB_HDR..PKB_HDR + pl];
+            let rest = &probe[d..];
+            let k = lcp(part, rest);
+            if k < pl && k < rest.len() {
+                if rest[k] < part[k] {
+                    return Ok(Err(i));
+                }
+                d += k;
+                continue;
+            }
+            if k == rest.len() && k < pl {
+                // The probe ends inside the partial key: it is a prefix of key i.
+                return Ok(Err(i));
+            }
+            // The partial key matches; the full key decides.
+            let k2 = lcp(&key[d..], rest);
+            match key[d + k2..].cmp(&rest[k2..]) {
+                Ordering::Equal => return Ok(Ok(i)),
+                Ordering::Greater => return Ok(Err(i)),
+                Ordering::Less => d += k2,
+            }
+        }
+        Ok(Err(n))
+    }
+
+    fn pkb_item(out: &mut Vec<u8>, prev: &[u8], key: &[u8], l: usize) {
+        let off = lcp(prev, key);
+        let pl = l.min(key.len() - off);
+        out.extend_from_slice(&(off as u16).to_le_bytes());
+        out.push(pl as u8);
+        out.extend_from_slice(&key[off..off + pl]);
+        out.resize(out.len() + l - pl, 0);
+        out.extend_from_slice(key);
+    }
+
+    /// Inserts `key` at `i`; the caller made room (`used + cost(key.len()) <= region.len()`)
+    /// and checked the order.
+    pub fn insert(&self, region: &mut [u8], n: usize, i: usize, key: &[u8]) -> SResult<()> {
+        if i > n {
+            return Err(Fault("insert position out of range"));
+        }
+        match *self {
+            StrList::Head => {
+                let plen = Self::head(region)?.0.len();
+                if region[2..2 + plen] != key[..plen.min(key.len())] || key.len() < plen {
+                    return Err(Fault("key outside the node's head prefix"));
+                }
+                var::insert(&mut region[2 + plen..], n, i, &key[plen..])
+            }
+            StrList::WiredTiger(_) | StrList::MyIsam => {
+                let mut prev = Vec::new();
+                if i > 0 {
+                    self.key_into(region, n, i - 1, &mut prev)?;
+                }
+                let mut p = if i == 0 { 0 } else { lcp(&prev, key) };
+                if i < n {
+                    let mut next = Vec::new();
+                    self.key_into(region, n, i, &mut next)?;
+                    let old_p = get_delta(var::get(region, n, i)?)?.0;
+                    if let StrList::WiredTiger(dist) = *self {
+                        // The run that gets the new key: from the full key at or before i - 1
+                        // to the next full key at or after i (old indices).
+                        if i > 0 && p > 0 {
+                            let mut j = i - 1;
+                            while j > 0 && get_delta(var::get(region, n, j)?)?.0 != 0 {
+                                j -= 1;
+                            }
+                            let mut e = i;
+                            while e < n && get_delta(var::get(region, n, e)?)?.0 != 0 {
+                                e += 1;
+                            }
+                            if e - j + 1 > dist as usize {
+                                p = 0;
+                            }
+                        }
+                    }
+                    let np = match *self {
+                        StrList::WiredTiger(_) if old_p == 0 => 0,
+                        _ => lcp(key, &next),
+                    };
+                    let mut item = Vec::with_capacity(next.len() + 3);
+                    put_delta(&mut item, np, &next[np..]);
+                    var::remove(region, n, i)?;
+                    var::insert(region, n - 1, i, &item)?;
+                } else if let StrList::WiredTiger(dist) = *self {
+                    if i > 0 && p > 0 {
+                        let mut j = i - 1;
+                        while j > 0 && get_delta(var::get(region, n, j)?)?.0 != 0 {
+                            j -= 1;
+                        }
+                        if i - j + 1 > dist as usize {
+                            p = 0;
+                        }
+                    }
+                }
+                let mut item = Vec::with_capacity(key.len() + 3);
+                put_delta(&mut item, p, &key[p..]);
+                var::insert(region, n, i, &item)
+            }
+            StrList::Pkb(l) => {
+                let l = l as usize;
+                let mut item = Vec::with_capacity(PKB_HDR + l + key.len());
+                let prev: &[u8] = if i > 0 {
+                    self.raw(region, n, i - 1)?
+                } else {
+                    &[]
+                };
+                Self::pkb_item(&mut item, prev, key, l);
+                var::insert(region, n, i, &item)?;
+                if i < n {
+                    self.pkb_rebase(region, n + 1, i + 1, l)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Recomputes the partial key of item `i` against key `i - 1` (same size, in place).
+    fn pkb_rebase(&self, region: &mut [u8], n: usize, i: usize, l: usize) -> SResult<()> {
+        let mut item = Vec::new();
+        {
+            let prev: &[u8] = if i > 0 {
+                self.raw(region, n, i - 1)?
+            } else {
+                &[]
+            };
+            let key = self.raw(region, n, i)?;
+            Self::pkb_item(&mut item, prev, key, l);
+        }
+        let r = var::range(region, n, i)?;
+        if r.len() != item.len() {
+            return Err(Fault("partial-key item changed size"));
+        }
+        region[r].copy_from_slice(&item);
+        Ok(())
+    }
+
+    /// Removes key `i`. Never needs more room.
+    pub fn remove(&self, region: &mut [u8], n: usize, i: usize) -> SResult<()> {
+        if i >= n {
+            return Err(Fault("remove position out of range"));
+        }
+        match *self {
+            StrList::Head => {
+                let plen = Self::head(region)?.0.len();
+                var::remove(&mut region[2 + plen..], n, i)
+            }
+            StrList::WiredTiger(_) | StrList::MyIsam => {
+                if i + 1 < n {
+                    let mut next = Vec::new();
+                    self.key_into(region, n, i + 1, &mut next)?;
+                    let next_p = get_delta(var::get(region, n, i + 1)?)?.0;
+                    let removed_p = get_delta(var::get(region, n, i)?)?.0;
+                    let np = if i == 0 {
+                        0
+                    } else {
+                        match *self {
+                            StrList::WiredTiger(_) if next_p == 0 || removed_p == 0 => 0,
+                            _ => {
+                                let mut prev = Vec::new();
+                                self.key_into(region, n, i - 1, &mut prev)?;
+                                lcp(&prev, &next)
+                            }
+                        }
+                    };
+                    let mut item = Vec::with_capacity(next.len() + 3);
+                    put_delta(&mut item, np, &next[np..]);
+                    var::remove(region, n, i)?;
+                    var::remove(region, n - 1, i)?;
+                    var::insert(region, n - 2, i, &item)
+                } else {
+                    var::remove(region, n, i)
+                }
+            }
+            StrList::Pkb(l) => {
+                var::remove(region, n, i)?;
+                if i + 1 < n {
+                    self.pkb_rebase(region, n - 1, i, l as usize)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Writes the image of a list holding `keys` (ascending) into `out`. `prefix` is the
+    /// common prefix of the node's fences (Head; it is cut further to one every key has).
+    pub fn build(&self, keys: &[&[u8]], prefix: &[u8], out: &mut Vec<u8>) -> SResult<()> {
+        out.clear();
+        match *self {
+            StrList::Head => {
+                let mut plen = prefix.len();
+                if let (Some(a), Some(b)) = (keys.first(), keys.last()) {
+                    plen = plen.min(lcp(a, prefix)).min(lcp(b, prefix));
+                }
+                out.extend_from_slice(&(plen as u16).to_le_bytes());
+                out.extend_from_slice(&prefix[..plen]);
+                var_image(keys.iter().map(|k| &k[plen..]), out)
+            }
+            StrList::WiredTiger(_) | StrList::MyIsam => {
+                let dist = match *self {
+                    StrList::WiredTiger(d) => d.max(1) as usize,
+                    _ => usize::MAX,
+                };
+                let mut items = Vec::with_capacity(keys.len());
+                for (i, k) in keys.iter().enumerate() {
+                    let p = if i % dist == 0 {
+                        0
+                    } else {
+                        lcp(keys[i - 1], k)
+                    };
+                    let mut it = Vec::with_capacity(k.len() - p + 2);
+                    put_delta(&mut it, p, &k[p..]);
+                    items.push(it);
+                }
+                var_image(items.iter().map(|v| v.as_slice()), out)
+            }
+            StrList::Pkb(l) => {
+                let mut items = Vec::with_capacity(keys.len());
+                for (i, k) in keys.iter().enumerate() {
+                    let mut it = Vec::new();
+                    Self::pkb_item(
+                        &mut it,
+                        if i == 0 { &[] } else { keys[i - 1] },
+                        k,
+                        l as usize,
+                    );
+                    items.push(it);
+                }
+                var_image(items.iter().map(|v| v.as_slice()), out)
+            }
+        }
+    }
+
+    /// Checks the layout's own invariants beyond readability (for `check`): MyISAM's exact
+    /// prefix lengths, WiredTiger's run lengths, PkB's partial keys.
+    pub fn validate(&self, region: &[u8], n: usize) -> SResult<()> {
+        match *self {
+            StrList::Head => Ok(()),
+            StrList::WiredTiger(_) | StrList::MyIsam => {
+                let mut prev: Vec<u8> = Vec::new();
+                let mut run = 0usize;
+                for i in 0..n {
+                    let (p, s) = get_delta(var::get(region, n, i)?)?;
+                    if p > prev.len() || (i == 0 && p != 0) {
+                        return Err(Fault("prefix longer than the previous key"));
+                    }
+                    let mut key = prev[..p].to_vec();
+                    key.extend_from_slice(s);
+                    match *self {
+                        StrList::MyIsam if i > 0 && p != lcp(&prev, &key) => {
+                            return Err(Fault("MyISAM prefix length is not exact"));
+                        }
+                        StrList::WiredTiger(dist) => {
+                            run = if p == 0 { 1 } else { run + 1 };
+                            if run > dist.max(1) as usize {
+                                return Err(Fault("roll-forward run longer than the distance"));
+                            }
+                        }
+                        _ => {}
+                    }
+                    prev = key;
+                }
+                Ok(())
+            }
+            StrList::Pkb(l) => {
+                let mut item = Vec::new();
+                for i in 0..n {
+                    item.clear();
+                    let prev: &[u8] = if i > 0 {
+                        self.raw(region, n, i - 1)?
+                    } else {
+                        &[]
+                    };
+                    Self::pkb_item(&mut item, prev, self.raw(region, n, i)?, l as usize);
+                    if var::get(region, n, i)? != item.as_slice() {
+                        return Err(Fault("partial key does not match its key"));
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lists() -> Vec<StrList> {
+        vec![
+            StrList::Head,
+            StrList::WiredTiger(1),
+            StrList::WiredTiger(3),
+            StrList::WiredTiger(10),
+            StrList::MyIsam,
+            StrList::Pkb(1),
+            StrList::Pkb(2),
+            StrList::Pkb(5),
+        ]
+    }
+
+    fn gen_key(rng: &mut fastrand::Rng, style: u8) -> Vec<u8> {
+        match style {
+            0 => (0..rng.usize(0..12)).map(|_| rng.u8(..)).collect(),
+            1 => {
+                let mut k = b"shared/prefix/".to_vec();
+                k.extend((0..rng.usize(0..6)).map(|_| rng.u8(b'a'..b'e')));
+                k
+            }
+            _ => {
+                let len = [0, 1, 2, 40, 90][rng.usize(0..5)];
+                (0..len)
+                    .map(|_| [0u8, 0x80, 0xff, b'a'][rng.usize(0..4)])
+                    .collect()
+            }
+        }
+    }
+
+    fn check_all(s: StrList, region: &[u8], model: &[Vec<u8>], prefix: &[u8]) {
+        let n = model.len();
+        let mut buf = Vec::new();
+        for (i, m) in model.iter().enumerate() {
+            s.key_into(region, n, i, &mut buf).unwrap();
+            assert_eq!(&buf, m, "{s:?} key {i}");
+        }
+        let mut all = Vec::new();
+        s.for_each(region, n, |k| {
+            all.push(k.to_vec());
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(all, model);
+        s.validate(region, n).unwrap();
+        assert_eq!(
+            s.prefix(region).unwrap(),
+            &prefix[..s.prefix(region).unwrap().len()]
+        );
+    }
+
+    /// Random inserts and removes against a sorted Vec, for every layout; searches for present
+    /// and absent probes, including probes outside a head prefix.
+    #[test]
+    fn ops_match_a_sorted_vec() {
+        for s in lists() {
+            for style in 0..3u8 {
+                let mut rng = fastrand::Rng::with_seed(style as u64 * 31 + s.id() as u64);
+                let prefix: &[u8] = if style == 1 && s == StrList::Head {
+                    b"shared/pre"
+                } else {
+                    b""
+                };
+                let mut region = vec![0xa5u8; 4000];
+                let mut img = Vec::new();
+                s.build(&[], prefix, &mut img).unwrap();
+                region[..img.len()].copy_from_slice(&img);
+                let mut model: Vec<Vec<u8>> = Vec::new();
+                for step in 0..1500 {
+                    let n = model.len();
+                    if rng.u8(0..3) > 0 || n == 0 {
+                        let mut k = gen_key(&mut rng, style);
+                        if !k.starts_with(s.prefix(&region).unwrap()) {
+                            k = [s.prefix(&region).unwrap(), &k].concat();
+                        }
+                        let pos = model.binary_search(&k);
+                        assert_eq!(s.search(&region, n, &k).unwrap(), pos, "{s:?} step {step}");
+                        if let Err(i) = pos {
+                            if s.used(&region, n).unwrap() + s.cost(k.len()) <= region.len() {
+                                s.insert(&mut region, n, i, &k).unwrap();
+                                model.insert(i, k);
+                            }
+                        }
+                    } else {
+                        let i = rng.usize(0..n);
+                        let before = s.used(&region, n).unwrap();
+                        s.remove(&mut region, n, i).unwrap();
+                        model.remove(i);
+                        assert!(s.used(&region, n - 1).unwrap() < before);
+                    }
+                    if step % 50 == 0 {
+                        check_all(s, &region, &model, prefix);
+                        // Probes anywhere, also outside the prefix.
+                        for _ in 0..20 {
+                            let st = rng.u8(0..3);
+                            let p = gen_key(&mut rng, st);
+                            assert_eq!(
+                                s.search(&region, model.len(), &p).unwrap(),
+                                model.binary_search(&p),
+                                "{s:?} probe {p:?}"
+                            );
+                        }
+                    }
+                }
+                check_all(s, &region, &model, prefix);
+                // A rebuilt image holds the same keys and is no larger than cost says.
+                let keys: Vec<&[u8]> = model.iter().map(|k| k.as_slice()).collect();
+                s.build(&keys, prefix, &mut img).unwrap();
+                let cost: usize = model.iter().map(|k| s.cost(k.len())).sum::<usize>() + 2;
+                assert!(img.len() <= cost);
+                check_all(s, &img, &model, prefix);
+            }
+        }
+    }
+
+    #[test]
+    fn damaged_regions_are_faults() {
+        let mut rng = fastrand::Rng::with_seed(5);
+        for s in lists() {
+            let keys: Vec<Vec<u8>> = {
+                let mut v: Vec<Vec<u8>> = (0..40).map(|_| gen_key(&mut rng, 1)).collect();
+                v.sort();
+                v.dedup();
+                v
+            };
+            let refs: Vec<&[u8]> = keys.iter().map(|k| k.as_slice()).collect();
+            let mut img = Vec::new();
+            s.build(&refs, b"", &mut img).unwrap();
+            for _ in 0..300 {
+                let mut bad = img.clone();
+                let at = rng.usize(0..bad.len());
+                bad[at] = rng.u8(..);
+                let n = keys.len();
+                let mut buf = Vec::new();
+                // Any answer or a fault; never a panic.
+                let _ = s.used(&bad, n);
+                let _ = s.search(&bad, n, &keys[rng.usize(0..n)]);
+                let _ = s.key_into(&bad, n, rng.usize(0..n), &mut buf);
+                let _ = s.for_each(&bad, n, |_| Ok(()));
+                let _ = s.validate(&bad, n);
+                let mut r2 = bad.clone();
+                r2.resize(bad.len() + 200, 0);
+                if s.used(&r2, n).is_ok() {
+                    let _ = s.remove(&mut r2, n, rng.usize(0..n));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn lcp_counts_common_bytes() {
+        assert_eq!(lcp(b"", b"abc"), 0);
+        assert_eq!(lcp(b"abcdefghij", b"abcdefghiX"), 9);
+        assert_eq!(lcp(b"abcdefgh", b"abcdefgh"), 8);
+        assert_eq!(lcp(b"abcdefghijklmnopq", b"abcdefghijklmnopz"), 16);
+        assert_eq!(lcp(&[0x80, 0], &[0x80, 1]), 1);
+    }
+}
