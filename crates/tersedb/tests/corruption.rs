@@ -5,9 +5,19 @@
 
 use std::collections::BTreeMap;
 use tersedb::storage::MemStorage;
-use tersedb::{CodecId, DbConfig, Env, EnvOptions, KeyType, RecordType};
+use tersedb::{CodecId, DbConfig, Env, EnvOptions, KeyBuf, KeyScheme, KeyType, RecordType};
 
-fn build(page_size: usize, cfg: DbConfig) -> (Vec<u8>, BTreeMap<u32, Vec<u8>>) {
+/// The key of number `k` in a database of `cfg` (byte strings share a prefix).
+fn key_of(cfg: DbConfig, k: u32) -> KeyBuf {
+    match cfg.key_type {
+        KeyType::VarBinary => {
+            KeyBuf::Bytes(format!("user/{k:06}/{}", "z".repeat(k as usize % 4)).into_bytes())
+        }
+        _ => KeyBuf::U32(k),
+    }
+}
+
+fn build(page_size: usize, cfg: DbConfig) -> (Vec<u8>, BTreeMap<KeyBuf, Vec<u8>>) {
     let store = MemStorage::new();
     let opts = EnvOptions::default().page_size(page_size);
     let env = Env::create_with_storage(Box::new(store.clone()), &opts).unwrap();
@@ -16,12 +26,14 @@ fn build(page_size: usize, cfg: DbConfig) -> (Vec<u8>, BTreeMap<u32, Vec<u8>>) {
     let db = w.create_db("d", cfg).unwrap();
     for k in 0..120u32 {
         let v = vec![k as u8; (k as usize * 7) % 50];
-        w.insert(&db, k * 5, &v).unwrap();
-        model.insert(k * 5, v);
+        let key = key_of(cfg, k * 5);
+        w.insert(&db, &key, &v).unwrap();
+        model.insert(key, v);
     }
     // one large value in an overflow chain
-    w.insert(&db, 9999u32, &[0x5a; 1500]).unwrap();
-    model.insert(9999, vec![0x5a; 1500]);
+    let key = key_of(cfg, 9999);
+    w.insert(&db, &key, &[0x5a; 1500]).unwrap();
+    model.insert(key, vec![0x5a; 1500]);
     w.commit().unwrap();
     drop(env);
     (store.snapshot(), model)
@@ -39,6 +51,18 @@ fn every_flipped_byte_of_compressed_leaves() {
         let cfg = DbConfig::new(KeyType::U32, RecordType::Variable)
             .with_codec(Some(codec))
             .with_block_size(16);
+        sweep(1024, cfg);
+    }
+}
+
+/// The same sweep over files of byte-string keys, for every compression scheme.
+#[test]
+fn every_flipped_byte_of_compressed_string_keys() {
+    for scheme in KeyScheme::ALL {
+        if scheme == KeyScheme::Db2 {
+            continue;
+        }
+        let cfg = DbConfig::new(KeyType::VarBinary, RecordType::Variable).with_key_scheme(scheme);
         sweep(1024, cfg);
     }
 }
@@ -66,7 +90,7 @@ fn sweep(page_size: usize, cfg: DbConfig) {
             let Ok(r) = env.begin_read() else { continue };
             let Ok(db) = r.open_db("d") else { continue };
             for (k, v) in &model {
-                if let Ok(got) = r.get(&db, *k) {
+                if let Ok(got) = r.get(&db, k) {
                     assert_eq!(
                         got.as_ref(),
                         Some(v),
@@ -78,18 +102,15 @@ fn sweep(page_size: usize, cfg: DbConfig) {
                 // A scan either fails somewhere or returns exactly the committed data.
                 let items: Result<Vec<_>, _> = it.collect();
                 if let Ok(items) = items {
-                    let got: BTreeMap<u32, Vec<u8>> = items
-                        .into_iter()
-                        .map(|(k, v)| (k.as_key().as_u32().unwrap(), v))
-                        .collect();
+                    let got: BTreeMap<KeyBuf, Vec<u8>> = items.into_iter().collect();
                     assert_eq!(got, model, "byte {i} ^ {flip:#x}: scan");
                 }
             }
             // Writing to a damaged file fails cleanly or works; it never panics.
             if let Ok(mut w) = env.begin_write() {
                 if let Ok(db) = w.open_db("d") {
-                    let _ = w.upsert(&db, 3u32, b"x");
-                    let _ = w.erase(&db, 5u32);
+                    let _ = w.upsert(&db, &key_of(cfg, 3), b"x");
+                    let _ = w.erase(&db, &key_of(cfg, 5));
                 }
                 let _ = w.commit();
             }

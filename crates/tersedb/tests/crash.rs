@@ -7,9 +7,28 @@
 
 use std::collections::BTreeMap;
 use tersedb::storage::{CrashMode, FaultyStorage, MemStorage};
-use tersedb::{CodecId, DbConfig, Durability, Env, EnvOptions, Error, Key, KeyType, RecordType};
+use tersedb::{
+    CodecId, DbConfig, Durability, Env, EnvOptions, Error, Key, KeyScheme, KeyType, RecordType,
+};
 
 type Model = BTreeMap<u64, Vec<u8>>;
+
+/// Byte-string keys share a long prefix, then the number big-endian, then a tail of varying
+/// length (so head prefixes, prefix deltas and partial keys all have work to do).
+const STR_PREFIX: &[u8] = b"/tenants/acme/events/";
+
+fn str_key(k: u64) -> Vec<u8> {
+    let mut b = STR_PREFIX.to_vec();
+    b.extend_from_slice(&k.to_be_bytes());
+    b.extend(std::iter::repeat_n(0x80u8, (k % 5) as usize));
+    b
+}
+
+fn str_key_number(b: &[u8]) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&b[STR_PREFIX.len()..STR_PREFIX.len() + 8]);
+    u64::from_be_bytes(a)
+}
 
 fn opts() -> EnvOptions {
     EnvOptions::default().page_size(512)
@@ -33,10 +52,11 @@ fn commit_step_with(env: &Env, model: &mut Model, c: u64, cfg: DbConfig) -> ters
     for _ in 0..rng.usize(20..120) {
         // u32 keys spread wide, so compressed blocks see wide and narrow deltas.
         let k = rng.u64(..400) * if u32_keys { 7919 } else { 1 };
-        let key = if u32_keys {
-            Key::U32(k as u32)
-        } else {
-            Key::U64(k)
+        let sk = str_key(k);
+        let key = match cfg.key_type {
+            KeyType::U32 => Key::U32(k as u32),
+            KeyType::VarBinary => Key::Bytes(&sk),
+            _ => Key::U64(k),
         };
         if rng.u8(..4) == 0 {
             w.erase(&db, key)?;
@@ -59,7 +79,12 @@ fn contents(env: &Env) -> Model {
     let mut out = Model::new();
     for item in r.iter(&db).unwrap() {
         let (k, v) = item.unwrap();
-        out.insert(k.as_key().as_u64().unwrap(), v);
+        let k = k.as_key();
+        out.insert(
+            k.as_u64()
+                .unwrap_or_else(|| str_key_number(k.as_bytes().unwrap())),
+            v,
+        );
     }
     out
 }
@@ -77,6 +102,18 @@ fn crash_at_every_sync_point_compressed() {
             .with_codec(Some(codec))
             .with_block_size(9);
         crash_at_every_sync_point_with(EnvOptions::default().page_size(1024), cfg);
+    }
+}
+
+/// The same for every byte-string key compression scheme (512-byte pages: deep trees).
+#[test]
+fn crash_at_every_sync_point_string_schemes() {
+    for scheme in KeyScheme::ALL {
+        if scheme == KeyScheme::Db2 {
+            continue;
+        }
+        let cfg = DbConfig::new(KeyType::VarBinary, RecordType::Variable).with_key_scheme(scheme);
+        crash_at_every_sync_point_with(opts(), cfg);
     }
 }
 
