@@ -60,7 +60,8 @@ enum Command {
         #[arg(long, default_value_t = 16384)]
         page_size: usize,
         /// Key codec of a new u32 database: none, vbyte, masked-vbyte, varintgb, streamvbyte,
-        /// bp128, for, simd-for, pfor, pfor-delta.
+        /// bp128, for, simd-for, pfor, pfor-delta. For binary keys, the key compression scheme:
+        /// none, head, tail, head-tail (the default), wiredtiger, myisam, pkb.
         #[arg(long)]
         compression: Option<String>,
         /// Most keys per compressed block, start key included (0 = the codec's maximum).

@@ -4,8 +4,8 @@ use crate::lines::{self, KeyFormat, ParsedKey};
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::Path;
 use tersedb::{
-    CodecId, Db, DbConfig, Durability, Env, EnvOptions, Key, KeyType, RecordType, ValueType,
-    WriteTxn,
+    CodecId, Db, DbConfig, Durability, Env, EnvOptions, Key, KeyScheme, KeyType, RecordType,
+    ValueType, WriteTxn,
 };
 
 /// Options shared by `import` and `erase`.
@@ -119,6 +119,16 @@ pub fn parse_codec(name: &str) -> Result<Option<CodecId>, String> {
     })
 }
 
+/// Parses a byte-string key compression scheme name.
+pub fn parse_scheme(name: &str) -> Result<KeyScheme, String> {
+    KeyScheme::from_name(name).ok_or_else(|| {
+        format!(
+            "unknown key compression {name:?} for binary keys ({})",
+            KeyScheme::ALL.map(|s| s.name()).join(", ")
+        )
+    })
+}
+
 /// `tersedb import`.
 pub fn import(
     file: &Path,
@@ -127,15 +137,17 @@ pub fn import(
     durability: Durability,
 ) -> Result<(), String> {
     let (record_size, page_size) = (new_db.record_size, new_db.page_size);
-    let codec = match &new_db.compression {
-        Some(c) => parse_codec(c)?,
-        None => None,
-    };
     let key_type = match new_db.key_type.as_str() {
         "u32" => KeyType::U32,
         "u64" => KeyType::U64,
         "binary" => KeyType::VarBinary,
         other => return Err(format!("unknown key type {other:?} (u32, u64, binary)")),
+    };
+    // --compression names a key codec for integer keys, a key scheme for byte strings.
+    let (codec, scheme) = match (&new_db.compression, key_type) {
+        (Some(c), KeyType::VarBinary) => (None, Some(parse_scheme(c)?)),
+        (Some(c), _) => (parse_codec(c)?, None),
+        (None, _) => (None, None),
     };
     let env_opts = EnvOptions::default()
         .page_size(page_size)
@@ -184,7 +196,18 @@ pub fn import(
                         value_type.name()
                     ));
                 }
-                if new_db.compression.is_some() && db.config().key_codec != codec {
+                if let Some(sc) = scheme.filter(|&sc| db.config().key_scheme != sc) {
+                    return Err(format!(
+                        "database {:?} exists with key compression {}, not {}",
+                        opts.db,
+                        db.config().key_scheme.name(),
+                        sc.name()
+                    ));
+                }
+                if new_db.compression.is_some()
+                    && scheme.is_none()
+                    && db.config().key_codec != codec
+                {
                     return Err(format!(
                         "database {:?} exists with key codec {}, not {}",
                         opts.db,
@@ -195,13 +218,16 @@ pub fn import(
                 db
             }
             Err(tersedb::Error::DbNotFound(_)) => w
-                .create_db(
-                    &opts.db,
-                    DbConfig::new(key_type, record_type)
+                .create_db(&opts.db, {
+                    let c = DbConfig::new(key_type, record_type)
                         .with_codec(codec)
                         .with_block_size(new_db.block_size)
-                        .with_value_type(value_type),
-                )
+                        .with_value_type(value_type);
+                    match scheme {
+                        Some(sc) => c.with_key_scheme(sc),
+                        None => c,
+                    }
+                })
                 .map_err(err)?,
             Err(e) => return Err(e.to_string()),
         };
@@ -382,8 +408,8 @@ pub fn info(file: &Path, json: bool) -> Result<(), String> {
             .iter()
             .map(|(name, c, s)| {
                 format!(
-                    "{{\"name\":{},\"key_type\":\"{:?}\",\"record_type\":\"{:?}\",\"value_type\":\"{}\",\"codec\":\"{}\",\"block_size\":{},\"keys\":{},\"height\":{},\"leaf_pages\":{},\"internal_pages\":{},\"overflow_pages\":{},\"bytes\":{},\"bytes_per_key\":{}}}",
-                    json_str(name), c.key_type, c.record_type, c.value_type.name(), codec_name(c.key_codec), c.block_size, s.key_count, s.height, s.leaf_pages, s.branch_pages, s.overflow_pages, s.bytes,
+                    "{{\"name\":{},\"key_type\":\"{:?}\",\"record_type\":\"{:?}\",\"value_type\":\"{}\",\"codec\":\"{}\",\"block_size\":{},\"key_compression\":\"{}\",\"key_bytes\":{},\"keys\":{},\"height\":{},\"leaf_pages\":{},\"internal_pages\":{},\"overflow_pages\":{},\"bytes\":{},\"bytes_per_key\":{}}}",
+                    json_str(name), c.key_type, c.record_type, c.value_type.name(), codec_name(c.key_codec), c.block_size, c.key_scheme.name(), s.key_bytes, s.key_count, s.height, s.leaf_pages, s.branch_pages, s.overflow_pages, s.bytes,
                     if s.key_count > 0 { format!("{:.4}", s.bytes as f64 / s.key_count as f64) } else { "null".into() }
                 )
             })
@@ -411,6 +437,21 @@ pub fn info(file: &Path, json: bool) -> Result<(), String> {
                     k.name(),
                     c.block_size
                 ),
+                None if c.key_type == KeyType::VarBinary => {
+                    let param = match c.key_scheme {
+                        KeyScheme::WiredTiger => {
+                            format!(", a full key every {} keys", c.scheme_param)
+                        }
+                        KeyScheme::Pkb => format!(", {}-byte partial keys", c.scheme_param),
+                        _ => String::new(),
+                    };
+                    let tail = if c.split_range > 0 {
+                        format!(", split range {}%", c.split_range)
+                    } else {
+                        String::new()
+                    };
+                    outln!("  compression  {}{param}{tail}", c.key_scheme.name());
+                }
                 None => outln!("  codec        none"),
             }
             outln!("  keys         {}", s.key_count);
@@ -423,6 +464,11 @@ pub fn info(file: &Path, json: bool) -> Result<(), String> {
             );
             if s.key_count > 0 {
                 outln!("  bytes/key    {:.3}", s.bytes as f64 / s.key_count as f64);
+                outln!(
+                    "  key bytes    {} ({:.2} per key: keys, per-key metadata, prefixes)",
+                    s.key_bytes,
+                    s.key_bytes as f64 / s.key_count as f64
+                );
             }
         }
     }
