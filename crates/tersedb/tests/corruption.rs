@@ -59,9 +59,6 @@ fn every_flipped_byte_of_compressed_leaves() {
 #[test]
 fn every_flipped_byte_of_compressed_string_keys() {
     for scheme in KeyScheme::ALL {
-        if scheme == KeyScheme::Db2 {
-            continue;
-        }
         let cfg = DbConfig::new(KeyType::VarBinary, RecordType::Variable).with_key_scheme(scheme);
         sweep(1024, cfg);
     }

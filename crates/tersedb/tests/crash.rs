@@ -109,9 +109,6 @@ fn crash_at_every_sync_point_compressed() {
 #[test]
 fn crash_at_every_sync_point_string_schemes() {
     for scheme in KeyScheme::ALL {
-        if scheme == KeyScheme::Db2 {
-            continue;
-        }
         let cfg = DbConfig::new(KeyType::VarBinary, RecordType::Variable).with_key_scheme(scheme);
         crash_at_every_sync_point_with(opts(), cfg);
     }

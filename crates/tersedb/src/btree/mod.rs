@@ -21,6 +21,7 @@
 //! an entry is split. Capacity is measured in bytes, never in keys.
 
 pub(crate) mod cursor;
+pub(crate) mod db2;
 pub mod fold;
 pub(crate) mod keys;
 pub(crate) mod node;
@@ -86,7 +87,7 @@ pub enum KeyScheme {
     Tail,
     /// Head and Tail.
     HeadTail,
-    /// DB2's prefix groups (not available yet).
+    /// DB2's prefix groups (a quarter of the page at most for prefixes).
     Db2,
     /// Prefix delta to the previous key, a full key every `scheme_param` keys (default 10),
     /// binary search with roll-forward, shortest separators.
@@ -463,10 +464,9 @@ impl Spec {
                 16,
                 "partial key length",
             )?)),
+            // Prefix area capped at a quarter of the page (seed 002 §2.4).
             KeyScheme::Db2 => {
-                return Err(Error::InvalidArgument(
-                    "key compression db2 is not available yet".into(),
-                ))
+                KeyList::Str(strkeys::StrList::Db2((page_size / 4).min(0xffff) as u16))
             }
         };
         if !matches!(scheme, KeyScheme::WiredTiger | KeyScheme::Pkb) && c.scheme_param != 0 {
@@ -508,6 +508,7 @@ impl Spec {
             (KeyList::Str(StrList::WiredTiger(_)), _) => KeyScheme::WiredTiger,
             (KeyList::Str(StrList::MyIsam), _) => KeyScheme::MyIsam,
             (KeyList::Str(StrList::Pkb(_)), _) => KeyScheme::Pkb,
+            (KeyList::Str(StrList::Db2(_)), _) => KeyScheme::Db2,
             _ => KeyScheme::None,
         }
     }

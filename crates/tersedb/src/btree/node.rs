@@ -479,6 +479,24 @@ pub fn set_record(page: &mut [u8], l: &mut Layout, i: usize, rec: &[u8]) -> Resu
     Ok(true)
 }
 
+/// Regroups a DB2 prefix-group KeyList when that makes it smaller (DB2 optimizes a page's
+/// prefixes when it is nearly full). True when bytes were freed.
+pub fn reorganize(page: &mut [u8], l: &Layout, spec: &Spec) -> Result<bool> {
+    let Some(super::strkeys::StrList::Db2(cap)) = l.keys.str_list() else {
+        return Ok(false);
+    };
+    let img = super::db2::optimize(l.kregion(page), l.count, cap as usize).map_err(|f| l.err(f))?;
+    match img {
+        Some(img) => {
+            page[l.hdr..l.hdr + img.len()].copy_from_slice(&img);
+            // The image must describe the same keys.
+            Layout::read(page, l.id, spec)?;
+            Ok(true)
+        }
+        None => Ok(false),
+    }
+}
+
 /// Removes entry `i` (for branches: separator `i` and child `i + 1`). False, changing nothing
 /// (but a repack), only for a compressed leaf without room for a block that grows.
 pub fn remove(page: &mut [u8], l: &mut Layout, i: usize) -> Result<bool> {
@@ -752,6 +770,10 @@ pub fn describe(page: &[u8], id: PageId, spec: &Spec, max_entries: usize) -> Res
                 .map_err(|f| l.err(f))?,
             super::KeyBuf::Bytes(p.to_vec())
         );
+        if let super::strkeys::StrList::Db2(_) = sl {
+            let g = super::db2::groups(l.kregion(page), l.count).map_err(|f| l.err(f))?;
+            let _ = writeln!(s, "  {g} prefix groups");
+        }
     }
     for i in 0..l.count.min(max_entries) {
         let k = l.key_owned(page, i)?;

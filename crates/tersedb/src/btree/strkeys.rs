@@ -19,6 +19,7 @@
 //! need more than [`StrList::cost`] bytes; removes never need more room (for the prefix-delta
 //! layouts the next key's prefix can only shrink by less than the removed item's size).
 
+use super::db2;
 use super::slots::{le_u16, var, Fault, SResult};
 use std::cmp::Ordering;
 
@@ -31,6 +32,8 @@ pub enum StrList {
     MyIsam,
     /// Partial key length `l` (>= 1).
     Pkb(u8),
+    /// DB2 prefix groups with at most this many bytes of group table and prefixes (see `db2`).
+    Db2(u16),
 }
 
 /// Length of the common prefix of two byte strings.
@@ -106,6 +109,7 @@ impl StrList {
             StrList::WiredTiger(_) => 6,
             StrList::MyIsam => 7,
             StrList::Pkb(_) => 8,
+            StrList::Db2(_) => 9,
         }
     }
 
@@ -116,7 +120,7 @@ impl StrList {
 
     /// Makes `region` an empty list.
     pub fn init(&self, region: &mut [u8]) {
-        if let StrList::Head = self {
+        if let StrList::Head | StrList::Db2(_) = self {
             region[..2].fill(0);
         }
     }
@@ -127,6 +131,7 @@ impl StrList {
             StrList::Head => 2 + len,
             StrList::WiredTiger(_) | StrList::MyIsam => 2 + 2 + len,
             StrList::Pkb(l) => 2 + PKB_HDR + l as usize + len,
+            StrList::Db2(_) => db2::cost(len),
         }
     }
 
@@ -158,6 +163,7 @@ impl StrList {
                 let (p, sub) = Self::head(region)?;
                 Ok(2 + p.len() + var::used(sub, n)?)
             }
+            StrList::Db2(_) => db2::used(region, n),
             _ => var::used(region, n),
         }
     }
@@ -203,6 +209,7 @@ impl StrList {
                 }
             }
             StrList::Pkb(_) => buf.extend_from_slice(self.raw(region, n, i)?),
+            StrList::Db2(_) => db2::key_into(region, n, i, buf)?,
         }
         Ok(())
     }
@@ -241,6 +248,7 @@ impl StrList {
                     f(self.raw(region, n, i)?)?;
                 }
             }
+            StrList::Db2(_) => db2::for_each(region, n, f)?,
         }
         Ok(())
     }
@@ -307,6 +315,7 @@ impl StrList {
             }
             StrList::MyIsam => Self::search_myisam(region, n, probe),
             StrList::Pkb(l) => Self::search_pkb(region, n, probe, l as usize),
+            StrList::Db2(_) => db2::search(region, n, probe),
         }
     }
 
@@ -483,6 +492,7 @@ impl StrList {
                 }
                 Ok(())
             }
+            StrList::Db2(_) => db2::insert(region, n, i, key),
         }
     }
 
@@ -550,6 +560,7 @@ impl StrList {
                 }
                 Ok(())
             }
+            StrList::Db2(_) => db2::remove(region, n, i),
         }
     }
 
@@ -599,6 +610,7 @@ impl StrList {
                 }
                 var_image(items.iter().map(|v| v.as_slice()), out)
             }
+            StrList::Db2(cap) => db2::build(keys, cap as usize, out),
         }
     }
 
@@ -607,6 +619,7 @@ impl StrList {
     pub fn validate(&self, region: &[u8], n: usize) -> SResult<()> {
         match *self {
             StrList::Head => Ok(()),
+            StrList::Db2(_) => db2::validate(region, n),
             StrList::WiredTiger(_) | StrList::MyIsam => {
                 let mut prev: Vec<u8> = Vec::new();
                 let mut run = 0usize;
@@ -667,6 +680,8 @@ mod tests {
             StrList::Pkb(1),
             StrList::Pkb(2),
             StrList::Pkb(5),
+            StrList::Db2(1000),
+            StrList::Db2(40),
         ]
     }
 

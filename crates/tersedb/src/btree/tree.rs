@@ -564,12 +564,18 @@ fn needs_split<S: PageSink + ?Sized>(
         // Split when an insert finds no room (`leaf_put_packed`), not on the way down.
         return Ok(false);
     }
-    let free = l.free(page)?;
-    Ok(if l.leaf {
-        free < cost
+    let need = if l.leaf {
+        cost
     } else {
-        free < spec.max_branch_entry_cost()
-    })
+        spec.max_branch_entry_cost()
+    };
+    let free = l.free(page)?;
+    if free < need && node::reorganize(page, &l, spec)? {
+        // DB2: the node regrouped its prefixes before splitting.
+        let l = Layout::read(page, id, spec)?;
+        return Ok(l.free(page)? < need);
+    }
+    Ok(free < need)
 }
 
 /// The index at which entries reach half of their bytes, kept within `1..n` (n >= 2).
@@ -666,22 +672,32 @@ fn split_child<S: PageSink + ?Sized>(
                 node::build_with(page, child, spec, true, 0, &e, 0..e.len(), &pfx)?;
             }
             node::init(sink.page_mut(right)?, spec, true, 0);
+        } else if s == 0 {
+            // An insert below every key (descending loads): the entries move to the new right
+            // node as they are, the new key gets the emptied left one.
+            let first = key_bytes(page, &l, 0)?;
+            sep = if tail {
+                shortest_sep(probe_raw, &first)
+            } else {
+                first
+            };
+            let copy = page.to_vec();
+            sink.page_mut(right)?.copy_from_slice(&copy);
+            node::init(sink.page_mut(child)?, spec, true, 0);
         } else {
             e.extend_from(page, &l)?;
             let n = e.len();
-            let s = if s == 0 {
-                0
-            } else if tail {
+            let s = if tail {
                 tail_split(spec, &e, true, middle(&e, spec, true), 1, n - 1, |s| {
                     lcp(e.key(s - 1), e.key(s))
                 })
             } else {
                 middle(&e, spec, true)
             };
-            sep = match (tail, s) {
-                (true, 0) => shortest_sep(probe_raw, e.key(0)),
-                (true, _) => shortest_sep(e.key(s - 1), e.key(s)),
-                _ => e.key(s).to_vec(),
+            sep = if tail {
+                shortest_sep(e.key(s - 1), e.key(s))
+            } else {
+                e.key(s).to_vec()
             };
             let (lp, rp) = if head {
                 (
