@@ -59,20 +59,42 @@ impl Fences {
             _ => Vec::new(),
         }
     }
+}
 
-    /// The fences of child `ci` of the branch `l` whose own fences are `self`.
-    fn child(&self, page: &[u8], l: &Layout, ci: usize) -> Result<Fences> {
+/// Where a node's fence keys are: (branch page, key index) on the descent path, `None` at an
+/// edge of the tree. Resolved to bytes only when a node is split or merged. Valid during one
+/// descent: a split or merge changes only the node being entered and its parent, never the
+/// ancestors the references point into.
+#[derive(Clone, Copy, Debug, Default)]
+struct FenceRef {
+    lo: Option<(PageId, usize)>,
+    hi: Option<(PageId, usize)>,
+}
+
+impl FenceRef {
+    /// The fences of child `ci` of the branch `cur` (with `count` keys) whose fences are `self`.
+    fn child(self, cur: PageId, count: usize, ci: usize) -> FenceRef {
+        FenceRef {
+            lo: if ci > 0 { Some((cur, ci - 1)) } else { self.lo },
+            hi: if ci < count { Some((cur, ci)) } else { self.hi },
+        }
+    }
+
+    fn key<S: PageSource + ?Sized>(
+        src: &S,
+        spec: &Spec,
+        r: Option<(PageId, usize)>,
+    ) -> Result<Option<Vec<u8>>> {
+        let Some((id, i)) = r else { return Ok(None) };
+        let page = src.page(id)?;
+        let l = Layout::read(&page, id, spec)?;
+        Ok(Some(key_bytes(&page, &l, i)?))
+    }
+
+    fn resolve<S: PageSource + ?Sized>(&self, src: &S, spec: &Spec) -> Result<Fences> {
         Ok(Fences {
-            lo: if ci > 0 {
-                Some(key_bytes(page, l, ci - 1)?)
-            } else {
-                self.lo.clone()
-            },
-            hi: if ci < l.count {
-                Some(key_bytes(page, l, ci)?)
-            } else {
-                self.hi.clone()
-            },
+            lo: Self::key(src, spec, self.lo)?,
+            hi: Self::key(src, spec, self.hi)?,
         })
     }
 }
@@ -299,7 +321,7 @@ fn descend_put<S: PageSink + ?Sized>(
     let mut rightmost = true;
     let mut parent = None;
     let head = spec.head();
-    let mut fences = Fences::default();
+    let mut fences = FenceRef::default();
     for _ in 0..MAX_DEPTH {
         let page = sink.page_mut(cur)?;
         let l = Layout::read(page, cur, spec)?;
@@ -327,27 +349,23 @@ fn descend_put<S: PageSink + ?Sized>(
             let page = sink.page_mut(cur)?;
             node::set_child(page, &l, ci, c2)?;
         }
-        let cf = if head {
-            fences.child(sink.page_mut(cur)?, &l, ci)?
-        } else {
-            Fences::default()
-        };
-        let (next, ni) = if needs_split(sink, spec, c2, cost)? {
+        let (next, ni, count) = if needs_split(sink, spec, c2, cost)? {
+            let cf = if head {
+                fences.child(cur, l.count, ci).resolve(&*sink, spec)?
+            } else {
+                Fences::default()
+            };
             let (right, go_right) = split_child(sink, spec, cur, ci, c2, &probe, kb, &cf)?;
             if go_right {
-                (right, ci + 1)
+                (right, ci + 1, l.count + 1)
             } else {
                 rightmost = false;
-                (c2, ci)
+                (c2, ci, l.count + 1)
             }
         } else {
-            (c2, ci)
+            (c2, ci, l.count)
         };
-        if head {
-            let page = sink.page_mut(cur)?;
-            let l = Layout::read(page, cur, spec)?;
-            fences = fences.child(page, &l, ni)?;
-        }
+        fences = fences.child(cur, count, ni);
         parent = Some((cur, ni));
         cur = next;
     }
@@ -892,7 +910,7 @@ pub fn erase<S: PageSink + ?Sized>(
             parent: None,
             rightmost: false,
         };
-        let mut fences = Fences::default();
+        let mut fences = FenceRef::default();
         for _ in 0..MAX_DEPTH {
             let cur = at.id;
             let page = sink.page_mut(cur)?;
@@ -926,7 +944,7 @@ pub fn erase<S: PageSink + ?Sized>(
                 break 'round;
             }
             let ci = l.child_index(page, &probe)?;
-            let (mut next, mut ni) = descend_for_erase(sink, spec, cur, ci, &fences)?;
+            let (mut next, mut ni) = descend_for_erase(sink, spec, cur, ci, fences)?;
             // With compressed leaves an erase may split a leaf, so, as on insert, the branches on
             // the way down keep room for a separator.
             if packed && needs_split(sink, spec, next, 0)? {
@@ -939,8 +957,8 @@ pub fn erase<S: PageSink + ?Sized>(
             }
             if head {
                 let page = sink.page_mut(cur)?;
-                let l = Layout::read(page, cur, spec)?;
-                fences = fences.child(page, &l, ni)?;
+                let count = Layout::read(page, cur, spec)?.count;
+                fences = fences.child(cur, count, ni);
             }
             at = LeafAt {
                 id: next,
@@ -983,7 +1001,7 @@ fn descend_for_erase<S: PageSink + ?Sized>(
     spec: &Spec,
     parent: PageId,
     ci: usize,
-    pf: &Fences,
+    pf: FenceRef,
 ) -> Result<(PageId, usize)> {
     let ppage = sink.page_mut(parent)?;
     let pl = Layout::read(ppage, parent, spec)?;
@@ -998,13 +1016,23 @@ fn descend_for_erase<S: PageSink + ?Sized>(
             let a = if li > 0 {
                 Some(key_bytes(ppage, &pl, li - 1)?)
             } else {
-                pf.lo.clone()
+                None
             };
             let b = if li + 1 < pl.count {
                 Some(key_bytes(ppage, &pl, li + 1)?)
             } else {
-                pf.hi.clone()
+                None
             };
+            let (a, b) = (
+                match a {
+                    Some(a) => Some(a),
+                    None => FenceRef::key(&*sink, spec, pf.lo)?,
+                },
+                match b {
+                    Some(b) => Some(b),
+                    None => FenceRef::key(&*sink, spec, pf.hi)?,
+                },
+            );
             Fences::prefix(a.as_deref(), b.as_deref())
         } else {
             Vec::new()
