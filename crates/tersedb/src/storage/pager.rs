@@ -60,6 +60,35 @@ pub struct FreeEntry {
     pub freed_by: u64,
 }
 
+/// Hasher for page ids: one multiply and a fold of the high half (Fibonacci hashing). Page ids
+/// are our own dense integers, never attacker-chosen keys, so SipHash's flooding resistance buys
+/// nothing here; it measured about 5% of an in-memory lookup or insert (three map lookups per
+/// level: cache, dirty pages, freed pages).
+#[derive(Default, Clone, Copy)]
+pub(crate) struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    #[inline]
+    fn finish(&self) -> u64 {
+        let x = self.0.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        x ^ (x >> 32)
+    }
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8 | b as u64).rotate_left(5);
+        }
+    }
+    #[inline]
+    fn write_u64(&mut self, v: u64) {
+        self.0 ^= v;
+    }
+}
+
+type IdBuild = std::hash::BuildHasherDefault<IdHasher>;
+type IdMap<V> = HashMap<PageId, V, IdBuild>;
+type IdSet = HashSet<PageId, IdBuild>;
+
 const FREE_HEADER: usize = 32;
 const FREE_ENTRY: usize = 16;
 
@@ -73,12 +102,12 @@ struct Committed {
 /// Clean pages as they are on disk, within a byte budget.
 #[derive(Debug)]
 struct Cache {
-    map: Mutex<HashMap<PageId, Page>>,
+    map: Mutex<IdMap<Page>>,
     max_pages: usize,
 }
 
 impl Cache {
-    fn lock(&self) -> MutexGuard<'_, HashMap<PageId, Page>> {
+    fn lock(&self) -> MutexGuard<'_, IdMap<Page>> {
         self.map.lock().unwrap_or_else(|p| p.into_inner())
     }
     fn get(&self, id: PageId) -> Option<Page> {
@@ -245,7 +274,7 @@ impl Pager {
             writer_active: AtomicBool::new(false),
             poisoned: AtomicBool::new(false),
             cache: Cache {
-                map: Mutex::new(HashMap::new()),
+                map: Mutex::new(IdMap::default()),
                 max_pages: opts.cache_bytes / m.page_size as usize,
             },
         })
@@ -312,10 +341,10 @@ impl Pager {
             old_free_pages: c.free_pages.clone(),
             root: c.meta.root,
             page_count: c.meta.page_count,
-            dirty: HashMap::new(),
+            dirty: IdMap::default(),
             reusable,
             pending,
-            freed_now: HashSet::new(),
+            freed_now: IdSet::default(),
             finished: false,
         })
     }
@@ -488,13 +517,13 @@ pub struct WritePages {
     old_free_pages: Arc<Vec<PageId>>,
     root: PageId,
     page_count: u64,
-    dirty: HashMap<PageId, Page>,
+    dirty: IdMap<Page>,
     /// Free pages this txn may use, lowest id last.
     reusable: Vec<FreeEntry>,
     /// Free pages a live reader may still see.
     pending: Vec<FreeEntry>,
     /// Committed pages freed by this txn.
-    freed_now: HashSet<PageId>,
+    freed_now: IdSet,
     finished: bool,
 }
 
