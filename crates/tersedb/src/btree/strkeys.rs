@@ -101,6 +101,47 @@ fn var_image<'a>(items: impl Iterator<Item = &'a [u8]> + Clone, out: &mut Vec<u8
 
 const PKB_HDR: usize = 3;
 
+/// Items of a slots::var list in order from item `i`, one offset read per item (the
+/// sequential scans of MyISAM and roll-forward).
+struct Items<'r> {
+    offs: &'r [u8],
+    data: &'r [u8],
+    i: usize,
+    start: usize,
+}
+
+impl<'r> Items<'r> {
+    fn new(region: &'r [u8], n: usize, i: usize) -> SResult<Items<'r>> {
+        let used = var::used(region, n)?;
+        let start = if i == 0 {
+            0
+        } else {
+            var::range(region, n, i - 1)?.end - 2 * n
+        };
+        Ok(Items {
+            offs: &region[..2 * n],
+            data: &region[2 * n..used],
+            i,
+            start,
+        })
+    }
+    #[inline]
+    fn next_item(&mut self) -> SResult<&'r [u8]> {
+        let end = le_u16(
+            self.offs
+                .get(2 * self.i..2 * self.i + 2)
+                .ok_or(Fault("item index out of range"))?,
+        ) as usize;
+        let it = self
+            .data
+            .get(self.start..end)
+            .ok_or(Fault("offsets not ascending"))?;
+        self.i += 1;
+        self.start = end;
+        Ok(it)
+    }
+}
+
 impl StrList {
     /// Layout id in a node header.
     pub fn id(&self) -> u8 {
@@ -199,8 +240,9 @@ impl StrList {
                     }
                     j -= 1;
                 }
-                for k in j..=i {
-                    let (p, s) = get_delta(var::get(region, n, k)?)?;
+                let mut items = Items::new(region, n, j)?;
+                for _ in j..=i {
+                    let (p, s) = get_delta(items.next_item()?)?;
                     if p > buf.len() {
                         return Err(Fault("prefix longer than the previous key"));
                     }
@@ -233,8 +275,9 @@ impl StrList {
             }
             StrList::WiredTiger(_) | StrList::MyIsam => {
                 let mut buf = Vec::new();
+                let mut items = Items::new(region, n, 0)?;
                 for i in 0..n {
-                    let (p, s) = get_delta(var::get(region, n, i)?)?;
+                    let (p, s) = get_delta(items.next_item()?)?;
                     if p > buf.len() || (i == 0 && p != 0) {
                         return Err(Fault("prefix longer than the previous key"));
                     }
@@ -326,8 +369,9 @@ impl StrList {
     fn search_myisam(region: &[u8], n: usize, probe: &[u8]) -> SResult<Result<usize, usize>> {
         let mut m = 0usize;
         let mut len = 0usize; // length of key i - 1
+        let mut items = Items::new(region, n, 0)?;
         for i in 0..n {
-            let (p, s) = get_delta(var::get(region, n, i)?)?;
+            let (p, s) = get_delta(items.next_item()?)?;
             if p > len || (i == 0 && p != 0) {
                 return Err(Fault("prefix longer than the previous key"));
             }
@@ -428,23 +472,22 @@ impl StrList {
                 var::insert(&mut region[2 + plen..], n, i, &key[plen..])
             }
             StrList::WiredTiger(_) | StrList::MyIsam => {
-                let mut prev = Vec::new();
-                if i > 0 {
-                    self.key_into(region, n, i - 1, &mut prev)?;
-                }
-                let mut p = if i == 0 { 0 } else { lcp(&prev, key) };
+                // Keys i - 1 and i (the new key's neighbours) in one roll-forward pass.
+                let mut win = Vec::new();
+                let j = if n > 0 {
+                    Self::window(region, n, i.saturating_sub(1), i.min(n - 1), &mut win)?
+                } else {
+                    0
+                };
+                let prev: &[u8] = if i > 0 { &win[0] } else { &[] };
+                let mut p = if i == 0 { 0 } else { lcp(prev, key) };
                 if i < n {
-                    let mut next = Vec::new();
-                    self.key_into(region, n, i, &mut next)?;
+                    let next = &win[i - i.saturating_sub(1)];
                     let old_p = get_delta(var::get(region, n, i)?)?.0;
                     if let StrList::WiredTiger(dist) = *self {
                         // The run that gets the new key: from the full key at or before i - 1
                         // to the next full key at or after i (old indices).
                         if i > 0 && p > 0 {
-                            let mut j = i - 1;
-                            while j > 0 && get_delta(var::get(region, n, j)?)?.0 != 0 {
-                                j -= 1;
-                            }
                             let mut e = i;
                             while e < n && get_delta(var::get(region, n, e)?)?.0 != 0 {
                                 e += 1;
@@ -456,7 +499,7 @@ impl StrList {
                     }
                     let np = match *self {
                         StrList::WiredTiger(_) if old_p == 0 => 0,
-                        _ => lcp(key, &next),
+                        _ => lcp(key, next),
                     };
                     let mut item = Vec::with_capacity(next.len() + 3);
                     put_delta(&mut item, np, &next[np..]);
@@ -464,10 +507,6 @@ impl StrList {
                     var::insert(region, n - 1, i, &item)?;
                 } else if let StrList::WiredTiger(dist) = *self {
                     if i > 0 && p > 0 {
-                        let mut j = i - 1;
-                        while j > 0 && get_delta(var::get(region, n, j)?)?.0 != 0 {
-                            j -= 1;
-                        }
                         if i - j + 1 > dist as usize {
                             p = 0;
                         }
@@ -494,6 +533,42 @@ impl StrList {
             }
             StrList::Db2(_) => db2::insert(region, n, i, key),
         }
+    }
+
+    /// Keys `a..=b` of a prefix-delta list into `out`, rolling forward once from the last full
+    /// key at or before `a`; returns that key's index.
+    fn window(
+        region: &[u8],
+        n: usize,
+        a: usize,
+        b: usize,
+        out: &mut Vec<Vec<u8>>,
+    ) -> SResult<usize> {
+        if b >= n || a > b {
+            return Err(Fault("key index out of range"));
+        }
+        let mut j = a;
+        while get_delta(var::get(region, n, j)?)?.0 != 0 {
+            if j == 0 {
+                return Err(Fault("first key of a prefix-delta list not full"));
+            }
+            j -= 1;
+        }
+        out.clear();
+        let mut buf = Vec::new();
+        let mut items = Items::new(region, n, j)?;
+        for k in j..=b {
+            let (p, s) = get_delta(items.next_item()?)?;
+            if p > buf.len() {
+                return Err(Fault("prefix longer than the previous key"));
+            }
+            buf.truncate(p);
+            buf.extend_from_slice(s);
+            if k >= a {
+                out.push(buf.clone());
+            }
+        }
+        Ok(j)
     }
 
     /// Recomputes the partial key of item `i` against key `i - 1` (same size, in place).
@@ -528,8 +603,10 @@ impl StrList {
             }
             StrList::WiredTiger(_) | StrList::MyIsam => {
                 if i + 1 < n {
-                    let mut next = Vec::new();
-                    self.key_into(region, n, i + 1, &mut next)?;
+                    // Keys i - 1 ..= i + 1 in one roll-forward pass.
+                    let mut win = Vec::new();
+                    Self::window(region, n, i.saturating_sub(1), i + 1, &mut win)?;
+                    let next = &win[win.len() - 1];
                     let next_p = get_delta(var::get(region, n, i + 1)?)?.0;
                     let removed_p = get_delta(var::get(region, n, i)?)?.0;
                     let np = if i == 0 {
@@ -537,11 +614,7 @@ impl StrList {
                     } else {
                         match *self {
                             StrList::WiredTiger(_) if next_p == 0 || removed_p == 0 => 0,
-                            _ => {
-                                let mut prev = Vec::new();
-                                self.key_into(region, n, i - 1, &mut prev)?;
-                                lcp(&prev, &next)
-                            }
+                            _ => lcp(&win[0], next),
                         }
                     };
                     let mut item = Vec::with_capacity(next.len() + 3);
