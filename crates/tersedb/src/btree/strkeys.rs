@@ -506,10 +506,8 @@ impl StrList {
                     var::remove(region, n, i)?;
                     var::insert(region, n - 1, i, &item)?;
                 } else if let StrList::WiredTiger(dist) = *self {
-                    if i > 0 && p > 0 {
-                        if i - j + 1 > dist as usize {
-                            p = 0;
-                        }
+                    if i > 0 && p > 0 && i - j + 1 > dist as usize {
+                        p = 0;
                     }
                 }
                 let mut item = Vec::with_capacity(key.len() + 3);
