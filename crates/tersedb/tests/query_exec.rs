@@ -269,6 +269,77 @@ fn count_reads_at_most_two_blocks_per_range() {
     }
 }
 
+/// TOP(k)/MAX alone walk the selection from its top end and BOTTOM(k)/MIN alone from its bottom
+/// end, stopping as soon as they have their answer: a few leaves, whatever the range's size.
+/// Mixed with other aggregates they read the whole selection. Answers match the model, also
+/// with a residual filter and ranges that hold fewer than k keys.
+#[test]
+fn top_and_bottom_stop_early() {
+    let ints = |v: &[u64]| Value::List(v.iter().map(|&k| int(k as i128)).collect());
+    // Records: the key's parity, so `record = 1` is a residual filter (not a key range).
+    let base = DbConfig::new(KeyType::U32, RecordType::Fixed(4)).with_value_type(ValueType::U32);
+    let mut configs = vec![(base, 512)];
+    for c in [CodecId::Bp128, CodecId::VByte] {
+        configs.push((base.with_codec(Some(c)), 1024));
+    }
+    for (cfg, ps) in configs {
+        let e = env(ps);
+        let keys: Vec<u64> = (0..100_000u64).map(|k| k * 5 + k % 3).collect();
+        fill(
+            &e,
+            "t",
+            cfg,
+            keys.iter()
+                .map(|&k| (k, ((k % 2) as u32).to_le_bytes().to_vec())),
+        );
+        let r = e.begin_read().unwrap();
+        let sel = |lo: u64, hi: u64, odd: bool| -> Vec<u64> {
+            keys.iter()
+                .copied()
+                .filter(|&k| lo <= k && k <= hi && (!odd || k % 2 == 1))
+                .collect()
+        };
+        for (lo, hi) in [(0, u64::MAX), (1000, 400_000), (77, 90), (250_000, 250_001)] {
+            for odd in [false, true] {
+                let w = format!(
+                    "key BETWEEN {lo} AND {} {}",
+                    hi.min(u32::MAX as u64),
+                    if odd { "AND record = 1" } else { "" }
+                );
+                let want = sel(lo, hi, odd);
+                let top: Vec<u64> = want.iter().rev().take(4).copied().collect();
+                let bottom: Vec<u64> = want.iter().take(4).copied().collect();
+                let res = r
+                    .query_str(&format!("SELECT TOP(4), MAX(key) FROM t WHERE {w}"))
+                    .unwrap_or_else(|e| panic!("{w}: {e}"));
+                assert_eq!(res.values[0], ints(&top), "{cfg:?} {w}");
+                let max = want.last().map_or(Value::Null, |&m| int(m as i128));
+                assert_eq!(res.values[1], max);
+                if !odd {
+                    assert!(res.stats.leaves <= 3, "{cfg:?} {w}: {:?}", res.stats);
+                }
+                let res = r
+                    .query_str(&format!("SELECT BOTTOM(4), MIN(key) FROM t WHERE {w}"))
+                    .unwrap();
+                assert_eq!(res.values[0], ints(&bottom), "{cfg:?} {w}");
+                if !odd {
+                    assert!(res.stats.leaves <= 3, "{cfg:?} {w}: {:?}", res.stats);
+                }
+                // With COUNT the whole selection is read; the answers are the same.
+                let res = r
+                    .query_str(&format!(
+                        "SELECT TOP(4), BOTTOM(4), COUNT(*) FROM t WHERE {w}"
+                    ))
+                    .unwrap();
+                assert_eq!(
+                    res.values,
+                    vec![ints(&top), ints(&bottom), int(want.len() as i128)]
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn numeric_records() {
     let e = env(4096);

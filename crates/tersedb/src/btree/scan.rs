@@ -471,16 +471,19 @@ impl<'p> LeafScan<'p> {
 }
 
 /// A callback for every leaf: the leaf and the intervals that overlap it.
-pub type LeafVisitor<'a> = dyn FnMut(&LeafScan<'_>, &[(u64, u64)]) -> Result<()> + 'a;
+/// Visits one leaf with the intervals overlapping it; returns false to stop the walk.
+pub type LeafVisitor<'a> = dyn FnMut(&LeafScan<'_>, &[(u64, u64)]) -> Result<bool> + 'a;
 
 /// Calls `visit(leaf, intervals)` for every leaf whose key range overlaps one of `ivs` (sorted,
-/// disjoint, inclusive `[lo, hi]` pairs), in key order, with the intervals that overlap it.
-/// Whole subtrees outside every interval are never read.
+/// disjoint, inclusive `[lo, hi]` pairs), in key order (descending leaf order with `rev`), with
+/// the intervals that overlap it, until `visit` returns false. Whole subtrees outside every
+/// interval are never read.
 pub fn leaves_overlapping<S: PageSource + ?Sized>(
     src: &S,
     spec: &Spec,
     root: PageId,
     ivs: &[(u64, u64)],
+    rev: bool,
     visit: &mut LeafVisitor<'_>,
 ) -> Result<()> {
     if root == 0 || ivs.is_empty() {
@@ -491,7 +494,7 @@ pub fn leaves_overlapping<S: PageSource + ?Sized>(
             "block scans need integer keys".into(),
         ));
     }
-    node(src, spec, root, 0, ivs, visit)
+    node(src, spec, root, 0, ivs, rev, visit).map(|_| ())
 }
 
 fn probe(spec: &Spec, v: u64) -> Key<'static> {
@@ -507,8 +510,9 @@ fn node<S: PageSource + ?Sized>(
     id: PageId,
     depth: usize,
     ivs: &[(u64, u64)],
+    rev: bool,
     visit: &mut LeafVisitor<'_>,
-) -> Result<()> {
+) -> Result<bool> {
     if depth >= MAX_DEPTH {
         return Err(corrupt(
             id,
@@ -534,31 +538,64 @@ fn node<S: PageSource + ?Sized>(
             Err(i) => i,
         })
     };
+    // Visits child c with the intervals overlapping its range; false when the walk stops.
+    let mut child = |c: usize| -> Result<bool> {
+        let s = if c == 0 {
+            0
+        } else {
+            let lo_c = sep(c - 1)?;
+            ivs.partition_point(|iv| iv.1 < lo_c)
+        };
+        let e = if c == l.count {
+            ivs.len()
+        } else {
+            let hi_c = sep(c)?;
+            ivs.partition_point(|iv| iv.0 < hi_c)
+        };
+        if s < e {
+            return node(
+                src,
+                spec,
+                l.child(&page, c)?,
+                depth + 1,
+                &ivs[s..e],
+                rev,
+                visit,
+            );
+        }
+        Ok(true)
+    };
+    if rev {
+        // Children at or below `limit` are still unvisited.
+        let mut limit = Some(l.count);
+        for &(lo, hi) in ivs.iter().rev() {
+            let Some(lim) = limit else { break };
+            let a = child_of(lo)?;
+            let b = child_of(hi)?.min(lim);
+            if a > b {
+                continue;
+            }
+            for c in (a..=b).rev() {
+                if !child(c)? {
+                    return Ok(false);
+                }
+            }
+            limit = a.checked_sub(1);
+        }
+        return Ok(true);
+    }
     let mut next = 0usize;
     for &(lo, hi) in ivs {
         let a = child_of(lo)?.max(next);
         let b = child_of(hi)?;
         for c in a..=b {
-            // The intervals overlapping child c's range.
-            let s = if c == 0 {
-                0
-            } else {
-                let lo_c = sep(c - 1)?;
-                ivs.partition_point(|iv| iv.1 < lo_c)
-            };
-            let e = if c == l.count {
-                ivs.len()
-            } else {
-                let hi_c = sep(c)?;
-                ivs.partition_point(|iv| iv.0 < hi_c)
-            };
-            if s < e {
-                node(src, spec, l.child(&page, c)?, depth + 1, &ivs[s..e], visit)?;
+            if !child(c)? {
+                return Ok(false);
             }
         }
         next = next.max(b + 1);
     }
-    Ok(())
+    Ok(true)
 }
 
 #[cfg(test)]
@@ -607,10 +644,20 @@ mod tests {
             let mut leaves = 0;
             let mut blocks = Vec::new();
             let mut buf = KeyBuffer::default();
-            leaves_overlapping(&sink, &spec, root, &ivs, &mut |leaf, sub| {
+            // The reverse walk visits the same leaves in the opposite order.
+            let mut firsts_rev = Vec::new();
+            leaves_overlapping(&sink, &spec, root, &ivs, true, &mut |leaf, _| {
+                leaf.blocks(&mut blocks)?;
+                firsts_rev.push(blocks.first().map(|b| b.first));
+                Ok(true)
+            })
+            .unwrap();
+            let mut firsts = Vec::new();
+            leaves_overlapping(&sink, &spec, root, &ivs, false, &mut |leaf, sub| {
                 assert!(!sub.is_empty());
                 leaves += 1;
                 leaf.blocks(&mut blocks)?;
+                firsts.push(blocks.first().map(|b| b.first));
                 assert_eq!(blocks.iter().map(|b| b.count).sum::<usize>(), leaf.len());
                 assert!(!leaf.is_empty());
                 for b in &blocks {
@@ -637,9 +684,19 @@ mod tests {
                     (all.min, all.max),
                     (blocks[0].first, blocks[blocks.len() - 1].last)
                 );
-                Ok(())
+                Ok(true)
             })
             .unwrap();
+            firsts_rev.reverse();
+            assert_eq!(firsts, firsts_rev, "{ivs:?}");
+            // Stopping after two leaves visits two leaves.
+            let mut n = 0;
+            leaves_overlapping(&sink, &spec, root, &ivs, true, &mut |_, _| {
+                n += 1;
+                Ok(n < 2)
+            })
+            .unwrap();
+            assert_eq!(n, leaves.min(2));
             assert!(seen.windows(2).all(|w| w[0] < w[1]));
             // Every key in an interval was seen; leaves cover whole key ranges.
             for &k in &all {

@@ -92,13 +92,16 @@ fn run_at(txn: &ReadTxn, q: &Query, depth: usize) -> Result<QueryResult> {
     let mut stats = ctx.stats;
     let mut blocks = Vec::new();
     let mut buf = Box::<KeyBuffer>::default();
-    scan::leaves_overlapping(txn.pages(), &db.spec, root, &ivs, &mut |leaf, ivs| {
+    let rev = acc.early == Some(Early::Descending);
+    scan::leaves_overlapping(txn.pages(), &db.spec, root, &ivs, rev, &mut |leaf, ivs| {
         stats.leaves += 1;
         // Only the blocks the leaf's intervals can touch (they are sorted and disjoint).
         let lo = ivs.first().map_or(0, |iv| iv.0);
         let hi = ivs.last().map_or(u64::MAX, |iv| iv.1);
         leaf.blocks_in(&mut blocks, lo, hi)?;
-        acc.leaf(leaf, &blocks, ivs, &mut buf, &mut stats)
+        acc.leaf(leaf, &blocks, ivs, &mut buf, &mut stats)?;
+        acc.end_leaf();
+        Ok(!acc.satisfied())
     })?;
     let values = q
         .aggregates
@@ -204,6 +207,18 @@ struct Acc {
     rec_top_k: usize,
     rec_bottom: BinaryHeap<i128>,
     rec_bottom_k: usize,
+    /// Queries answered by the first (last) selected keys stop early.
+    early: Option<Early>,
+    /// Descending walks: this leaf's selected keys, for `key_top`.
+    leaf_top: Vec<u64>,
+}
+
+/// Which end of the selection answers the whole query: only BOTTOM(k)/MIN of keys (ascending
+/// walk), or only TOP(k)/MAX of keys (descending walk, leaves in reverse order).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Early {
+    Ascending,
+    Descending,
 }
 
 fn cap(k: u64) -> usize {
@@ -235,7 +250,20 @@ impl Acc {
             rec_top_k: 0,
             rec_bottom: BinaryHeap::new(),
             rec_bottom_k: 0,
+            early: None,
+            leaf_top: Vec::new(),
         };
+        let all = |f: fn(&AggFunc) -> bool| q.aggregates.iter().all(|ag| f(&ag.func));
+        if all(|f| {
+            matches!(
+                f,
+                AggFunc::Bottom(_, Column::Key) | AggFunc::Min(Column::Key)
+            )
+        }) {
+            a.early = Some(Early::Ascending);
+        } else if all(|f| matches!(f, AggFunc::Top(_, Column::Key) | AggFunc::Max(Column::Key))) {
+            a.early = Some(Early::Descending);
+        }
         for ag in &q.aggregates {
             match ag.func {
                 AggFunc::Sum(Column::Key) | AggFunc::Avg(Column::Key) => a.key_sum_needed = true,
@@ -273,6 +301,29 @@ impl Acc {
             }
         }
         a
+    }
+
+    /// After a leaf: a descending walk puts the leaf's largest keys below the ones it has (every
+    /// key of a later leaf is smaller than every key of this one).
+    fn end_leaf(&mut self) {
+        if self.leaf_top.is_empty() {
+            return;
+        }
+        let need = self.key_top_k.saturating_sub(self.key_top.len());
+        let n = self.leaf_top.len();
+        for &k in self.leaf_top[n - need.min(n)..].iter().rev() {
+            self.key_top.push_front(k);
+        }
+        self.leaf_top.clear();
+    }
+
+    /// Whether the keys seen so far answer the query (early-stopping queries only).
+    fn satisfied(&self) -> bool {
+        match self.early {
+            None => false,
+            Some(Early::Ascending) => self.count > 0 && self.key_bottom.len() >= self.key_bottom_k,
+            Some(Early::Descending) => self.count > 0 && self.key_top.len() >= self.key_top_k,
+        }
     }
 
     /// Adds keys known to be selected, in bulk (no per-row work).
@@ -343,10 +394,15 @@ impl Acc {
                 self.key_bottom.push(k);
             }
             if self.key_top_k > 0 {
-                if self.key_top.len() == self.key_top_k {
-                    self.key_top.pop_front();
+                if self.early == Some(Early::Descending) {
+                    // Leaves come in descending order: merged at the end of the leaf.
+                    self.leaf_top.push(k);
+                } else {
+                    if self.key_top.len() == self.key_top_k {
+                        self.key_top.pop_front();
+                    }
+                    self.key_top.push_back(k);
                 }
-                self.key_top.push_back(k);
             }
             match rec {
                 RecVal::Int(v) => {
