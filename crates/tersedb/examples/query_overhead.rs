@@ -1,0 +1,75 @@
+//! The executor's cost on small ranges, for profiling: on 2M ClusterData-like keys, a
+//! pre-parsed `SELECT SUM(key) ... BETWEEN` over 0.1% of the keys against `fold_keys` over the
+//! same ranges, per leaf kind.
+//! `cargo run --release -p tersedb --example query_overhead [codec|none] [range in 1/1000]`.
+
+use std::time::Instant;
+use tersedb::{CodecId, DbConfig, Durability, Env, EnvOptions, Query};
+
+fn main() -> tersedb::Result<()> {
+    let codec = std::env::args().nth(1).and_then(|c| CodecId::from_name(&c));
+    let per_mille: usize = std::env::args()
+        .nth(2)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1);
+    let n = 2_000_000usize;
+    let mut rng = fastrand::Rng::with_seed(1);
+    let mut keys = Vec::with_capacity(n);
+    let mut k = 0u64;
+    while keys.len() < n {
+        k += 1 + if rng.u8(0..8) == 0 { rng.u64(0..3) } else { 0 };
+        keys.push(k as u32);
+    }
+    let env = Env::in_memory(&EnvOptions::default().durability(Durability::None))?;
+    let mut w = env.begin_write()?;
+    let db = w.create_db("db", DbConfig::u32_set().with_codec(codec))?;
+    for &k in &keys {
+        w.append(&db, k, &[])?;
+    }
+    w.commit()?;
+    let r = env.begin_read()?;
+    let span = n / 1000 * per_mille;
+    let ranges: Vec<(u32, u32)> = (0..64)
+        .map(|_| {
+            let a = rng.usize(0..n - span);
+            (keys[a], keys[a + span])
+        })
+        .collect();
+    let queries: Vec<Query> = ranges
+        .iter()
+        .map(|(a, b)| {
+            Query::parse(&format!(
+                "SELECT SUM(key) FROM db WHERE key BETWEEN {a} AND {b}"
+            ))
+            .unwrap()
+        })
+        .collect();
+    let rounds = 2000 / per_mille.max(1);
+    for _ in 0..3 {
+        let t = Instant::now();
+        let mut s = 0i128;
+        for _ in 0..rounds {
+            for q in &queries {
+                s += r.query(q)?.values[0].as_int().unwrap_or(0);
+            }
+        }
+        let tq = t.elapsed().as_secs_f64() / (rounds * queries.len()) as f64;
+        let t = Instant::now();
+        let mut f = 0u128;
+        for _ in 0..rounds {
+            for &(a, b) in &ranges {
+                f += r.fold_keys(&db, a as u64, b as u64, true)?.sum;
+            }
+        }
+        let tf = t.elapsed().as_secs_f64() / (rounds * queries.len()) as f64;
+        assert_eq!(s as u128, f);
+        println!(
+            "{}: query {:.2} us, fold {:.2} us, ratio {:.2}",
+            codec.map_or("none", |c| c.name()),
+            tq * 1e6,
+            tf * 1e6,
+            tq / tf
+        );
+    }
+    Ok(())
+}
