@@ -230,9 +230,9 @@ enum BenchCommand {
 
 #[derive(Args, Debug)]
 struct StringsArgs {
-    /// Number of keys of a generated data set (default 1,000,000: about a minute per scheme
-    /// and run here, see docs/BENCHMARKS.md); for `words` and --input, a random sample of
-    /// this many keys (default all).
+    /// Number of keys of a generated data set (default 1,000,000: under a minute for all
+    /// schemes on a 2-core machine, see docs/BENCHMARKS.md); for `words` and --input, a random
+    /// sample of this many keys (default all).
     #[arg(long)]
     keys: Option<usize>,
     /// Data set: random10, random26, random36, random62 (32 random characters over that many

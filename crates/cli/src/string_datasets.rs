@@ -246,7 +246,7 @@ mod tests {
         std::fs::write(&p, "00ff\n\n61\n").unwrap();
         assert_eq!(
             read(&p, true).unwrap(),
-            vec![b"".to_vec(), b"a".to_vec(), vec![0, 0xff]]
+            vec![b"".to_vec(), vec![0, 0xff], b"a".to_vec()]
         );
         std::fs::write(&p, "0g\n").unwrap();
         assert!(read(&p, true).unwrap_err().contains("line 1"));
