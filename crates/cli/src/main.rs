@@ -17,6 +17,7 @@ mod datasets;
 mod lines;
 mod query;
 mod store;
+mod string_datasets;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -223,6 +224,60 @@ enum BenchCommand {
     Store(StoreArgs),
     /// Codec micro-benchmarks (Upscaledb paper Fig. 6 and 7, plus ClusterData).
     Codecs(CodecsArgs),
+    /// Byte-string key compression schemes (Gao et al., SIGMOD 2024): insert, lookup and range
+    /// throughput, bytes per key, compression ratio, tree height and fan-out per scheme.
+    Strings(StringsArgs),
+}
+
+#[derive(Args, Debug)]
+struct StringsArgs {
+    /// Number of keys of a generated data set (default 1,000,000: under a minute for all
+    /// schemes on a 2-core machine, see docs/BENCHMARKS.md); for `words` and --input, a random
+    /// sample of this many keys (default all).
+    #[arg(long)]
+    keys: Option<usize>,
+    /// Data set: random10, random26, random36, random62 (32 random characters over that many
+    /// symbols), clustered (normally distributed fixed-width numbers, see --scale), tpch
+    /// (LINEITEM keys shipdate|orderkey|linenumber), words (/usr/share/dict/words).
+    #[arg(long, default_value = "random10", conflicts_with = "input")]
+    dataset: String,
+    /// Keys from a file instead, one per line (the import format; TAB-separated values are
+    /// ignored). Duplicates are removed.
+    #[arg(long)]
+    input: Option<PathBuf>,
+    /// The --input keys are hex-encoded (an empty line is the empty key).
+    #[arg(long, requires = "input")]
+    hex: bool,
+    /// Standard deviation of the clustered data set's numbers: smaller = longer shared prefixes.
+    #[arg(long, default_value_t = 1000.0)]
+    scale: f64,
+    /// Comma-separated schemes: none, head, tail, head-tail, db2, wiredtiger, myisam, pkb
+    /// (default all; one the engine cannot create yet is skipped with a note).
+    #[arg(long, value_delimiter = ',')]
+    schemes: Vec<String>,
+    /// Page size in bytes (a power of two, 512..=65536; 512 is the study's in-memory setting;
+    /// keys may have at most 50 bytes on 512-byte pages, 114 on 1024).
+    #[arg(long, default_value_t = 512)]
+    page_size: usize,
+    /// Seed of the data generators and of the insert, lookup and range orders.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Runs per scheme, round-robin; the median is reported.
+    #[arg(long, default_value_t = 1)]
+    repeat: usize,
+    /// One JSON object per scheme and line.
+    #[arg(long)]
+    json: bool,
+    /// WiredTiger's roll-forward distance (default: the engine's, 10).
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..))]
+    wt_distance: Option<u8>,
+    /// PkB's partial key length in bytes (default: the engine's, 2).
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=16))]
+    pkb_len: Option<u8>,
+    /// Tail schemes' split range in percent of a node around its middle (default: the
+    /// engine's, 17 = the study's 1/6).
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=25))]
+    split_range: Option<u8>,
 }
 
 #[derive(Args, Debug)]
@@ -278,6 +333,24 @@ fn main() -> ExitCode {
             codecs: a.codecs,
             widths: a.widths,
             seed: a.seed,
+        }),
+        Command::Bench(BenchArgs {
+            command: Some(BenchCommand::Strings(a)),
+            ..
+        }) => bench::strings::run(&bench::strings::Options {
+            keys: a.keys,
+            dataset: a.dataset,
+            input: a.input,
+            hex: a.hex,
+            scale: a.scale,
+            schemes: a.schemes,
+            page_size: a.page_size,
+            seed: a.seed,
+            repeat: a.repeat,
+            json: a.json,
+            wt_distance: a.wt_distance.unwrap_or(0),
+            pkb_len: a.pkb_len.unwrap_or(0),
+            split_range: a.split_range.unwrap_or(0),
         }),
         Command::Import {
             file,

@@ -372,7 +372,7 @@ pub fn export(file: &Path, db_name: &str, hex: bool) -> Result<(), String> {
     })
 }
 
-fn json_str(s: &str) -> String {
+pub(crate) fn json_str(s: &str) -> String {
     let mut o = String::from("\"");
     for ch in s.chars() {
         match ch {

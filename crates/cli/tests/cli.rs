@@ -13,7 +13,11 @@ fn tersedb(args: &[&str], stdin: &[u8]) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .expect("run tersedb");
-    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    // A command that fails before reading its input (a bad option) closes the pipe: the write
+    // may then fail with BrokenPipe, which is the command's business, not the test's.
+    if let Err(e) = child.stdin.take().unwrap().write_all(stdin) {
+        assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "{e}");
+    }
     child.wait_with_output().unwrap()
 }
 

@@ -2,4 +2,5 @@
 
 pub mod codecs;
 pub mod store;
+pub mod strings;
 pub mod timing;
