@@ -458,8 +458,17 @@ impl Packed {
         let b = find_block(region, h, p);
         let blk = block_at(region, h, b)?;
         if blk.desc.count > 0 && p <= blk.desc.last {
+            let span = blk
+                .desc
+                .last
+                .checked_sub(blk.desc.start)
+                .map(|s| s as usize);
             let (j, v) = if p <= blk.desc.start {
                 (0, Some(blk.desc.start))
+            } else if span.is_some_and(|s| s + 1 == blk.desc.count as usize) {
+                // A dense block (as many keys as its range has values: dense ids, row numbers)
+                // holds every value of [first, last]: no decode.
+                ((p - blk.desc.start) as usize, Some(p))
             } else if matches!(
                 self.codec,
                 CodecId::StreamVByte | CodecId::VarIntGb | CodecId::MaskedVByte
