@@ -18,7 +18,7 @@
 //! (a quarter of the page).
 
 use super::slots::{le_u16, var, Fault, SResult};
-use super::strkeys::lcp;
+use super::strkeys::{lcp, var_image};
 use std::cmp::Ordering;
 
 /// Bytes one more key of `len` bytes takes at most (a group of its own).
@@ -211,22 +211,6 @@ fn encode(groups: &[(Vec<u8>, usize)], suffixes: &[Vec<u8>], out: &mut Vec<u8>) 
     }
     var_image(groups.iter().map(|g| g.0.as_slice()), out)?;
     var_image(suffixes.iter().map(|s| s.as_slice()), out)
-}
-
-fn var_image<'a>(items: impl Iterator<Item = &'a [u8]> + Clone, out: &mut Vec<u8>) -> SResult<()> {
-    let n = items.clone().count();
-    let mut end = 0usize;
-    for it in items.clone() {
-        end += it.len();
-        if 2 * n + end > 0xffff {
-            return Err(Fault("key list larger than a page"));
-        }
-        out.extend_from_slice(&(end as u16).to_le_bytes());
-    }
-    for it in items {
-        out.extend_from_slice(it);
-    }
-    Ok(())
 }
 
 /// Replaces the region's contents by `img` (which the caller knows fits).

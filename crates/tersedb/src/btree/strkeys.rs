@@ -81,7 +81,10 @@ fn get_delta(item: &[u8]) -> SResult<(usize, &[u8])> {
 }
 
 /// Writes a slots::var image of `items` into `out`.
-fn var_image<'a>(items: impl Iterator<Item = &'a [u8]> + Clone, out: &mut Vec<u8>) -> SResult<()> {
+pub(crate) fn var_image<'a>(
+    items: impl Iterator<Item = &'a [u8]> + Clone,
+    out: &mut Vec<u8>,
+) -> SResult<()> {
     let base = out.len();
     let n = items.clone().count();
     let mut end = 0usize;
