@@ -471,7 +471,14 @@ impl StrList {
                 (None, None) => Ordering::Equal,
                 (None, Some(_)) => Ordering::Less,
                 (Some(_), None) => Ordering::Greater,
-                (Some(a), Some(b)) => a.cmp(b),
+                (Some(a), Some(b)) if a != *b => a.cmp(b),
+                // Key j shares more with the probe than key c: not when key c is the blind
+                // search's (it shares the longest prefix), but a damaged node must still get a
+                // right answer or a fault, never a wrong one: read key j.
+                _ => {
+                    *derefs += 1;
+                    item(j)?.2.cmp(probe)
+                }
             })
         };
         // Keys sharing more than `big_l` bytes with key c compare like it; fewer: like their
