@@ -3,7 +3,8 @@
 //! random keys between a block's first and last key; insert: half-full blocks get the other
 //! half in random order). The ISA is the detected one (cap it with `TERSEDB_ISA=avx2`).
 //! `cargo run --release -p tersedb-codecs --example search_speed [codec ...] [-- b ...]`.
-//! Millions of operations per second, median of 7 rounds of ~10 ms. `SETS=n` (default 64)
+//! Millions of operations per second (per second on a CPU: time slices lost to other processes
+//! do not count), median of 7 rounds of `ROUND_MS` (30). `SETS=n` (default 64)
 //! changes the number of 256-key sets.
 
 use std::hint::black_box;
@@ -24,16 +25,43 @@ fn keys(rng: &mut fastrand::Rng, b: u32) -> Vec<u32> {
     out
 }
 
+/// Nanoseconds this thread has been on a CPU (Linux schedstat), so that time slices lost to
+/// other processes on the shared machine do not count; wall time elsewhere.
+fn cpu_ns() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    s.split_whitespace().next()?.parse().ok()
+}
+
+/// Seconds since `t0` (wall, or on-CPU when available).
+struct Clock(Instant, Option<u64>);
+
+impl Clock {
+    fn start() -> Clock {
+        Clock(Instant::now(), cpu_ns())
+    }
+    fn secs(&self) -> f64 {
+        match (self.1, cpu_ns()) {
+            (Some(a), Some(b)) => (b - a) as f64 / 1e9,
+            _ => self.0.elapsed().as_secs_f64(),
+        }
+    }
+}
+
+/// Length of a round: `ROUND_MS` (default 30; the on-CPU clock ticks coarsely on some kernels).
+fn round_secs() -> f64 {
+    std::env::var("ROUND_MS").map_or(30.0, |s| s.parse().expect("ROUND_MS")) / 1e3
+}
+
 fn median_rate(mut round: impl FnMut() -> u64) -> f64 {
     round();
     let mut rates = Vec::new();
     for _ in 0..7 {
         let mut ops = 0u64;
-        let t = Instant::now();
-        while t.elapsed().as_millis() < 10 {
+        let t = Clock::start();
+        while t.0.elapsed().as_secs_f64() < round_secs() {
             ops += round();
         }
-        rates.push(ops as f64 / t.elapsed().as_secs_f64());
+        rates.push(ops as f64 / t.secs());
     }
     rates.sort_by(|a, b| a.total_cmp(b));
     rates[3] / 1e6
@@ -128,19 +156,19 @@ fn run<C: BlockCodec>(b: u32, ops: &str) -> String {
         let mut rates = Vec::new();
         for _ in 0..7 {
             let (mut ops, mut spent) = (0u64, 0f64);
-            while spent < 0.01 {
+            while spent < round_secs() {
                 for (w, b0) in work.iter_mut().zip(&base) {
                     w.0 = b0.0;
                     w.1.copy_from_slice(&b0.1);
                 }
-                let t = Instant::now();
+                let t = Clock::start();
                 for ((d, p), (_, odd)) in work.iter_mut().zip(&halves) {
                     for &k in odd {
                         black_box(C::insert(d, p, k).is_ok());
                         ops += 1;
                     }
                 }
-                spent += t.elapsed().as_secs_f64();
+                spent += t.secs();
             }
             rates.push(ops as f64 / spent / 1e6);
         }

@@ -268,6 +268,7 @@ fn parse<'a>(d: &Descriptor, payload: &'a [u8]) -> Result<Option<Frame<'a>>> {
 // Encoding.
 
 /// Exceptions of `v` for the window `[base, base + 2^b)`, compulsory ones included.
+#[inline(always)]
 fn count_exceptions(v: &[u32], b: u32, base: u32) -> usize {
     let m = mask(b);
     let natural = v.iter().filter(|&&x| x.wrapping_sub(base) > m).count();
@@ -328,6 +329,7 @@ pub fn min_range(isa: Isa, s: &[u32], len: usize) -> u32 {
 /// The length of the longest stretch of the sorted `s` whose range fits in `m`, if it is at least
 /// `need` (`None` otherwise: one reduction decides that, the usual case for a width that cannot
 /// beat the best so far).
+#[inline(always)]
 fn longest_window(isa: Isa, s: &[u32], m: u32, need: usize) -> Option<usize> {
     let n = s.len();
     if need > n || min_range(isa, s, need.max(1)) > m {
@@ -351,6 +353,7 @@ fn longest_window(isa: Isa, s: &[u32], m: u32, need: usize) -> Option<usize> {
 /// count of two adjacent buckets. One histogram of 32 buckets (every `b <= full - 5` gets its
 /// bound), halved per wider width. A bound below what a width needs to beat the best size rules
 /// it out without sorting.
+#[inline(always)]
 fn window_bounds(v: &[u32], min: u32, full: u32) -> [u8; 33] {
     const LEVELS: u32 = 5;
     let shift = full.saturating_sub(LEVELS);
@@ -383,6 +386,7 @@ fn window_bounds(v: &[u32], min: u32, full: u32) -> [u8; 33] {
 /// smallest and `k - i` of the largest values for some `k <= most`. `None` when no window
 /// leaves out so few. The same answer as `longest_window` and `window_start` on the sorted
 /// values (longest first, then the first start).
+#[inline(always)]
 fn window_from_ends(
     small: &[u32; ENDS],
     large: &[u32; ENDS],
@@ -400,8 +404,9 @@ fn window_from_ends(
 const ENDS: usize = 8;
 
 /// The `ENDS` smallest values of `v` (ascending) and the `ENDS` largest (descending), for
-/// `v.len() >= ENDS`: the order statistics that bound the widths just below the frame's own
+/// `v.len() >= ENDS`: the order statistics that settle the widths just below the frame's own
 /// (which may drop only a few values as exceptions) without sorting.
+#[inline(always)]
 fn extremes(v: &[u32]) -> ([u32; ENDS], [u32; ENDS]) {
     let mut small = [u32::MAX; ENDS];
     let mut large = [0u32; ENDS];
@@ -429,6 +434,7 @@ fn extremes(v: &[u32]) -> ([u32; ENDS], [u32; ENDS]) {
 /// Sorts up to 128 values: a least-significant-digit radix sort on the bytes in which they
 /// differ (one pass for deltas below 2^8 or of one width class, two for 16-bit ones), each pass
 /// a counting sort. Much quicker than a comparison sort at this size.
+#[inline(always)]
 fn sort_small(s: &mut [u32]) {
     let n = s.len();
     if n <= 16 || n > FRAME {
@@ -453,7 +459,7 @@ fn sort_small(s: &mut [u32]) {
 }
 
 /// One stable counting-sort pass of `src` (at most 128 values) by byte `shift / 8` into `dst`.
-#[inline]
+#[inline(always)]
 fn counting_pass(src: &[u32], shift: u32, dst: &mut [u32; FRAME]) {
     // Counts of each byte value, four 16-bit counters per word (whole-word loads and stores
     // only, so store forwarding always works), then their exclusive prefix sum: within a word
@@ -484,6 +490,7 @@ fn counting_pass(src: &[u32], shift: u32, dst: &mut [u32; FRAME]) {
 }
 
 /// Start of the first stretch of `len` values of the sorted `s` whose range fits in `m`.
+#[inline(always)]
 fn window_start(s: &[u32], len: usize, m: u32) -> usize {
     (0..=s.len() - len)
         .find(|&lo| s[lo + len - 1] - s[lo] <= m)
@@ -493,6 +500,7 @@ fn window_start(s: &[u32], len: usize, m: u32) -> usize {
 /// The seed 004 choice of `(b, base)` for `v` (`1 <= v.len() <= 128`): smallest payload.
 /// `sorted` values are also distinct (PFOR offsets), so a window of `b` bits holds at most
 /// `2^b` of them, which bounds the exceptions before any counting.
+#[inline(always)]
 fn choose(v: &[u32], sorted: bool) -> (u32, u32) {
     let n = v.len();
     let mut buf = [0u32; FRAME];
@@ -524,10 +532,18 @@ fn choose(v: &[u32], sorted: bool) -> (u32, u32) {
     if lo >= bs {
         return best;
     }
-    // Unsorted values (PFOR-DELTA): widths just below `full` (which may drop only a few values
-    // as exceptions) are settled from the smallest and largest values, wider gaps are bounded
-    // by a histogram first; the values are sorted only when a width survives both.
-    let ends = (!sorted && n > 2 * ENDS).then(|| extremes(v));
+    // Widths just below `full` (which may drop only a few values as exceptions) are settled
+    // from the smallest and largest values; for unsorted values (PFOR-DELTA) wider gaps are
+    // bounded by a histogram first, and the values are sorted only when a width survives both.
+    let ends = if n <= 2 * ENDS {
+        None
+    } else if sorted {
+        let mut large: [u32; ENDS] = s[n - ENDS..].try_into().expect("ENDS values");
+        large.reverse();
+        Some((s[..ENDS].try_into().expect("ENDS values"), large))
+    } else {
+        Some(extremes(v))
+    };
     let mut bound: Option<[u8; 33]> = None;
     let mut is_sorted = sorted;
     let isa = Isa::detect();
@@ -580,8 +596,21 @@ fn choose(v: &[u32], sorted: bool) -> (u32, u32) {
     best
 }
 
-/// Writes the frame of `v` (`1 <= n <= 128`) into `out`; returns `(b, size)`.
+/// Writes the frame of `v` (`1 <= n <= 128`) into `out`; returns `(b, size)`. Built for AVX2
+/// where the CPU has it: the b choice and the frame are many short loops over the values that
+/// the compiler vectorises (unsigned minimum and maximum need SSE4.1 / AVX2).
 fn write_frame(v: &[u32], sorted: bool, out: &mut [u8]) -> Result<(u32, usize)> {
+    #[cfg(target_arch = "x86_64")]
+    if Isa::detect() >= Isa::Avx2 {
+        // SAFETY: AVX2 is supported (detected); the body is safe code.
+        return unsafe { crate::simd::pfor_avx2::write_frame(v, sorted, out) };
+    }
+    write_frame_body(v, sorted, out)
+}
+
+/// [`write_frame`]'s body, inlined into its AVX2 build.
+#[inline(always)]
+pub(crate) fn write_frame_body(v: &[u32], sorted: bool, out: &mut [u8]) -> Result<(u32, usize)> {
     let n = v.len();
     let (b, base) = choose(v, sorted);
     let m = mask(b);

@@ -181,3 +181,13 @@ pub unsafe fn prefix_sum(step: u32, out: &mut [u32]) {
 pub unsafe fn min_range(s: &[u32], len: usize) -> u32 {
     crate::pfor::min_range_body(s, len)
 }
+
+/// `pfor::write_frame_body` (the b choice and the frame) with AVX2 enabled, so that its loops
+/// over the values vectorise with unsigned minimum / maximum.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[target_feature(enable = "avx2,bmi1,bmi2,popcnt")]
+pub unsafe fn write_frame(v: &[u32], sorted: bool, out: &mut [u8]) -> crate::Result<(u32, usize)> {
+    crate::pfor::write_frame_body(v, sorted, out)
+}
