@@ -477,9 +477,9 @@ fn counting_pass(src: &[u32], shift: u32, dst: &mut [u32; FRAME]) {
         let e = inclusive - c + total * 0x0001_0001_0001_0001;
         total += inclusive >> 48;
         *a = (e & 0xFF) as u32
-            | ((e >> 16) & 0xFF) as u32 * 0x100
-            | ((e >> 32) & 0xFF) as u32 * 0x1_0000
-            | ((e >> 48) & 0xFF) as u32 * 0x100_0000;
+            | (((e >> 16) & 0xFF) as u32) << 8
+            | (((e >> 32) & 0xFF) as u32) << 16
+            | (((e >> 48) & 0xFF) as u32) << 24;
     }
     let mut at: [u8; 256] = std::array::from_fn(|d| (at[d / 4] >> (8 * (d % 4))) as u8);
     for &v in src {
