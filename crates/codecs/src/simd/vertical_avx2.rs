@@ -365,8 +365,7 @@ unsafe fn window(packed: *const u8, b: u32, j: u32, valid: u32, target: u32) -> 
 
 /// [`crate::vertical::rank_near`] for SIMD FOR's lower_bound, inlined into
 /// [`simd_for_lower_bound`]: the guess `target * n / range` from a reciprocal estimate (a few
-/// cycles instead of a division's ~15; a guess only places the window), and the frame's cache
-/// lines touched first so that their loads overlap the guess.
+/// cycles instead of a division's ~15; a guess only places the window).
 ///
 /// # Safety
 /// AVX2 must be enabled in the caller; `1 <= b <= 32`, `1 <= n <= 128`, `range >= 1`, and
@@ -382,14 +381,8 @@ pub(crate) unsafe fn rank_near_body(
     if b == 0 || b > 32 || n == 0 || n > 128 {
         return None;
     }
-    // SAFETY: AVX2 (hence SSE) is enabled by the caller; prefetches never fault, and every line
-    // named is inside the frame.
+    // SAFETY: SSE is part of the AVX2 the caller enables.
     let guess = unsafe {
-        let mut line = 0;
-        while line < 16 * b as usize {
-            _mm_prefetch::<_MM_HINT_T0>(packed.wrapping_add(line) as *const i8);
-            line += 64;
-        }
         let r = _mm_rcp_ss(_mm_set_ss(range as f32));
         let g = _mm_mul_ss(_mm_set_ss(target as f32 * n as f32), r);
         _mm_cvttss_si32(g).max(0) as usize
@@ -410,6 +403,37 @@ pub unsafe fn simd_for_lower_bound(
     payload: &[u8],
     key: u32,
 ) -> crate::Result<(usize, Option<u32>)> {
+    // The usual case in a few compares: a block of 3..=129 keys in its only well-formed shape
+    // (1 <= b <= 32, size = 16b, within the payload) and a key in (start, last]. Anything else
+    // takes the general body, which reports what is wrong.
+    let (count, b) = (desc.count, desc.bits as u32);
+    let (start, last) = (desc.start, desc.last);
+    if count.wrapping_sub(3) < 127
+        && b.wrapping_sub(1) < 32
+        && desc.size == 16 * b
+        && payload.len() >= 16 * b as usize
+        && key > start
+        && key <= last
+    {
+        let n = count as usize - 1;
+        let (target, range) = (key - start, last - start);
+        // A reciprocal estimate is exact enough for a guess (it only places the window).
+        let r = _mm_rcp_ss(_mm_set_ss(range as f32));
+        let g = _mm_mul_ss(_mm_set_ss(target as f32 * n as f32), r);
+        let guess = _mm_cvttss_si32(g).max(0) as usize;
+        let (j, valid) = crate::vertical::near_window(n, guess);
+        // SAFETY: 1 <= b <= 32, j <= 30 and the 16*b frame bytes are in `payload` (checked).
+        let (c, v) = unsafe { window(payload.as_ptr(), b, j as u32, valid, target) };
+        let (c, w) = (c as usize, valid.count_ones() as usize);
+        if (c > 0 || j == 0) && (c < w || 4 * j + w >= n) {
+            let lo = 4 * j + c;
+            return Ok(if lo < n {
+                (lo + 1, Some(start.wrapping_add(v)))
+            } else {
+                (count as usize, None)
+            });
+        }
+    }
     crate::simd_for::lower_bound_body::<true>(crate::Isa::Avx2, desc, payload, key)
 }
 
