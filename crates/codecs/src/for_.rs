@@ -10,10 +10,12 @@
 //! the values it has, so the payload is exactly `ceil(n*b/8)` bytes, and the unused high bits of
 //! its last byte are zero. Blocks of 0 or 1 key have no payload and `b = 0`.
 //!
-//! `select(i)` reads one value straight from the bits (O(1)); `lower_bound` is a binary search on
-//! the packed offsets without decoding; `fold`'s SUM is `count * start + sum of offsets`, unpacked
-//! one 32-value frame at a time. `append` writes one offset in place while it fits in `b`; insert
-//! and remove decode, modify and re-encode (remove never grows the block).
+//! `select(i)` reads one value straight from the bits (O(1)); `lower_bound` compares the eight
+//! offsets around the position interpolated from the first and last key and, when they do not
+//! bracket the key, binary-searches the packed offsets (no decode either way); `fold`'s SUM is
+//! `count * start + sum of offsets`, unpacked one 32-value frame at a time. `append` writes one
+//! offset in place while it fits in `b`; insert and remove decode, modify and re-encode (remove
+//! never grows the block).
 
 use crate::bits::{self, packed_len, width};
 use crate::{
@@ -206,9 +208,28 @@ impl BlockCodec for For {
             return Ok((0, Some(desc.start)));
         }
         let target = key - desc.start;
-        // Branchless: `lo` only moves while the probed offset is below the target. Every probe
-        // is in range (checked above), so the fallback value is never used.
+        // Every probe below is in range (checked above), so the fallback value is never used.
         let off = |i: usize| bits::get(payload, b, i).unwrap_or(u32::MAX);
+        // First the eight offsets around the interpolated position (offsets run from o[0] > 0
+        // to o[n-1] = last - start): one compare of eight independent reads.
+        let range = desc.last - desc.start;
+        let guess = (target as u64 * n as u64 / range.max(1) as u64) as usize;
+        let s = guess.saturating_sub(4).min(n.saturating_sub(8));
+        let w = (n - s).min(8);
+        let mut vals = [0u32; 8];
+        let mut c = 0;
+        for (t, v) in vals.iter_mut().enumerate().take(w) {
+            *v = off(s + t);
+            c += (*v < target) as usize;
+        }
+        if (c > 0 || s == 0) && (c < w || s + w == n) {
+            let lo = s + c;
+            if lo >= n {
+                return Ok((count, None));
+            }
+            return Ok((lo + 1, Some(desc.start.wrapping_add(vals[c]))));
+        }
+        // Branchless binary search: `lo` only moves while the probed offset is below the target.
         let (mut lo, mut len) = (0usize, n);
         while len > 1 {
             let half = len / 2;

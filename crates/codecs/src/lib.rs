@@ -30,6 +30,7 @@ pub mod for_;
 pub mod isa;
 pub mod masked_vbyte;
 pub mod pfor;
+pub(crate) mod search;
 pub mod simd;
 pub mod simd_for;
 pub mod streamvbyte;

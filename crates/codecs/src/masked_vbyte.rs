@@ -17,8 +17,8 @@
 
 use crate::vbyte::{
     append_in_place, check_keys, decode_block, decode_scalar, desc_of, encode_payload, fold_in,
-    insert_in_place, lower_bound_in, max_len, remove_in_place, select_in, validate_in, VByteChunks,
-    BYTE_MAX_KEYS,
+    insert_in_place, lower_bound_bidi, max_len, remove_in_place, select_bidi, validate_in,
+    VByteChunks, BYTE_MAX_KEYS,
 };
 use crate::{
     AppendOutcome, BlockCodec, CodecId, Descriptor, Fold, InsertOutcome, Isa, RemoveOutcome, Result,
@@ -171,7 +171,7 @@ pub fn decode_with(isa: Isa, desc: &Descriptor, payload: &[u8], out: &mut [u32])
 /// [`MaskedVByte::select`] with the kernels of `isa`.
 #[doc(hidden)]
 pub fn select_with(isa: Isa, desc: &Descriptor, payload: &[u8], i: usize) -> Result<u32> {
-    select_in(desc, VByteChunks::new(desc, payload, usable(isa))?, i)
+    select_bidi(usable(isa), desc, payload, i)
 }
 
 /// [`MaskedVByte::lower_bound`] with the kernels of `isa`.
@@ -182,7 +182,7 @@ pub fn lower_bound_with(
     payload: &[u8],
     key: u32,
 ) -> Result<(usize, Option<u32>)> {
-    lower_bound_in(desc, VByteChunks::new(desc, payload, usable(isa))?, key)
+    lower_bound_bidi(usable(isa), desc, payload, key)
 }
 
 /// The Masked VByte codec: VByte's bytes, SIMD decode / select / lower_bound / fold.
@@ -208,11 +208,11 @@ impl BlockCodec for MaskedVByte {
     }
 
     fn select(desc: &Descriptor, payload: &[u8], i: usize) -> Result<u32> {
-        select_in(desc, VByteChunks::new(desc, payload, Isa::detect())?, i)
+        select_bidi(Isa::detect(), desc, payload, i)
     }
 
     fn lower_bound(desc: &Descriptor, payload: &[u8], key: u32) -> Result<(usize, Option<u32>)> {
-        lower_bound_in(desc, VByteChunks::new(desc, payload, Isa::detect())?, key)
+        lower_bound_bidi(Isa::detect(), desc, payload, key)
     }
 
     fn insert(desc: &mut Descriptor, payload: &mut [u8], key: u32) -> Result<InsertOutcome> {

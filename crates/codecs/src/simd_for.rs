@@ -12,9 +12,12 @@
 //! and `b = 0`.
 //!
 //! Decode is unpack plus one add per vector (no prefix sum). `select(i)` reads one value straight
-//! from the packed bits, so `lower_bound` is a binary search on them without decoding. `append`
-//! writes one offset in place while it fits in `b`; insert and remove decode, modify and
-//! re-encode (offsets only shrink on remove, so the block never grows).
+//! from the packed bits; `lower_bound` compares the eight offsets around the position
+//! interpolated from the first and last key (two value vectors, one SIMD compare) and, when they
+//! do not bracket the key, counts the offsets below it over the frame (AVX2) or binary-searches
+//! them (scalar), without decoding. `append` writes one offset in place while it fits in `b`;
+//! insert and remove decode, modify and re-encode (offsets only shrink on remove, so the block
+//! never grows).
 
 use crate::isa::Isa;
 use crate::vertical;
@@ -44,8 +47,7 @@ impl SimdFor {
     }
 
     /// [`BlockCodec::lower_bound`] on an explicit instruction-set level: the first offset
-    /// `>= key - start`, counted on the packed bits in registers (AVX2) or binary-searched on
-    /// them (scalar).
+    /// `>= key - start`, found on the packed bits (see the module docs).
     #[doc(hidden)]
     #[inline]
     pub fn lower_bound_with(
@@ -54,26 +56,68 @@ impl SimdFor {
         payload: &[u8],
         key: u32,
     ) -> Result<(usize, Option<u32>)> {
-        let (b, n) = vertical::check(desc, payload)?;
-        let count = desc.count as usize;
-        if count == 0 || key > desc.last {
-            return Ok((count, None));
+        let isa = vertical::usable(isa);
+        #[cfg(target_arch = "x86_64")]
+        if isa >= Isa::Avx2 {
+            // SAFETY: AVX2 is supported at this level (`effective`).
+            return unsafe { crate::simd::vertical_avx2::simd_for_lower_bound(desc, payload, key) };
         }
-        if key <= desc.start {
-            return Ok((0, Some(desc.start)));
+        lower_bound_body::<false>(isa, desc, payload, key)
+    }
+}
+
+/// `SimdFor::lower_bound_with`'s body; `AVX2` says it is being compiled inside an AVX2 kernel
+/// (`simd::vertical_avx2::simd_for_lower_bound`), whose window compare it then inlines.
+#[inline(always)]
+pub(crate) fn lower_bound_body<const AVX2: bool>(
+    isa: Isa,
+    desc: &Descriptor,
+    payload: &[u8],
+    key: u32,
+) -> Result<(usize, Option<u32>)> {
+    let (b, n) = vertical::check(desc, payload)?;
+    let count = desc.count as usize;
+    if count == 0 || key > desc.last {
+        return Ok((count, None));
+    }
+    if key <= desc.start {
+        return Ok((0, Some(desc.start)));
+    }
+    if payload.len() < vertical::frame_len(b) {
+        return Err(FRAME_ERR);
+    }
+    // First offset >= target among o[0..n], found on the packed bits: first the eight offsets
+    // around the interpolated position (offsets run from o[0] > 0 to o[n-1] = last - start),
+    // then, if they do not bracket it, a scan of the frame.
+    let target = key - desc.start;
+    let range = desc.last - desc.start;
+    let near = if AVX2 {
+        #[cfg(target_arch = "x86_64")]
+        {
+            // SAFETY: AVX2 is enabled in the caller; b is 1..=32 (`check`) and the frame's 16*b
+            // bytes are in `payload` (checked above).
+            unsafe {
+                crate::simd::vertical_avx2::rank_near_body(payload.as_ptr(), b, n, target, range)
+            }
         }
-        if payload.len() < vertical::frame_len(b) {
-            return Err(FRAME_ERR);
-        }
-        // First offset >= target among o[0..n], found on the packed bits.
-        let target = key - desc.start;
-        let lo = vertical::rank(isa, payload, b, n, target).ok_or(FRAME_ERR)?;
+        #[cfg(not(target_arch = "x86_64"))]
+        None
+    } else {
+        let guess = (target as u64 * n as u64 / range.max(1) as u64) as usize;
+        vertical::rank_near(Isa::Scalar, payload, b, n, target, guess)
+    };
+    if let Some((lo, o)) = near {
         if lo >= n {
             return Ok((count, None));
         }
-        let o = vertical::get(payload, b, lo).ok_or(FRAME_ERR)?;
-        Ok((lo + 1, Some(desc.start.wrapping_add(o))))
+        return Ok((lo + 1, Some(desc.start.wrapping_add(o))));
     }
+    let lo = vertical::rank(isa, payload, b, n, target).ok_or(FRAME_ERR)?;
+    if lo >= n {
+        return Ok((count, None));
+    }
+    let o = vertical::get(payload, b, lo).ok_or(FRAME_ERR)?;
+    Ok((lo + 1, Some(desc.start.wrapping_add(o))))
 }
 
 impl BlockCodec for SimdFor {

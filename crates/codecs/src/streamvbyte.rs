@@ -19,9 +19,10 @@
 //! Insert, append and remove run in place: the data bytes around the edit move with
 //! `copy_within`, the control codes from the edit onward are rewritten.
 
+use crate::search::{forward_for_key, Pad, Seek};
 use crate::vbyte::{
     check_desc, check_keys, chunk_len, corrupt, decode_prelude, desc_of, fold_in, invalid,
-    lower_bound_in, select_in, validate_in, Chunks, BYTE_MAX_KEYS, CHUNK,
+    validate_in, Chunks, BYTE_MAX_KEYS, CHUNK,
 };
 use crate::{
     AppendOutcome, BlockCodec, CodecError, CodecId, Descriptor, Fold, InsertOutcome, Isa,
@@ -286,8 +287,7 @@ pub fn decode_with(isa: Isa, desc: &Descriptor, payload: &[u8], out: &mut [u32])
 /// [`StreamVByte::select`] with the kernels of `isa`.
 #[doc(hidden)]
 pub fn select_with(isa: Isa, desc: &Descriptor, payload: &[u8], i: usize) -> Result<u32> {
-    let isa = crate::masked_vbyte::usable(isa);
-    select_in(desc, SvbChunks::new(desc, payload, isa)?, i)
+    select(crate::masked_vbyte::usable(isa), desc, payload, i)
 }
 
 /// [`StreamVByte::lower_bound`] with the kernels of `isa`.
@@ -298,8 +298,187 @@ pub fn lower_bound_with(
     payload: &[u8],
     key: u32,
 ) -> Result<(usize, Option<u32>)> {
-    let isa = crate::masked_vbyte::usable(isa);
-    lower_bound_in(desc, SvbChunks::new(desc, payload, isa)?, key)
+    lower_bound(crate::masked_vbyte::usable(isa), desc, payload, key)
+}
+
+// ---------------------------------------------------------------------------------------------
+// select and lower_bound: a seek from the nearer end (see crate::search).
+
+/// Scalar forward seek over values `v..v_hi` from data position `pos`, `acc = key(v - 1)`: the
+/// first value with `key >= target` or index `stop`, else where it stopped (`v_hi`).
+pub(crate) fn seek_fwd_scalar(
+    ctrl: &[u8],
+    data: &[u8],
+    (mut v, mut pos, mut acc): (usize, usize, u32),
+    v_hi: usize,
+    target: u32,
+    stop: usize,
+) -> Result<Seek> {
+    while v < v_hi {
+        let len = code_at(ctrl, v) + 1;
+        acc = acc.wrapping_add(read_le(data, pos, len)?);
+        pos += len;
+        if acc >= target || v >= stop {
+            return Ok(Seek::Found(v, acc));
+        }
+        v += 1;
+    }
+    Ok(Seek::Next(v, pos, acc))
+}
+
+/// Scalar backward seek from `v_end` (exclusive; data ends at `pos`, `key = key(v_end - 1)`)
+/// down to `v_lo`: the first value `v` (walking down) with `v == stop` or `key(v - 1) <
+/// target`, else where it stopped (`v_lo`, with `key(v_lo - 1)`).
+pub(crate) fn seek_bwd_scalar(
+    ctrl: &[u8],
+    data: &[u8],
+    (mut v_end, mut pos, mut key): (usize, usize, u32),
+    v_lo: usize,
+    target: u32,
+    stop: usize,
+) -> Result<Seek> {
+    while v_end > v_lo {
+        let v = v_end - 1;
+        if v <= stop {
+            return Ok(Seek::Found(v, key));
+        }
+        let len = code_at(ctrl, v) + 1;
+        pos = pos
+            .checked_sub(len)
+            .ok_or(corrupt("data bytes run past the payload"))?;
+        let prev = key.wrapping_sub(read_le(data, pos, len)?);
+        if prev < target {
+            return Ok(Seek::Found(v, key));
+        }
+        key = prev;
+        v_end = v;
+    }
+    Ok(Seek::Next(v_end, pos, key))
+}
+
+/// The seek of [`crate::search`] on a block with `count >= 3` (so `n >= 2` values), with the
+/// kernels of `isa`: `(v, key(v))`.
+fn seek(
+    isa: Isa,
+    d: &Descriptor,
+    v: &View<'_>,
+    forward: bool,
+    target: u32,
+    stop: usize,
+) -> Result<(usize, u32)> {
+    let (ctrl, data, n) = (v.ctrl, v.data, v.n);
+    let full = n / 4;
+    let found = |s: Seek| match s {
+        Seek::Found(v, k) => Ok((v, k)),
+        Seek::Next(..) => Err(corrupt("seek ran off the block")),
+    };
+    if forward {
+        let mut at = (0, 0, d.start);
+        #[cfg(target_arch = "x86_64")]
+        if isa >= Isa::Avx2 && full >= 2 {
+            let pad = Pad::new(data);
+            let groups = &ctrl[..full];
+            // SAFETY: AVX2 (and AVX-512 F/BW/VL at Isa::Avx512) is supported (callers pass
+            // supported levels only); the kernels bound their loads by `data` (via `pad`).
+            let s = unsafe {
+                if isa >= Isa::Avx512 {
+                    crate::simd::streamvbyte_avx512::seek_fwd(groups, data, &pad, at, target, stop)
+                } else {
+                    crate::simd::streamvbyte_avx2::seek_fwd(groups, data, &pad, at, target, stop)
+                }
+            };
+            match s {
+                Seek::Found(v, k) => return Ok((v, k)),
+                Seek::Next(g, pos, acc) => at = (4 * g, pos, acc),
+            }
+        }
+        found(seek_fwd_scalar(ctrl, data, at, n, target, stop)?)
+    } else {
+        // The values of a partial last group first, then whole groups, then what is left.
+        let tail = seek_bwd_scalar(ctrl, data, (n, data.len(), d.last), 4 * full, target, stop)?;
+        let Seek::Next(_, mut pos, mut key) = tail else {
+            return found(tail);
+        };
+        let mut g = full;
+        #[cfg(target_arch = "x86_64")]
+        if isa >= Isa::Avx2 && full >= 2 {
+            let pad = Pad::new(data);
+            let groups = &ctrl[..full];
+            // SAFETY: as for the forward kernels.
+            let s = unsafe {
+                if isa >= Isa::Avx512 {
+                    crate::simd::streamvbyte_avx512::seek_bwd(
+                        groups,
+                        data,
+                        &pad,
+                        (g, pos, key),
+                        target,
+                        stop,
+                    )
+                } else {
+                    crate::simd::streamvbyte_avx2::seek_bwd(
+                        groups,
+                        data,
+                        &pad,
+                        (g, pos, key),
+                        target,
+                        stop,
+                    )
+                }
+            };
+            match s {
+                Seek::Found(v, k) => return Ok((v, k)),
+                Seek::Next(g2, p2, k2) => (g, pos, key) = (g2, p2, k2),
+            }
+        }
+        found(seek_bwd_scalar(
+            ctrl,
+            data,
+            (4 * g, pos, key),
+            0,
+            target,
+            stop,
+        )?)
+    }
+}
+
+/// [`StreamVByte::select`] with the kernels of `isa` (a level this CPU supports).
+fn select(isa: Isa, d: &Descriptor, payload: &[u8], i: usize) -> Result<u32> {
+    let v = view(d, payload)?;
+    let count = d.count as usize;
+    if i >= count {
+        return Err(invalid("slot out of range"));
+    }
+    if i == 0 {
+        return Ok(d.start);
+    }
+    if i + 1 == count {
+        return Ok(d.last);
+    }
+    // key(i - 1): i values from the front or n - i + 1 from the back.
+    let forward = i <= v.n + 1 - i;
+    let target = if forward { u32::MAX } else { 0 };
+    Ok(seek(isa, d, &v, forward, target, i - 1)?.1)
+}
+
+/// [`StreamVByte::lower_bound`] with the kernels of `isa` (a level this CPU supports).
+fn lower_bound(isa: Isa, d: &Descriptor, payload: &[u8], key: u32) -> Result<(usize, Option<u32>)> {
+    let v = view(d, payload)?;
+    let count = d.count as usize;
+    if count == 0 || key > d.last {
+        return Ok((count, None));
+    }
+    if key <= d.start {
+        return Ok((0, Some(d.start)));
+    }
+    // count >= 2 here; key in (start, last].
+    if count == 2 {
+        return Ok((1, Some(d.last)));
+    }
+    let forward = forward_for_key(d.start, d.last, key);
+    let stop = if forward { v.n - 1 } else { 0 };
+    let (at, k) = seek(isa, d, &v, forward, key, stop)?;
+    Ok((at + 1, Some(k)))
 }
 
 /// Data offset of value `j`: the byte lengths of values `0..j`.
@@ -415,7 +594,7 @@ fn low_mask(i: usize, p: usize) -> u64 {
 
 fn insert(d: &mut Descriptor, payload: &mut [u8], key: u32) -> Result<InsertOutcome> {
     let isa = Isa::detect();
-    let (slot, found) = lower_bound_in(d, SvbChunks::new(d, payload, isa)?, key)?;
+    let (slot, found) = lower_bound(isa, d, payload, key)?;
     if found == Some(key) {
         return Ok(InsertOutcome::Exists { slot });
     }
@@ -617,11 +796,11 @@ impl BlockCodec for StreamVByte {
     }
 
     fn select(desc: &Descriptor, payload: &[u8], i: usize) -> Result<u32> {
-        select_in(desc, SvbChunks::new(desc, payload, Isa::detect())?, i)
+        select(Isa::detect(), desc, payload, i)
     }
 
     fn lower_bound(desc: &Descriptor, payload: &[u8], key: u32) -> Result<(usize, Option<u32>)> {
-        lower_bound_in(desc, SvbChunks::new(desc, payload, Isa::detect())?, key)
+        lower_bound(Isa::detect(), desc, payload, key)
     }
 
     fn insert(desc: &mut Descriptor, payload: &mut [u8], key: u32) -> Result<InsertOutcome> {

@@ -17,7 +17,10 @@
 //!
 //! This module also holds what the byte-oriented codecs (VByte, Masked VByte, VarIntGB,
 //! StreamVByte) share: descriptor checks, and select / lower_bound / fold / validate driven by a
-//! chunked decoder ([`Chunks`]) that decodes into a small stack buffer.
+//! chunked decoder ([`Chunks`]) that decodes into a small stack buffer. VByte and Masked VByte
+//! select and search from the nearer end of the block ([`select_bidi`], [`lower_bound_bidi`]):
+//! varints end at a byte with bit 7 clear, so the values from the end are found by counting
+//! those bytes backwards, and `last` minus their sum gives the keys before them.
 
 use crate::{
     AppendOutcome, BlockCodec, CodecError, CodecId, Descriptor, Fold, InsertOutcome, Isa,
@@ -382,10 +385,120 @@ pub(crate) fn offset_of_value(data: &[u8], j: usize) -> Result<usize> {
     Ok(pos)
 }
 
+/// Start of the last `k` varints of `data`: just after the `(k + 1)`-th terminator byte (bit 7
+/// clear) counted from the end, or 0 when there are not that many. Counts eight bytes at a time.
+pub(crate) fn offset_of_last(data: &[u8], k: usize) -> usize {
+    let mut end = data.len();
+    let mut left = k + 1;
+    while end >= 8 {
+        let w = u64::from_le_bytes(data[end - 8..end].try_into().expect("8 bytes"));
+        let mut ends = !w & 0x8080_8080_8080_8080;
+        let c = ends.count_ones() as usize;
+        if c < left {
+            left -= c;
+            end -= 8;
+            continue;
+        }
+        // The left-th terminator from the top of this word.
+        for _ in 1..left {
+            ends &= !(1u64 << (63 - ends.leading_zeros()));
+        }
+        return end - 8 + (63 - ends.leading_zeros() as usize) / 8 + 1;
+    }
+    while end > 0 {
+        end -= 1;
+        left -= (data[end] < 0x80) as usize;
+        if left == 0 {
+            return end + 1;
+        }
+    }
+    0
+}
+
+/// Keys decoded per backward step of [`lower_bound_bidi`].
+const BACK: usize = 64;
+
+/// `select` of VByte / Masked VByte from the nearer end: the key at slot `i` is `start` plus the
+/// first `i` deltas, or `last` minus the deltas from value `i` on (found by counting varint
+/// terminators from the end), decoded in one call into a stack buffer.
+pub(crate) fn select_bidi(isa: Isa, d: &Descriptor, payload: &[u8], i: usize) -> Result<u32> {
+    check_desc(d, payload, BYTE_MAX_KEYS)?;
+    let count = d.count as usize;
+    if i >= count {
+        return Err(invalid("slot out of range"));
+    }
+    if i == 0 {
+        return Ok(d.start);
+    }
+    if i + 1 == count {
+        return Ok(d.last);
+    }
+    let data = &payload[..d.size as usize];
+    let n = count - 1;
+    let mut buf = [0u32; BYTE_MAX_KEYS];
+    if i <= n - i {
+        decode_n(isa, data, 0, d.start, &mut buf[..i])?;
+        Ok(buf[i - 1])
+    } else {
+        let m = n - i;
+        decode_n(isa, data, offset_of_last(data, m), 0, &mut buf[..m])?;
+        Ok(d.last.wrapping_sub(buf[m - 1]))
+    }
+}
+
+/// `lower_bound` of VByte / Masked VByte from the end nearer to the interpolated position:
+/// forward in chunks with early exit, or backward in chunks of [`BACK`] keys decoded relative to
+/// their own start (`key(v) = key(v0 - 1) + partial sum`, with `key(v0 - 1)` known from the
+/// chunk above).
+pub(crate) fn lower_bound_bidi(
+    isa: Isa,
+    d: &Descriptor,
+    payload: &[u8],
+    key: u32,
+) -> Result<(usize, Option<u32>)> {
+    let count = d.count as usize;
+    check_desc(d, payload, BYTE_MAX_KEYS)?;
+    if count == 0 || key > d.last {
+        return Ok((count, None));
+    }
+    if key <= d.start {
+        return Ok((0, Some(d.start)));
+    }
+    if crate::search::forward_for_key(d.start, d.last, key) {
+        return lower_bound_in(d, VByteChunks::new(d, payload, isa)?, key);
+    }
+    let data = &payload[..d.size as usize];
+    let (mut v_end, mut end_key, mut end) = (count - 1, d.last, data.len());
+    let mut buf = [0u32; BACK];
+    loop {
+        let m = v_end.min(BACK);
+        let v0 = v_end - m;
+        let pos = if v0 == 0 {
+            0
+        } else {
+            offset_of_last(&data[..end], m)
+        };
+        // Decoding sees the whole payload (the SIMD kernel wants 16 bytes ahead), but stops
+        // after the m values.
+        decode_n(isa, data, pos, 0, &mut buf[..m])?;
+        let before = end_key.wrapping_sub(buf[m - 1]);
+        // key(v0 - 1) = before: the answer is in this chunk once it is below the key.
+        if before < key || v0 == 0 {
+            let below = buf[..m]
+                .iter()
+                .map(|&p| (before.wrapping_add(p) < key) as usize)
+                .sum::<usize>()
+                .min(m - 1);
+            return Ok((v0 + below + 1, Some(before.wrapping_add(buf[below]))));
+        }
+        (v_end, end_key, end) = (v0, before, pos);
+    }
+}
+
 /// Finds where `key` goes: lower_bound with the kernels of `isa`, then the byte offset of the
 /// delta that changes.
 pub(crate) fn locate(d: &Descriptor, payload: &[u8], key: u32, isa: Isa) -> Result<Place> {
-    let (slot, found) = lower_bound_in(d, VByteChunks::new(d, payload, isa)?, key)?;
+    let (slot, found) = lower_bound_bidi(isa, d, payload, key)?;
     if found == Some(key) {
         return Ok(Place::Exists(slot));
     }
@@ -666,11 +779,11 @@ impl BlockCodec for VByte {
     }
 
     fn select(desc: &Descriptor, payload: &[u8], i: usize) -> Result<u32> {
-        select_in(desc, VByteChunks::new(desc, payload, Isa::Scalar)?, i)
+        select_bidi(Isa::Scalar, desc, payload, i)
     }
 
     fn lower_bound(desc: &Descriptor, payload: &[u8], key: u32) -> Result<(usize, Option<u32>)> {
-        lower_bound_in(desc, VByteChunks::new(desc, payload, Isa::Scalar)?, key)
+        lower_bound_bidi(Isa::Scalar, desc, payload, key)
     }
 
     fn insert(desc: &mut Descriptor, payload: &mut [u8], key: u32) -> Result<InsertOutcome> {
@@ -718,6 +831,28 @@ mod tests {
         assert!(get_varint(&[0xFF, 0xFF, 0xFF, 0xFF, 0x10], 0).is_err());
         assert!(get_varint(&[0xFF, 0xFF, 0xFF, 0xFF, 0x8F, 0x00], 0).is_err());
         assert!(get_varint(&[0x80], 0).is_err());
+    }
+
+    #[test]
+    fn offset_of_last_matches_a_bytewise_walk() {
+        let mut rng = fastrand::Rng::with_seed(8);
+        for _ in 0..2000 {
+            let data: Vec<u8> = (0..rng.usize(..80))
+                .map(|_| {
+                    if rng.bool() {
+                        rng.u8(..)
+                    } else {
+                        0x80 | rng.u8(..)
+                    }
+                })
+                .collect();
+            let ends: Vec<usize> = (0..data.len()).filter(|&i| data[i] < 0x80).collect();
+            for k in 0..=ends.len() + 1 {
+                // after the (k + 1)-th terminator from the end, else 0
+                let want = ends.len().checked_sub(k + 1).map_or(0, |j| ends[j] + 1);
+                assert_eq!(offset_of_last(&data, k), want, "{data:?} k={k}");
+            }
+        }
     }
 
     #[test]

@@ -152,7 +152,7 @@ pub fn effective(isa: Isa) -> Isa {
 
 /// `isa` if this CPU runs it (cheap when `isa <= Isa::detect()`), else scalar.
 #[inline]
-fn usable(isa: Isa) -> Isa {
+pub(crate) fn usable(isa: Isa) -> Isa {
     if isa <= Isa::detect() {
         isa
     } else {
@@ -332,6 +332,82 @@ pub fn rank(isa: Isa, data: &[u8], b: u32, n: usize, target: u32) -> Option<usiz
     }
     let _ = isa;
     rank_scalar(data, b, n, target)
+}
+
+/// Where [`rank_near`] puts its window for a guessed position: `(j, valid)`, the window being
+/// values `4j..4j + 8` (`j <= 30`, `4j < n`) and bit `t` of `valid` set when `4j + t < n`. The
+/// rank is expected near `guess - 1` (see `SimdFor::lower_bound`): it goes to the middle.
+#[inline(always)]
+pub(crate) fn near_window(n: usize, guess: usize) -> (usize, u32) {
+    let j = (guess.saturating_sub(3) / 4)
+        .min(30)
+        .min(n.saturating_sub(1) / 4);
+    let w = (n.saturating_sub(4 * j)).min(8);
+    (j, (1u32 << w) - 1)
+}
+
+/// The rank of `target` among the first `n` sorted values of a frame (SIMD FOR offsets), read
+/// from the eight values `4j..4j + 8` around `guess` (an interpolated position: `lower_bound`
+/// computes it from the block's first and last key) with one compare: `(rank, value at rank)`
+/// (the value is 0 when the rank is `n`). `None` when those eight do not bracket the rank (the
+/// caller then runs [`rank`]) or when out of range. Touches two or four 16-byte rows.
+#[inline]
+pub fn rank_near(
+    isa: Isa,
+    data: &[u8],
+    b: u32,
+    n: usize,
+    target: u32,
+    guess: usize,
+) -> Option<(usize, u32)> {
+    let isa = usable(isa);
+    if b == 0 || b > 32 || n == 0 || n > FRAME || data.len() < frame_len(b) {
+        return None;
+    }
+    let (j, valid) = near_window(n, guess);
+    #[cfg(target_arch = "x86_64")]
+    if isa >= Isa::Avx2 {
+        // SAFETY: AVX2 supported (`usable`); 1 <= b <= 32, j <= 30 and the frame's 16*b bytes
+        // are readable (checked above).
+        let (c, v) = unsafe {
+            crate::simd::vertical_avx2::rank_window(data.as_ptr(), b, j as u32, valid, target)
+        };
+        return near_result(n, j, valid, c, v);
+    }
+    let _ = isa;
+    let (c, v) = rank_window_scalar(data, b, j, valid, target)?;
+    near_result(n, j, valid, c, v)
+}
+
+/// [`rank_near`]'s answer from its window's count `c` of values below the target and the value
+/// `v` after them: `None` when all valid ones are below (and more values follow) or none are
+/// (and some precede), i.e. when the rank lies outside the window.
+#[inline(always)]
+pub(crate) fn near_result(n: usize, j: usize, valid: u32, c: u32, v: u32) -> Option<(usize, u32)> {
+    let (c, w) = (c as usize, valid.count_ones() as usize);
+    if (c == 0 && j > 0) || (c == w && 4 * j + w < n) {
+        return None;
+    }
+    Some((4 * j + c, if c < w { v } else { 0 }))
+}
+
+/// Scalar [`rank_near`] window: how many of the valid values `4j..4j + 8` (bit t of `valid`) are
+/// below `target`, and the value after them (0 when all are).
+pub fn rank_window_scalar(
+    data: &[u8],
+    b: u32,
+    j: usize,
+    valid: u32,
+    target: u32,
+) -> Option<(u32, u32)> {
+    let mut vals = [0u32; 8];
+    let mut below = 0u32;
+    for (t, v) in vals.iter_mut().enumerate() {
+        *v = get(data, b, 4 * j + t)?;
+        below |= ((*v < target) as u32) << t;
+    }
+    let c = (below & valid).count_ones();
+    Some((c, vals.get(c as usize).copied().unwrap_or(0)))
 }
 
 /// Scalar [`rank`] for sorted values: branchless binary search on the packed bits.

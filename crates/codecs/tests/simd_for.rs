@@ -88,3 +88,53 @@ fn lower_bound_matches_model_on_every_level() {
         }
     }
 }
+
+/// `rank_near` (lower_bound's interpolated window) on every level: whenever it answers, the
+/// answer is the full scan's, for every width 1..=32, frame fill, guess and target (at, between,
+/// below and above the offsets, u32::MAX); and a guess at the true rank always answers.
+#[test]
+fn rank_near_agrees_with_rank_on_every_level() {
+    let seed = std::env::var("SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| fastrand::u64(..));
+    println!("SEED={seed}");
+    let mut rng = fastrand::Rng::with_seed(seed);
+    for b in 1..=32u32 {
+        for n in [1usize, 2, 3, 4, 5, 7, 8, 9, 12, 63, 64, 100, 126, 127, 128] {
+            let mut vals = [0u32; 128];
+            let top = if b == 32 { u32::MAX } else { (1u32 << b) - 1 };
+            let mut v: Vec<u32> = (0..n).map(|_| rng.u32(1..=top.max(1))).collect();
+            v.sort_unstable();
+            v.dedup();
+            if rng.bool() {
+                *v.last_mut().unwrap() = top;
+            }
+            v.dedup();
+            let n = v.len();
+            vals[..n].copy_from_slice(&v);
+            let mut frame = vec![0u8; vertical::frame_len(b)];
+            vertical::pack_scalar(&vals, b, &mut frame);
+            let mut targets: Vec<u32> = v
+                .iter()
+                .flat_map(|&x| [x, x.wrapping_add(1), x.wrapping_sub(1)])
+                .collect();
+            targets.extend([0, 1, u32::MAX, rng.u32(..)]);
+            for t in targets {
+                let want = vertical::rank_scalar(&frame, b, n, t).unwrap();
+                for guess in [0, want, want + 1, rng.usize(..200), n, 200] {
+                    for isa in Isa::available() {
+                        let got = vertical::rank_near(isa, &frame, b, n, t, guess);
+                        if let Some((r, x)) = got {
+                            assert_eq!(r, want, "isa={isa} b={b} n={n} t={t} guess={guess}");
+                            assert_eq!(x, if r < n { v[r] } else { 0 });
+                        }
+                        if guess == want + 1 {
+                            assert!(got.is_some(), "isa={isa} b={b} n={n} t={t}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

@@ -172,12 +172,22 @@ pub unsafe fn prefix_sum(step: u32, out: &mut [u32]) {
     }
 }
 
-/// `pfor::tight_ranges_body` with AVX2 enabled: the sliding minimum of differences runs eight
-/// lanes wide with `vpminud` (the portable build has only SSE2, without an unsigned minimum).
+/// `pfor::min_range_body` with AVX2 enabled: the minimum of differences runs eight lanes at a
+/// time (`vpminud`).
+///
+/// # Safety
+/// The CPU must support AVX2. (`1 <= len <= s.len()`, else the body panics.)
+#[target_feature(enable = "avx2")]
+pub unsafe fn min_range(s: &[u32], len: usize) -> u32 {
+    crate::pfor::min_range_body(s, len)
+}
+
+/// `pfor::write_frame_body` (the b choice and the frame) with AVX2 enabled, so that its loops
+/// over the values vectorise with unsigned minimum / maximum.
 ///
 /// # Safety
 /// The CPU must support AVX2.
-#[target_feature(enable = "avx2")]
-pub unsafe fn tight_ranges(s: &[u32], widest: u32, tight: &mut [u32; crate::pfor::FRAME]) -> usize {
-    crate::pfor::tight_ranges_body(s, widest, tight)
+#[target_feature(enable = "avx2,bmi1,bmi2,popcnt")]
+pub unsafe fn write_frame(v: &[u32], sorted: bool, out: &mut [u8]) -> crate::Result<(u32, usize)> {
+    crate::pfor::write_frame_body(v, sorted, out)
 }

@@ -4,6 +4,7 @@
 
 use core::arch::x86_64::*;
 
+use crate::search::{Pad, Seek};
 use crate::streamvbyte::{GROUP_LEN, GROUP_SHUFFLE};
 
 /// Inclusive prefix sum of eight u32 lanes.
@@ -146,4 +147,138 @@ pub unsafe fn decode(
     let (pos, done) =
         unsafe { super::streamvbyte_sse41::decode(&ctrl[g..], data, pos, prev, &mut out[4 * g..]) };
     (pos, 4 * g + done)
+}
+
+/// Unsigned `a >= b` per lane, as a bit mask of the eight lanes.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn ge_mask(a: __m256i, b: __m256i) -> u32 {
+    let ge = _mm256_cmpeq_epi32(_mm256_max_epu32(a, b), a);
+    _mm256_movemask_ps(_mm256_castsi256_ps(ge)) as u32
+}
+
+/// Lane `k` of `x`.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn lane(x: __m256i, k: u32) -> u32 {
+    _mm256_cvtsi256_si32(_mm256_permutevar8x32_epi32(x, _mm256_set1_epi32(k as i32))) as u32
+}
+
+/// The eight values of control bytes `c0, c1` whose data start at `p0` and `p1`, prefix-summed
+/// (no carry-in). `None` if a position is past the data.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn pair(data: &[u8], pad: &Pad, c0: usize, c1: usize, p0: usize, p1: usize) -> Option<__m256i> {
+    let (a0, a1) = (pad.at(data, p0)?, pad.at(data, p1)?);
+    // SAFETY: `Pad::at` gives 16 readable bytes at each address; shuffle rows are 16 bytes.
+    let (v, shuf) = unsafe {
+        (
+            _mm256_loadu2_m128i(a1 as *const __m128i, a0 as *const __m128i),
+            _mm256_loadu2_m128i(
+                GROUP_SHUFFLE[c1].as_ptr() as *const __m128i,
+                GROUP_SHUFFLE[c0].as_ptr() as *const __m128i,
+            ),
+        )
+    };
+    Some(prefix8(_mm256_shuffle_epi8(v, shuf)))
+}
+
+/// Forward seek (see [`crate::search`]) over the whole groups `ctrl` (one control byte per four
+/// values), eight values per step, from `(v, pos, key(v - 1))` with `v` a multiple of 4. Stops
+/// with [`Seek::Next`] (group index, position, running key) when fewer than two groups remain or
+/// a position leaves the data (the scalar twin finishes and reports it).
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[target_feature(enable = "avx2,bmi1")]
+pub(crate) unsafe fn seek_fwd(
+    ctrl: &[u8],
+    data: &[u8],
+    pad: &Pad,
+    (v, mut pos, acc): (usize, usize, u32),
+    target: u32,
+    stop: usize,
+) -> Seek {
+    let mut g = v / 4;
+    let t = _mm256_set1_epi32(target as i32);
+    let mut acc = _mm256_set1_epi32(acc as i32);
+    let lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    while g + 2 <= ctrl.len() {
+        let (c0, c1) = (ctrl[g] as usize, ctrl[g + 1] as usize);
+        let p1 = pos + GROUP_LEN[c0] as usize;
+        let p2 = p1 + GROUP_LEN[c1] as usize;
+        if p2 > data.len() {
+            break;
+        }
+        let Some(x) = pair(data, pad, c0, c1, pos, p1) else {
+            break;
+        };
+        let keys = _mm256_add_epi32(x, acc);
+        // Lanes at or past `stop` count as hits.
+        let rel = stop.saturating_sub(4 * g).min(8) as i32;
+        let past = _mm256_cmpgt_epi32(lanes, _mm256_set1_epi32(rel - 1));
+        let hit = ge_mask(keys, t) | _mm256_movemask_ps(_mm256_castsi256_ps(past)) as u32;
+        if hit != 0 {
+            let k = hit.trailing_zeros();
+            return Seek::Found(4 * g + k as usize, lane(keys, k));
+        }
+        acc = _mm256_permutevar8x32_epi32(keys, _mm256_set1_epi32(7));
+        pos = p2;
+        g += 2;
+    }
+    Seek::Next(g, pos, _mm256_cvtsi256_si32(acc) as u32)
+}
+
+/// Backward seek (see [`crate::search`]) over the whole groups `ctrl[..g_end]`, eight values
+/// per step, from `(g_end, position after group g_end - 1, key(4 * g_end - 1))`. Stops with
+/// [`Seek::Next`] (group index, position, key at the end of what remains) when fewer than two
+/// groups remain or a position leaves the data.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[target_feature(enable = "avx2,lzcnt")]
+pub(crate) unsafe fn seek_bwd(
+    ctrl: &[u8],
+    data: &[u8],
+    pad: &Pad,
+    (mut g, mut pos, key): (usize, usize, u32),
+    target: u32,
+    stop: usize,
+) -> Seek {
+    let t = _mm256_set1_epi32(target as i32);
+    let mut end = key;
+    let lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    let up = _mm256_setr_epi32(0, 0, 1, 2, 3, 4, 5, 6);
+    while g >= 2 && g <= ctrl.len() {
+        let (c0, c1) = (ctrl[g - 2] as usize, ctrl[g - 1] as usize);
+        let (l0, l1) = (GROUP_LEN[c0] as usize, GROUP_LEN[c1] as usize);
+        let Some(p0) = pos.checked_sub(l0 + l1) else {
+            break;
+        };
+        let Some(x) = pair(data, pad, c0, c1, p0, p0 + l0) else {
+            break;
+        };
+        let total = lane(x, 7);
+        let before = end.wrapping_sub(total);
+        let keys = _mm256_add_epi32(x, _mm256_set1_epi32(before as i32));
+        // key(v - 1) per lane: `before`, then the keys moved up one lane.
+        let prev = _mm256_blend_epi32::<1>(
+            _mm256_permutevar8x32_epi32(keys, up),
+            _mm256_set1_epi32(before as i32),
+        );
+        let v0 = 4 * (g - 2);
+        // Lanes at `stop` (and below, which the walk never passes) count as hits.
+        let rel = (stop as isize - v0 as isize).clamp(-1, 7) as i32;
+        let at_stop = _mm256_cmpgt_epi32(_mm256_set1_epi32(rel + 1), lanes);
+        let below = !ge_mask(prev, t) & 0xFF;
+        let hit = below | _mm256_movemask_ps(_mm256_castsi256_ps(at_stop)) as u32;
+        if hit != 0 {
+            let k = 31 - hit.leading_zeros();
+            return Seek::Found(v0 + k as usize, lane(keys, k));
+        }
+        end = before;
+        pos = p0;
+        g -= 2;
+    }
+    Seek::Next(g, pos, end)
 }

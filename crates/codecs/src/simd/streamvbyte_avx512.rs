@@ -5,6 +5,7 @@
 
 use core::arch::x86_64::*;
 
+use crate::search::{Pad, Seek};
 use crate::streamvbyte::{GROUP_LEN, GROUP_SHUFFLE};
 
 /// Inclusive prefix sum of sixteen u32 lanes: four shift-and-add steps across the whole register
@@ -301,4 +302,146 @@ pub unsafe fn decode(
         v += n;
     }
     pos
+}
+
+/// The sixteen values of control bytes `c` whose data start at `p`, prefix-summed (no
+/// carry-in). `None` if a position is past the data.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx2")]
+fn quad(data: &[u8], pad: &Pad, c: [usize; 4], p: [usize; 4]) -> Option<__m512i> {
+    let a = [
+        pad.at(data, p[0])?,
+        pad.at(data, p[1])?,
+        pad.at(data, p[2])?,
+        pad.at(data, p[3])?,
+    ];
+    let row = |k: usize| GROUP_SHUFFLE[c[k]].as_ptr() as *const __m128i;
+    // SAFETY: `Pad::at` gives 16 readable bytes at each address; shuffle rows are 16 bytes.
+    let (lo, hi) = unsafe {
+        (
+            _mm256_shuffle_epi8(
+                _mm256_loadu2_m128i(a[1] as *const __m128i, a[0] as *const __m128i),
+                _mm256_loadu2_m128i(row(1), row(0)),
+            ),
+            _mm256_shuffle_epi8(
+                _mm256_loadu2_m128i(a[3] as *const __m128i, a[2] as *const __m128i),
+                _mm256_loadu2_m128i(row(3), row(2)),
+            ),
+        )
+    };
+    Some(prefix16(_mm512_inserti64x4::<1>(
+        _mm512_castsi256_si512(lo),
+        hi,
+    )))
+}
+
+/// Lane `k` of `x`.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn lane(x: __m512i, k: u32) -> u32 {
+    _mm_cvtsi128_si32(_mm512_castsi512_si128(_mm512_permutexvar_epi32(
+        _mm512_set1_epi32(k as i32),
+        x,
+    ))) as u32
+}
+
+/// Forward seek (see [`crate::search`]) over the whole groups `ctrl`, sixteen values per step,
+/// from `(v, pos, key(v - 1))` with `v` a multiple of 4. Stops with [`Seek::Next`] (group
+/// index, position, running key) when fewer than four groups remain or a position leaves the
+/// data (the scalar twin finishes and reports it).
+///
+/// # Safety
+/// The CPU must support AVX-512 F and BW (and AVX2).
+#[target_feature(enable = "avx512f,avx512bw,avx2,bmi1")]
+pub(crate) unsafe fn seek_fwd(
+    ctrl: &[u8],
+    data: &[u8],
+    pad: &Pad,
+    (v, mut pos, acc): (usize, usize, u32),
+    target: u32,
+    stop: usize,
+) -> Seek {
+    let mut g = v / 4;
+    let t = _mm512_set1_epi32(target as i32);
+    let mut acc = _mm512_set1_epi32(acc as i32);
+    let last = _mm512_set1_epi32(15);
+    while let Some(c4) = ctrl.get(g..g + 4) {
+        let c = [c4[0], c4[1], c4[2], c4[3]].map(usize::from);
+        let p1 = pos + GROUP_LEN[c[0]] as usize;
+        let p2 = p1 + GROUP_LEN[c[1]] as usize;
+        let p3 = p2 + GROUP_LEN[c[2]] as usize;
+        let p4 = p3 + GROUP_LEN[c[3]] as usize;
+        if p4 > data.len() {
+            break;
+        }
+        let Some(x) = quad(data, pad, c, [pos, p1, p2, p3]) else {
+            break;
+        };
+        let keys = _mm512_add_epi32(x, acc);
+        // Lanes at or past `stop` count as hits.
+        let rel = stop.saturating_sub(4 * g).min(16);
+        let past = !((1u32 << rel) - 1) & 0xFFFF;
+        let hit = _mm512_cmpge_epu32_mask(keys, t) as u32 | past;
+        if hit != 0 {
+            let k = hit.trailing_zeros();
+            return Seek::Found(4 * g + k as usize, lane(keys, k));
+        }
+        acc = _mm512_permutexvar_epi32(last, keys);
+        pos = p4;
+        g += 4;
+    }
+    Seek::Next(g, pos, lane(acc, 0))
+}
+
+/// Backward seek (see [`crate::search`]) over the whole groups `ctrl[..g_end]`, sixteen values
+/// per step, from `(g_end, position after group g_end - 1, key(4 * g_end - 1))`. Stops with
+/// [`Seek::Next`] (group index, position, key at the end of what remains) when fewer than four
+/// groups remain or a position leaves the data.
+///
+/// # Safety
+/// The CPU must support AVX-512 F and BW (and AVX2).
+#[target_feature(enable = "avx512f,avx512bw,avx2,lzcnt")]
+pub(crate) unsafe fn seek_bwd(
+    ctrl: &[u8],
+    data: &[u8],
+    pad: &Pad,
+    (mut g, mut pos, key): (usize, usize, u32),
+    target: u32,
+    stop: usize,
+) -> Seek {
+    let t = _mm512_set1_epi32(target as i32);
+    let mut end = key;
+    while g >= 4 && g <= ctrl.len() {
+        let c = [ctrl[g - 4], ctrl[g - 3], ctrl[g - 2], ctrl[g - 1]].map(usize::from);
+        let l = c.map(|x| GROUP_LEN[x] as usize);
+        let Some(p0) = pos.checked_sub(l[0] + l[1] + l[2] + l[3]) else {
+            break;
+        };
+        let (p1, p2) = (p0 + l[0], p0 + l[0] + l[1]);
+        let Some(x) = quad(data, pad, c, [p0, p1, p2, p2 + l[2]]) else {
+            break;
+        };
+        let total = lane(x, 15);
+        let before = end.wrapping_sub(total);
+        let b = _mm512_set1_epi32(before as i32);
+        let keys = _mm512_add_epi32(x, b);
+        // key(v - 1) per lane: `before`, then the keys moved up one lane.
+        let prev = _mm512_alignr_epi32::<15>(keys, b);
+        let v0 = 4 * (g - 4);
+        // Lanes at `stop` (and below, which the walk never passes) count as hits.
+        let at_stop = match stop.checked_sub(v0) {
+            Some(r) if r < 16 => (2u32 << r) - 1,
+            Some(_) => 0xFFFF,
+            None => 0,
+        };
+        let hit = _mm512_cmplt_epu32_mask(prev, t) as u32 | at_stop;
+        if hit != 0 {
+            let k = 31 - hit.leading_zeros();
+            return Seek::Found(v0 + k as usize, lane(keys, k));
+        }
+        end = before;
+        pos = p0;
+        g -= 4;
+    }
+    Seek::Next(g, pos, end)
 }

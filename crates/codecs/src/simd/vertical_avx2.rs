@@ -305,6 +305,138 @@ unsafe fn rank2<const B: u32>(packed: *const u8, n: u32, target: u32) -> u32 {
     }
 }
 
+/// [`crate::vertical::rank_near`]'s window: value vectors `j, j + 1` of a frame of width `b`
+/// (not a constant here: the window is one step, not a loop), compared with `target`. Returns how
+/// many of the lanes set in `valid` are below `target` and the value in the lane after them (0
+/// when all are below).
+///
+/// # Safety
+/// The CPU must support AVX2; `1 <= b <= 32`, `j <= 30`, and `packed` points to `16 * b`
+/// readable bytes.
+#[target_feature(enable = "avx2,popcnt")]
+pub unsafe fn rank_window(
+    packed: *const u8,
+    b: u32,
+    j: u32,
+    valid: u32,
+    target: u32,
+) -> (u32, u32) {
+    // SAFETY: same contract.
+    unsafe { window(packed, b, j, valid, target) }
+}
+
+#[inline(always)]
+unsafe fn window(packed: *const u8, b: u32, j: u32, valid: u32, target: u32) -> (u32, u32) {
+    let (b0, b1) = (j * b, (j + 1) * b);
+    let (k0, s0, k1, s1) = (b0 / 32, b0 % 32, b1 / 32, b1 % 32);
+    // A value that straddles continues in the next row (inside the frame); one that does not
+    // reads a filler row (the next one, or the last) whose bits land at or above bit b.
+    let (n0, n1) = ((k0 + 1).min(b - 1), (k1 + 1).min(b - 1));
+    let row = |k: u32| packed.wrapping_add(16 * k as usize) as *const __m128i;
+    // SAFETY: AVX2 is enabled by every caller. Rows k0, k1, n0, n1 are < b (the window's bits
+    // end inside the 32*b bits per lane since j + 1 <= 31), so every 16-byte load is inside the
+    // 16*b bytes of the contract.
+    unsafe {
+        let lo = _mm256_loadu2_m128i(row(k1), row(k0));
+        let hi = _mm256_loadu2_m128i(row(n1), row(n0));
+        let sr = _mm256_set_m128i(_mm_set1_epi32(s1 as i32), _mm_set1_epi32(s0 as i32));
+        let sl = _mm256_sub_epi32(_mm256_set1_epi32(32), sr);
+        let m = if b >= 32 { u32::MAX } else { (1u32 << b) - 1 };
+        let v = _mm256_and_si256(
+            _mm256_or_si256(_mm256_srlv_epi32(lo, sr), _mm256_sllv_epi32(hi, sl)),
+            _mm256_set1_epi32(m as i32),
+        );
+        let sign = _mm256_set1_epi32(i32::MIN);
+        let lt = _mm256_cmpgt_epi32(
+            _mm256_set1_epi32((target ^ 0x8000_0000) as i32),
+            _mm256_xor_si256(v, sign),
+        );
+        let below = _mm256_movemask_ps(_mm256_castsi256_ps(lt)) as u32 & valid;
+        let c = below.count_ones();
+        let at = _mm256_permutevar8x32_epi32(v, _mm256_set1_epi32(c as i32));
+        let value = if c < 8 {
+            _mm256_cvtsi256_si32(at) as u32
+        } else {
+            0
+        };
+        (c, value)
+    }
+}
+
+/// [`crate::vertical::rank_near`] for SIMD FOR's lower_bound, inlined into
+/// [`simd_for_lower_bound`]: the guess `target * n / range` from a reciprocal estimate (a few
+/// cycles instead of a division's ~15; a guess only places the window).
+///
+/// # Safety
+/// AVX2 must be enabled in the caller; `1 <= b <= 32`, `1 <= n <= 128`, `range >= 1`, and
+/// `packed` points to `16 * b` readable bytes.
+#[inline(always)]
+pub(crate) unsafe fn rank_near_body(
+    packed: *const u8,
+    b: u32,
+    n: usize,
+    target: u32,
+    range: u32,
+) -> Option<(usize, u32)> {
+    if b == 0 || b > 32 || n == 0 || n > 128 {
+        return None;
+    }
+    // SAFETY: SSE is part of the AVX2 the caller enables.
+    let guess = unsafe {
+        let r = _mm_rcp_ss(_mm_set_ss(range as f32));
+        let g = _mm_mul_ss(_mm_set_ss(target as f32 * n as f32), r);
+        _mm_cvttss_si32(g).max(0) as usize
+    };
+    let (j, valid) = crate::vertical::near_window(n, guess);
+    // SAFETY: j <= 30 (`near_window`) and the caller's contract.
+    let (c, v) = unsafe { window(packed, b, j as u32, valid, target) };
+    crate::vertical::near_result(n, j, valid, c, v)
+}
+
+/// `SimdFor::lower_bound` with AVX2 enabled throughout (so the window compare is inlined).
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[target_feature(enable = "avx2,popcnt")]
+pub unsafe fn simd_for_lower_bound(
+    desc: &crate::Descriptor,
+    payload: &[u8],
+    key: u32,
+) -> crate::Result<(usize, Option<u32>)> {
+    // The usual case in a few compares: a block of 3..=129 keys in its only well-formed shape
+    // (1 <= b <= 32, size = 16b, within the payload) and a key in (start, last]. Anything else
+    // takes the general body, which reports what is wrong.
+    let (count, b) = (desc.count, desc.bits as u32);
+    let (start, last) = (desc.start, desc.last);
+    if count.wrapping_sub(3) < 127
+        && b.wrapping_sub(1) < 32
+        && desc.size == 16 * b
+        && payload.len() >= 16 * b as usize
+        && key > start
+        && key <= last
+    {
+        let n = count as usize - 1;
+        let (target, range) = (key - start, last - start);
+        // A reciprocal estimate is exact enough for a guess (it only places the window).
+        let r = _mm_rcp_ss(_mm_set_ss(range as f32));
+        let g = _mm_mul_ss(_mm_set_ss(target as f32 * n as f32), r);
+        let guess = _mm_cvttss_si32(g).max(0) as usize;
+        let (j, valid) = crate::vertical::near_window(n, guess);
+        // SAFETY: 1 <= b <= 32, j <= 30 and the 16*b frame bytes are in `payload` (checked).
+        let (c, v) = unsafe { window(payload.as_ptr(), b, j as u32, valid, target) };
+        let (c, w) = (c as usize, valid.count_ones() as usize);
+        if (c > 0 || j == 0) && (c < w || 4 * j + w >= n) {
+            let lo = 4 * j + c;
+            return Ok(if lo < n {
+                (lo + 1, Some(start.wrapping_add(v)))
+            } else {
+                (count as usize, None)
+            });
+        }
+    }
+    crate::simd_for::lower_bound_body::<true>(crate::Isa::Avx2, desc, payload, key)
+}
+
 #[target_feature(enable = "avx2")]
 unsafe fn rank_for<const B: u32>(packed: *const u8, n: u32, target: u32) -> u32 {
     // SAFETY: same contract as this kernel's.
