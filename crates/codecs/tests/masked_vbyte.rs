@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::byte_parity::{kernels_match_scalar, seed, Kernels};
+use common::byte_parity::{every_slot_and_key_on_every_isa, kernels_match_scalar, seed, Kernels};
 use tersedb_codecs::masked_vbyte::{self, MaskedVByte};
 use tersedb_codecs::BlockCodec;
 
@@ -40,4 +40,9 @@ fn same_bytes_as_vbyte() {
         MaskedVByte::decode(&d1, &p1, &mut out).unwrap();
         assert_eq!(out, keys);
     }
+}
+
+#[test]
+fn every_slot_and_key_on_every_isa_match_the_model() {
+    every_slot_and_key_on_every_isa::<MaskedVByte>(KERNELS);
 }

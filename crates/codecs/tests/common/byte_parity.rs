@@ -143,3 +143,54 @@ pub fn uniform_width_runs_match_scalar<C: BlockCodec>(f: Kernels) {
         }
     }
 }
+
+/// select at every slot and lower_bound at every key, its neighbours, and keys outside the
+/// block, against the model on every ISA level: blocks of every size 0..=MAX_KEYS at widths
+/// that exercise each path (one-byte runs, mixed widths, four-byte values, u32::MAX at the end),
+/// so both ends of the bidirectional seeks and the SIMD steps and scalar edges all answer.
+#[allow(dead_code)]
+pub fn every_slot_and_key_on_every_isa<C: BlockCodec>(f: Kernels) {
+    let (_, sel, lb) = f;
+    let mut rng = fastrand::Rng::with_seed(seed());
+    for n in 0..=C::MAX_KEYS {
+        for b in [1u32, 7, 8, 12, 17, 24, 32] {
+            let start = if b >= 24 {
+                rng.u32(..1000)
+            } else {
+                rng.u32(..)
+            };
+            let mut keys = super::keys_with_width(&mut rng, n, b, start);
+            if n > 1 && rng.bool() {
+                // mixed widths: a few keys moved down towards their predecessor
+                for i in 1..keys.len() - 1 {
+                    if rng.u8(..4) == 0 {
+                        keys[i] = keys[i - 1] + 1 + (keys[i] - keys[i - 1] - 1) / 1000;
+                    }
+                }
+            }
+            let (d, p) = super::encode_vec::<C>(&keys);
+            let mut probes: Vec<u32> = keys
+                .iter()
+                .flat_map(|&k| [k, k.wrapping_sub(1), k.wrapping_add(1)])
+                .collect();
+            probes.extend([0, u32::MAX]);
+            for isa in Isa::available() {
+                for (i, &k) in keys.iter().enumerate() {
+                    assert_eq!(
+                        sel(isa, &d, &p, i),
+                        Ok(k),
+                        "select({i}) isa={isa} n={n} b={b}"
+                    );
+                }
+                for &key in &probes {
+                    let pos = keys.partition_point(|&k| k < key);
+                    assert_eq!(
+                        lb(isa, &d, &p, key),
+                        Ok((pos, keys.get(pos).copied())),
+                        "lower_bound({key}) isa={isa} n={n} b={b}"
+                    );
+                }
+            }
+        }
+    }
+}
