@@ -9,6 +9,14 @@ pub fn sum_u32_scalar(keys: &[u32]) -> u64 {
     keys.iter().map(|&k| k as u64).sum()
 }
 
+/// Scalar reference of [`sum_le_u32`].
+pub fn sum_le_u32_scalar(bytes: &[u8]) -> u64 {
+    bytes
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]) as u64)
+        .sum()
+}
+
 /// The best level this CPU supports (not capped by `TERSEDB_ISA`), probed once.
 #[inline]
 fn cpu_max() -> Isa {
@@ -34,6 +42,27 @@ pub fn sum_u32_with(isa: Isa, keys: &[u32]) -> u64 {
 #[inline]
 pub fn sum_u32(keys: &[u32]) -> u64 {
     sum_u32_with(Isa::detect(), keys)
+}
+
+/// Exact sum of the `bytes.len() / 4` little-endian u32 values at the start of `bytes` (any
+/// alignment; trailing bytes short of a value are ignored), with the kernel of `isa`.
+#[inline]
+pub fn sum_le_u32_with(isa: Isa, bytes: &[u8]) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if isa.min(cpu_max()) >= Isa::Avx2 {
+            // SAFETY: AVX2 is supported (checked above); the kernel reads only `bytes`.
+            return unsafe { crate::simd::sum_avx2::sum_le_u32(bytes) };
+        }
+    }
+    let _ = isa;
+    sum_le_u32_scalar(bytes)
+}
+
+/// [`sum_le_u32_with`] on the detected ISA: SUM over a plain leaf's key array.
+#[inline]
+pub fn sum_le_u32(bytes: &[u8]) -> u64 {
+    sum_le_u32_with(Isa::detect(), bytes)
 }
 
 /// Exact sum of all keys of a block without materialising them, where the format allows: SIMD
@@ -235,6 +264,37 @@ mod tests {
                         .map(|_| fill.unwrap_or_else(|| rng.u32(..)))
                         .collect();
                     assert_eq!(sum_u32_with(isa, &v), sum_u32_scalar(&v), "{isa:?} n={n}");
+                }
+            }
+        }
+    }
+
+    /// The byte-slice sum at every alignment and length (trailing partial values ignored),
+    /// against the scalar twin and against the u32 sum of the same values.
+    #[test]
+    fn le_bytes_kernels_match_scalar() {
+        let mut rng = fastrand::Rng::with_seed(10);
+        for isa in Isa::available() {
+            for n in [0usize, 1, 7, 8, 9, 31, 32, 33, 257, 4099] {
+                for fill in [None, Some(0u32), Some(u32::MAX)] {
+                    let v: Vec<u32> = (0..n)
+                        .map(|_| fill.unwrap_or_else(|| rng.u32(..)))
+                        .collect();
+                    let want = sum_u32_scalar(&v);
+                    for off in 0..4 {
+                        for extra in 0..4 {
+                            let mut bytes = vec![0xa5u8; off];
+                            bytes.extend(v.iter().flat_map(|k| k.to_le_bytes()));
+                            bytes.extend(std::iter::repeat_n(0xffu8, extra));
+                            let b = &bytes[off..];
+                            assert_eq!(sum_le_u32_scalar(b), want, "n={n} off={off}");
+                            assert_eq!(
+                                sum_le_u32_with(isa, b),
+                                want,
+                                "{isa:?} n={n} off={off} extra={extra}"
+                            );
+                        }
+                    }
                 }
             }
         }

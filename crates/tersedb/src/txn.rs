@@ -162,8 +162,8 @@ pub(crate) fn stats(src: &dyn PageSource, spec: &Spec, e: &Entry) -> Result<DbSt
 #[derive(Debug)]
 pub struct ReadTxn {
     pages: Box<dyn Snapshot>,
-    /// Catalog entries looked up so far (the snapshot never changes).
-    cache: RwLock<HashMap<Arc<str>, Entry, NameHasher>>,
+    /// Catalog entries looked up so far, with a handle for each (the snapshot never changes).
+    cache: RwLock<HashMap<Arc<str>, (Entry, Db), NameHasher>>,
 }
 
 impl ReadTxn {
@@ -183,7 +183,7 @@ impl ReadTxn {
             .cache
             .read()
             .ok()
-            .and_then(|c| c.get(&db.name).copied())
+            .and_then(|c| c.get(&db.name).map(|v| v.0))
         {
             return Ok(e);
         }
@@ -193,22 +193,30 @@ impl ReadTxn {
             return Err(mismatch(db, e.config));
         }
         if let Ok(mut c) = self.cache.write() {
-            c.insert(db.name.clone(), e);
+            c.insert(db.name.clone(), (e, db.clone()));
         }
         Ok(e)
     }
 
     /// Opens a database, whatever its configuration.
     pub fn open_db(&self, name: &str) -> Result<Db> {
-        // The snapshot never changes: an entry looked up before is still the entry (queries
-        // open their database by name every time).
-        let cached = self.cache.read().ok().and_then(|c| c.get(name).copied());
-        let e = match cached {
-            Some(e) => e,
-            None => catalog::get(self.src(), self.pages.root(), name)?
-                .ok_or_else(|| Error::DbNotFound(name.to_string()))?,
-        };
-        open_handle(self.src().page_size(), name, &e, None)
+        Ok(self.open_db_entry(name)?.0)
+    }
+
+    /// [`ReadTxn::open_db`] with the database's catalog entry, from one lookup. The snapshot
+    /// never changes: an entry looked up before is still the entry, and its handle is reused
+    /// (queries open their database by name every time).
+    pub(crate) fn open_db_entry(&self, name: &str) -> Result<(Db, Entry)> {
+        if let Some((e, db)) = self.cache.read().ok().and_then(|c| c.get(name).cloned()) {
+            return Ok((db, e));
+        }
+        let e = catalog::get(self.src(), self.pages.root(), name)?
+            .ok_or_else(|| Error::DbNotFound(name.to_string()))?;
+        let db = open_handle(self.src().page_size(), name, &e, None)?;
+        if let Ok(mut c) = self.cache.write() {
+            c.insert(db.name.clone(), (e, db.clone()));
+        }
+        Ok((db, e))
     }
 
     /// Opens a database, checking its stored configuration (`Error::ConfigMismatch`).
@@ -291,11 +299,6 @@ impl ReadTxn {
     /// `txn.query_str("SELECT COUNT(*), AVG(key) FROM events WHERE key > 1000")`.
     pub fn query_str(&self, text: &str) -> Result<crate::query::QueryResult> {
         self.query(&crate::query::Query::parse(text)?)
-    }
-
-    /// The root page of a database's tree in this snapshot.
-    pub(crate) fn root_of(&self, db: &Db) -> Result<PageId> {
-        Ok(self.entry(db)?.root)
     }
 
     pub(crate) fn catalog_root(&self) -> PageId {

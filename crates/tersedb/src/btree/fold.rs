@@ -7,7 +7,8 @@
 
 use super::node::Layout;
 use super::packed::Packed;
-use super::slots::le_u32;
+use super::scan::PLAIN_BLOCK;
+use super::slots::{le_u32, le_u64};
 use super::{Key, KeyList, Spec, MAX_DEPTH};
 use crate::error::{PageId, Result};
 use crate::storage::PageSource;
@@ -16,10 +17,12 @@ use crate::storage::PageSource;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct KeyFold {
     pub count: u64,
+    /// Exact sum of the keys; only meaningful when the fold was asked for it.
     pub sum: u128,
     pub min: Option<u64>,
     pub max: Option<u64>,
-    /// Blocks (of compressed leaves) whose keys were decoded or searched.
+    /// Blocks whose keys were decoded, summed or searched (plain leaves count in 256-slot
+    /// blocks, as [`crate::btree::scan`] lists them).
     pub blocks_decoded: u64,
     /// Blocks answered from the index alone (COUNT/MIN/MAX only).
     pub blocks_skipped: u64,
@@ -102,28 +105,54 @@ fn probe(spec: &Spec, v: u64) -> Key<'static> {
     }
 }
 
-fn leaf(page: &[u8], l: &Layout, fs: FoldSpec, out: &mut KeyFold) -> Result<()> {
+/// Folds one leaf's keys in `[fs.lo, fs.hi]` into `out` (also the query executor's path for
+/// leaves that need no per-row work).
+pub(crate) fn leaf(page: &[u8], l: &Layout, fs: FoldSpec, out: &mut KeyFold) -> Result<()> {
     match l.keys {
         KeyList::Packed(p) => packed_leaf(page, l, p, fs, out),
-        KeyList::U32 => {
+        KeyList::U32 | KeyList::U64 => {
+            let w = if let KeyList::U32 = l.keys { 4 } else { 8 };
             let keys = l
                 .kregion(page)
-                .get(..4 * l.count)
+                .get(..w * l.count)
                 .ok_or_else(|| l.err(super::slots::Fault("key list longer than its region")))?;
-            let at = |i: usize| le_u32(&keys[4 * i..]) as u64;
+            let at = |i: usize| {
+                if w == 4 {
+                    le_u32(&keys[4 * i..]) as u64
+                } else {
+                    le_u64(&keys[8 * i..])
+                }
+            };
             let a = partition(l.count, |i| at(i) < fs.lo);
             let b = partition(l.count, |i| at(i) <= fs.hi);
             if a < b {
-                let sum: u128 = if fs.sum {
-                    // Fixed 4-byte chunks: the compiler vectorises this loop.
-                    keys[4 * a..4 * b]
-                        .chunks_exact(4)
-                        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]) as u64)
-                        .sum::<u64>() as u128
-                } else {
+                let bytes = &keys[w * a..w * b];
+                let sum: u128 = if !fs.sum {
                     0
+                } else if w == 4 {
+                    // A leaf holds far fewer than 2^32 keys: the sum fits a u64.
+                    tersedb_codecs::sum::sum_le_u32(bytes) as u128
+                } else {
+                    bytes.chunks_exact(8).map(|c| le_u64(c) as u128).sum()
                 };
                 out.add((b - a) as u64, sum, at(a), at(b - 1));
+                // In 256-slot blocks: the partly covered ones are searched; whole ones are
+                // summed, or answered from the slot array's ends.
+                let (c0, c1) = (a / PLAIN_BLOCK, (b - 1) / PLAIN_BLOCK);
+                let whole =
+                    |c: usize| c * PLAIN_BLOCK >= a && ((c + 1) * PLAIN_BLOCK).min(l.count) <= b;
+                let chunks = (c1 - c0 + 1) as u64;
+                let partial = if c0 == c1 {
+                    u64::from(!whole(c0))
+                } else {
+                    u64::from(!whole(c0)) + u64::from(!whole(c1))
+                };
+                if fs.sum {
+                    out.blocks_decoded += chunks;
+                } else {
+                    out.blocks_decoded += partial;
+                    out.blocks_skipped += chunks - partial;
+                }
             }
             Ok(())
         }

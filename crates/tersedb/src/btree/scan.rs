@@ -10,12 +10,14 @@
 //!                                    first/last/count straight from its descriptor
 //! ```
 //!
-//! A block wholly inside a range can be answered from `first`/`last`/`count` alone; otherwise
-//! [`LeafScan::fold_keys`] (COUNT/SUM/MIN/MAX of some of its slots) or [`LeafScan::decode_keys`]
-//! (the keys into a buffer that stays in L1) read it, and [`LeafScan::record`] gives the record
-//! of a slot. This is the executor's only window into leaves, so compressed and plain leaves
-//! look the same to it.
+//! Without per-row work, [`LeafScan::fold_range`] folds a key range of the leaf as
+//! [`crate::btree::fold`] does (COUNT/SUM/MIN/MAX; inner blocks from their descriptors or packed
+//! values). For rows, a block wholly outside every range is skipped by its zone map entry,
+//! [`LeafScan::decode_keys`] puts the keys of the others into a buffer that stays in L1, and
+//! [`LeafScan::record`] gives the record of a slot. This is the executor's only window into
+//! leaves, so compressed and plain leaves look the same to it.
 
+use super::fold::{FoldSpec, KeyFold};
 use super::node::{corrupt, Layout};
 use super::packed::{Block, Packed, MAX_BLOCK_KEYS};
 use super::slots::{le_u32, le_u64, Fault};
@@ -52,15 +54,6 @@ impl ScanBlock {
     pub fn slots(&self) -> Range<usize> {
         self.start..self.start + self.count
     }
-}
-
-/// COUNT, SUM, MIN and MAX of some keys (`min`/`max` are meaningless when `count == 0`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct KeySummary {
-    pub count: u64,
-    pub sum: u128,
-    pub min: u64,
-    pub max: u64,
 }
 
 /// A decode buffer for one block's keys (u32 keys in `u32s`, u64 keys in `u64s`).
@@ -295,133 +288,17 @@ impl<'p> LeafScan<'p> {
         Ok(())
     }
 
-    /// COUNT, SUM, MIN and MAX of the keys at `slots` (relative to the block's first slot);
-    /// `buf` is scratch space for compressed blocks.
-    pub fn fold_keys(
-        &self,
-        b: &ScanBlock,
-        slots: Range<usize>,
-        buf: &mut KeyBuffer,
-    ) -> Result<KeySummary> {
-        if slots.start >= slots.end {
-            return Ok(KeySummary::default());
+    /// COUNT, SUM (with `sum`), MIN and MAX of the leaf's keys in `[lo, hi]`, the way
+    /// [`crate::btree::fold`] folds a leaf: a plain leaf by two binary searches and one
+    /// vectorised pass over the slot array, a compressed one by seeking the block index and
+    /// answering inner blocks from their descriptors or packed values. No slot numbers are
+    /// computed; for per-row work list the blocks instead.
+    pub fn fold_range(&self, lo: u64, hi: u64, sum: bool) -> Result<KeyFold> {
+        let mut out = KeyFold::default();
+        if lo <= hi {
+            super::fold::leaf(self.page, &self.l, FoldSpec { lo, hi, sum }, &mut out)?;
         }
-        if slots.end > b.count {
-            return Err(corrupt(self.l.id, "fold past the end of a block"));
-        }
-        match self.kind {
-            Kind::Packed(p) if slots.start == 0 && slots.end == b.count => {
-                // A whole block: summed in registers from the packed values where the codec
-                // allows (BP128, SIMD FOR), else SIMD decode (prefix sum fused) into the L1
-                // buffer and a widening SIMD sum; both beat the codec's generic range fold.
-                let payload = self
-                    .l
-                    .kregion(self.page)
-                    .get(b.at.0..b.at.1)
-                    .ok_or_else(|| self.err(Fault("compressed block outside its region")))?;
-                if let Some(sum) = tersedb_codecs::sum::block_sum(p.codec, &b.desc, payload) {
-                    return Ok(KeySummary {
-                        count: b.count as u64,
-                        sum: sum as u128,
-                        min: b.first,
-                        max: b.last,
-                    });
-                }
-                let k = self.decode_keys(b, buf)?;
-                Ok(KeySummary {
-                    count: k.len() as u64,
-                    sum: k.sum(),
-                    min: b.first,
-                    max: b.last,
-                })
-            }
-            Kind::Packed(p) => {
-                let f = p
-                    .fold_block(self.l.kregion(self.page), b.index, slots)
-                    .map_err(|f| self.err(f))?;
-                Ok(KeySummary {
-                    count: f.count,
-                    sum: f.sum as u128,
-                    min: f.min.unwrap_or(0) as u64,
-                    max: f.max.unwrap_or(0) as u64,
-                })
-            }
-            Kind::U32 => {
-                let r = self.l.kregion(self.page);
-                let bytes = r
-                    .get(4 * (b.start + slots.start)..4 * (b.start + slots.end))
-                    .ok_or_else(|| self.err(Fault("key list longer than its region")))?;
-                let n = bytes.len() / 4;
-                let sum: u64 = bytes
-                    .chunks_exact(4)
-                    .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]) as u64)
-                    .sum();
-                Ok(KeySummary {
-                    count: n as u64,
-                    sum: sum as u128,
-                    min: le_u32(bytes) as u64,
-                    max: le_u32(&bytes[4 * (n - 1)..]) as u64,
-                })
-            }
-            Kind::U64 => {
-                let r = self.l.kregion(self.page);
-                let bytes = r
-                    .get(8 * (b.start + slots.start)..8 * (b.start + slots.end))
-                    .ok_or_else(|| self.err(Fault("key list longer than its region")))?;
-                let n = bytes.len() / 8;
-                let sum: u128 = bytes.chunks_exact(8).map(|c| le_u64(c) as u128).sum();
-                Ok(KeySummary {
-                    count: n as u64,
-                    sum,
-                    min: le_u64(bytes),
-                    max: le_u64(&bytes[8 * (n - 1)..]),
-                })
-            }
-        }
-    }
-
-    /// COUNT, SUM, MIN and MAX of every key of `blocks` (consecutive blocks of this leaf, as
-    /// listed by [`LeafScan::blocks`]). A plain leaf sums the run of slots in one pass.
-    pub fn fold_blocks(&self, blocks: &[ScanBlock], buf: &mut KeyBuffer) -> Result<KeySummary> {
-        let (Some(first), Some(last)) = (blocks.first(), blocks.last()) else {
-            return Ok(KeySummary::default());
-        };
-        let w = match self.kind {
-            Kind::U32 => 4,
-            Kind::U64 => 8,
-            Kind::Packed(_) => {
-                let mut acc = KeySummary::default();
-                for b in blocks {
-                    let f = self.fold_keys(b, 0..b.count, buf)?;
-                    acc.count += f.count;
-                    acc.sum += f.sum;
-                }
-                acc.min = first.first;
-                acc.max = last.last;
-                return Ok(acc);
-            }
-        };
-        let (a, z) = (first.start, last.start + last.count);
-        let bytes = self
-            .l
-            .kregion(self.page)
-            .get(w * a..w * z)
-            .ok_or_else(|| self.err(Fault("key list longer than its region")))?;
-        let sum: u128 = if w == 4 {
-            // Fixed 4-byte chunks: the compiler vectorises this loop; < 2^32 keys fit a u64.
-            bytes
-                .chunks_exact(4)
-                .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]) as u64)
-                .sum::<u64>() as u128
-        } else {
-            bytes.chunks_exact(8).map(|c| le_u64(c) as u128).sum()
-        };
-        Ok(KeySummary {
-            count: (z - a) as u64,
-            sum,
-            min: first.first,
-            max: last.last,
-        })
+        Ok(out)
     }
 
     /// Decodes the block's keys into `buf`.
@@ -664,26 +541,32 @@ mod tests {
                     let k = leaf.decode_keys(b, &mut buf)?;
                     let v: Vec<u64> = (0..k.len()).map(|i| k.get(i)).collect();
                     assert_eq!((v[0], v[v.len() - 1], v.len()), (b.first, b.last, b.count));
-                    let f = leaf.fold_keys(b, 1..b.count, &mut KeyBuffer::default())?;
-                    let one =
-                        leaf.fold_blocks(std::slice::from_ref(b), &mut KeyBuffer::default())?;
-                    assert_eq!(one.sum, v.iter().map(|&x| x as u128).sum::<u128>());
-                    let whole = leaf.fold_keys(b, 0..b.count, &mut KeyBuffer::default())?;
-                    assert_eq!(whole.sum, v.iter().map(|&x| x as u128).sum::<u128>());
-                    assert_eq!((whole.min, whole.max), (v[0], v[v.len() - 1]));
-                    assert_eq!(f.sum, v[1..].iter().map(|&x| x as u128).sum::<u128>());
-                    assert_eq!(f.count as usize, b.count - 1);
                     for (i, slot) in b.slots().enumerate() {
                         assert_eq!(leaf.record(slot)?, &(v[i] as u32).to_le_bytes());
                     }
                     seen.extend(v);
                 }
-                let all = leaf.fold_blocks(&blocks, &mut buf)?;
-                assert_eq!(all.count as usize, leaf.len());
-                assert_eq!(
-                    (all.min, all.max),
-                    (blocks[0].first, blocks[blocks.len() - 1].last)
-                );
+                // fold_range over ranges starting and ending inside, at and between blocks,
+                // with and without SUM, against the decoded keys.
+                let lk: Vec<u64> = seen[seen.len() - leaf.len()..].to_vec();
+                let (a, z) = (lk[0], lk[lk.len() - 1]);
+                let mut bounds = vec![0, a, a + 1, z, z + 1, u64::MAX, (a + z) / 2];
+                bounds.extend(blocks.iter().flat_map(|b| [b.first, b.last, b.last + 1]));
+                for &lo in &bounds {
+                    for &hi in &bounds {
+                        let sel: Vec<u64> =
+                            lk.iter().copied().filter(|&k| lo <= k && k <= hi).collect();
+                        for sum in [false, true] {
+                            let f = leaf.fold_range(lo, hi, sum)?;
+                            assert_eq!(f.count as usize, sel.len(), "[{lo}, {hi}]");
+                            assert_eq!((f.min, f.max), (sel.first().copied(), sel.last().copied()));
+                            if sum {
+                                let want: u128 = sel.iter().map(|&x| x as u128).sum();
+                                assert_eq!(f.sum, want, "[{lo}, {hi}]");
+                            }
+                        }
+                    }
+                }
                 Ok(true)
             })
             .unwrap();

@@ -91,6 +91,29 @@ impl Aggregate {
     pub fn new(func: AggFunc) -> Self {
         Aggregate { func, at: At(None) }
     }
+
+    /// The aggregate as written, for every aggregate without a parameter (`None` for TOP and
+    /// BOTTOM): result columns are named without going through the formatter.
+    pub fn static_name(&self) -> Option<&'static str> {
+        use AggFunc::*;
+        use Column::{Key as K, Record as R};
+        Some(match self.func {
+            CountStar => "COUNT(*)",
+            Count(K) => "COUNT(key)",
+            Count(R) => "COUNT(record)",
+            CountDistinct(K) => "COUNT(DISTINCT key)",
+            CountDistinct(R) => "COUNT(DISTINCT record)",
+            Sum(K) => "SUM(key)",
+            Sum(R) => "SUM(record)",
+            Avg(K) => "AVG(key)",
+            Avg(R) => "AVG(record)",
+            Min(K) => "MIN(key)",
+            Min(R) => "MIN(record)",
+            Max(K) => "MAX(key)",
+            Max(R) => "MAX(record)",
+            Top(..) | Bottom(..) => return None,
+        })
+    }
 }
 
 impl From<AggFunc> for Aggregate {
@@ -101,16 +124,13 @@ impl From<AggFunc> for Aggregate {
 
 impl fmt::Display for Aggregate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(name) = self.static_name() {
+            return f.write_str(name);
+        }
         match self.func {
-            AggFunc::CountStar => write!(f, "COUNT(*)"),
-            AggFunc::Count(c) => write!(f, "COUNT({c})"),
-            AggFunc::CountDistinct(c) => write!(f, "COUNT(DISTINCT {c})"),
-            AggFunc::Sum(c) => write!(f, "SUM({c})"),
-            AggFunc::Avg(c) => write!(f, "AVG({c})"),
-            AggFunc::Min(c) => write!(f, "MIN({c})"),
-            AggFunc::Max(c) => write!(f, "MAX({c})"),
             AggFunc::Top(k, c) => write!(f, "TOP({k}, {c})"),
             AggFunc::Bottom(k, c) => write!(f, "BOTTOM({k}, {c})"),
+            _ => Ok(()),
         }
     }
 }

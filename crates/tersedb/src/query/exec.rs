@@ -4,10 +4,15 @@
 //! 1. type checks (integer keys; `record` needs a numeric value type)
 //! 2. plan.rs: constants and subqueries evaluated; condition -> key intervals (+ residual)
 //! 3. btree::scan: descend by key to the leaves overlapping the intervals; per block:
-//!      outside every interval                  skipped                  (zone map)
-//!      inside one interval, COUNT/MIN/MAX only answered from first/last/count
-//!      inside, SUM/AVG of keys only            fold_keys (codec fold)
-//!      boundary block, or rows needed          decode_keys into an L1 buffer, then per slot
+//!    no per-row work (COUNT/SUM/AVG/MIN/MAX of keys, exact key ranges): each leaf folded
+//!    per interval as ReadTxn::fold_keys does (LeafScan::fold_range):
+//!      block index sought for the interval     blocks before it never read
+//!      inside, COUNT/MIN/MAX only              answered from first/last/count (zone map)
+//!      inside, SUM/AVG                         codec block sum (BP128, SIMD FOR) or decode
+//!      boundary block                          decoded into an L1 buffer and searched
+//!      plain leaf                              binary search + one vectorised sum
+//!    rows needed (residual filter, records, TOP/BOTTOM): the leaf's blocks listed; outside
+//!    every interval skipped, else decode_keys into an L1 buffer, then per slot
 //! 4. aggregates finished: COUNT 0, SUM 0, AVG/MIN/MAX NULL, TOP/BOTTOM [] when nothing selected
 //! ```
 //!
@@ -50,7 +55,7 @@ fn run_at(txn: &ReadTxn, q: &Query, depth: usize) -> Result<QueryResult> {
             "a query needs at least one aggregate".into(),
         ));
     }
-    let db = txn.open_db(&q.db)?;
+    let (db, entry) = txn.open_db_entry(&q.db)?;
     let key_domain = match db.config().key_type {
         KeyType::U32 => (0, u32::MAX as i128),
         KeyType::U64 => (0, u64::MAX as i128),
@@ -88,18 +93,32 @@ fn run_at(txn: &ReadTxn, q: &Query, depth: usize) -> Result<QueryResult> {
         .iter()
         .map(|&(lo, hi)| (lo.max(0) as u64, hi.min(u64::MAX as i128) as u64))
         .collect();
-    let root = txn.root_of(&db)?;
+    let root = entry.root;
     let mut stats = ctx.stats;
     let mut blocks = Vec::new();
-    let mut buf = Box::<KeyBuffer>::default();
+    // Only queries with per-row work decode blocks (3 KiB, allocated on first use).
+    let mut buf: Option<Box<KeyBuffer>> = None;
     let rev = acc.early == Some(Early::Descending);
     scan::leaves_overlapping(txn.pages(), &db.spec, root, &ivs, rev, &mut |leaf, ivs| {
         stats.leaves += 1;
+        if !acc.rows {
+            // No per-row work: each interval folded as `ReadTxn::fold_keys` folds a leaf.
+            for &(lo, hi) in ivs {
+                let f = leaf.fold_range(lo, hi, acc.key_sum_needed)?;
+                stats.blocks_decoded += f.blocks_decoded;
+                stats.blocks_from_index += f.blocks_skipped;
+                if let (Some(min), Some(max)) = (f.min, f.max) {
+                    acc.add_summary(f.count, f.sum, min, max);
+                }
+            }
+            return Ok(!acc.satisfied());
+        }
         // Only the blocks the leaf's intervals can touch (they are sorted and disjoint).
         let lo = ivs.first().map_or(0, |iv| iv.0);
         let hi = ivs.last().map_or(u64::MAX, |iv| iv.1);
         leaf.blocks_in(&mut blocks, lo, hi)?;
-        acc.leaf(leaf, &blocks, ivs, &mut buf, &mut stats)?;
+        let buf = buf.get_or_insert_with(Box::default);
+        acc.leaf(leaf, &blocks, ivs, buf, &mut stats)?;
         acc.end_leaf();
         Ok(!acc.satisfied())
     })?;
@@ -109,7 +128,11 @@ fn run_at(txn: &ReadTxn, q: &Query, depth: usize) -> Result<QueryResult> {
         .map(|a| acc.finish(a.func))
         .collect::<Result<Vec<_>>>()?;
     Ok(QueryResult {
-        columns: q.aggregates.iter().map(|a| a.to_string()).collect(),
+        columns: q
+            .aggregates
+            .iter()
+            .map(|a| a.static_name().map_or_else(|| a.to_string(), String::from))
+            .collect(),
         values,
         stats,
     })
@@ -459,8 +482,9 @@ impl Acc {
         }
     }
 
-    /// The blocks of a leaf, with the leaf's intervals. Runs of blocks wholly inside one
-    /// interval whose keys are summed (SUM/AVG, no per-row work) are folded together.
+    /// The blocks of a leaf, with the leaf's intervals, when rows are needed (a residual
+    /// filter, records, TOP/BOTTOM of keys): blocks wholly inside an interval are decoded and
+    /// taken whole, boundary blocks searched.
     fn leaf(
         &mut self,
         leaf: &LeafScan<'_>,
@@ -469,27 +493,8 @@ impl Acc {
         buf: &mut KeyBuffer,
         stats: &mut QueryStats,
     ) -> Result<()> {
-        let mut i = 0;
-        while i < blocks.len() {
-            if self.key_sum_needed && !self.rows {
-                let b = &blocks[i];
-                let s = ivs.partition_point(|iv| iv.1 < b.first);
-                if let Some(&(lo, hi)) = ivs.get(s) {
-                    let mut j = i;
-                    while j < blocks.len() && blocks[j].first >= lo && blocks[j].last <= hi {
-                        j += 1;
-                    }
-                    if j > i {
-                        let f = leaf.fold_blocks(&blocks[i..j], buf)?;
-                        stats.blocks_decoded += (j - i) as u64;
-                        self.add_summary(f.count, f.sum, f.min, f.max);
-                        i = j;
-                        continue;
-                    }
-                }
-            }
-            self.block(leaf, &blocks[i], ivs, buf, stats)?;
-            i += 1;
+        for b in blocks {
+            self.block(leaf, b, ivs, buf, stats)?;
         }
         Ok(())
     }
@@ -510,17 +515,6 @@ impl Acc {
             return Ok(());
         }
         let inside = e - s == 1 && ivs[s].0 <= b.first && ivs[s].1 >= b.last;
-        if inside && !self.rows {
-            if self.key_sum_needed {
-                let f = leaf.fold_keys(b, 0..b.count, buf)?;
-                stats.blocks_decoded += 1;
-                self.add_summary(f.count, f.sum, f.min, f.max);
-            } else {
-                stats.blocks_from_index += 1;
-                self.add_summary(b.count as u64, 0, b.first, b.last);
-            }
-            return Ok(());
-        }
         let keys = leaf.decode_keys(b, buf)?;
         stats.blocks_decoded += 1;
         if inside {

@@ -267,6 +267,17 @@ fn atom(
     })
 }
 
+/// `l AND r` (`and`) or `l OR r`; two key conditions become one interval set at once (the
+/// common `key BETWEEN a AND b` then needs no work in [`simplify`]).
+fn both(and: bool, l: Bound, r: Bound) -> Bound {
+    match (l, r) {
+        (Bound::Key(x), Bound::Key(y)) if and => Bound::Key(intersect(&x, &y)),
+        (Bound::Key(x), Bound::Key(y)) => Bound::Key(union(&x, &y)),
+        (l, r) if and => Bound::And(vec![l, r]),
+        (l, r) => Bound::Or(vec![l, r]),
+    }
+}
+
 /// Binds a condition (negated when `negated`), evaluating its constants.
 pub fn bind(p: &Pred, negated: bool, b: &mut dyn Binder) -> Result<Bound> {
     Ok(match p {
@@ -274,11 +285,7 @@ pub fn bind(p: &Pred, negated: bool, b: &mut dyn Binder) -> Result<Bound> {
             let l = bind(x, negated, b)?;
             let r = bind(y, negated, b)?;
             // De Morgan: a negated AND is an OR of negations.
-            if matches!(p, Pred::And(..)) != negated {
-                Bound::And(vec![l, r])
-            } else {
-                Bound::Or(vec![l, r])
-            }
+            both(matches!(p, Pred::And(..)) != negated, l, r)
         }
         Pred::Not(x) => bind(x, !negated, b)?,
         Pred::Cmp { col, op, value, at } => {
@@ -290,11 +297,7 @@ pub fn bind(p: &Pred, negated: bool, b: &mut dyn Binder) -> Result<Bound> {
             let hi = eval(hi, b)?;
             let a = atom(*col, CmpOp::Ge, lo, negated, *at, b)?;
             let z = atom(*col, CmpOp::Le, hi, negated, *at, b)?;
-            if negated {
-                Bound::Or(vec![a, z])
-            } else {
-                Bound::And(vec![a, z])
-            }
+            both(!negated, a, z)
         }
         Pred::In { col, list, at } => {
             let mut items = Vec::with_capacity(list.len());
