@@ -193,7 +193,7 @@ fn packed_leaf(page: &[u8], l: &Layout, p: Packed, fs: FoldSpec, out: &mut KeyFo
         Packed::seek_block(region, fs.lo.min(u32::MAX as u64) as u32).map_err(|f| l.err(f))?
     };
     Packed::walk_blocks(region, from, |_, blk| {
-        let d = blk.desc;
+        let d = &blk.desc;
         if d.count == 0 {
             return Ok(true);
         }
@@ -214,7 +214,7 @@ fn packed_leaf(page: &[u8], l: &Layout, p: Packed, fs: FoldSpec, out: &mut KeyFo
                 return Ok(true);
             }
             out.blocks_decoded += 1;
-            if let Some(s) = tersedb_codecs::sum::block_sum(p.codec, &d, payload) {
+            if let Some(s) = tersedb_codecs::sum::block_sum(p.codec, d, payload) {
                 // Summed in registers from the packed values (BP128, SIMD FOR).
                 out.add(d.count as u64, s as u128, first, last);
                 return Ok(true);
