@@ -76,6 +76,7 @@ pub fn block_sum(codec: crate::CodecId, d: &crate::Descriptor, payload: &[u8]) -
 
 /// [`block_sum`] with the kernels of `isa`. BP128 uses a fused unpack + prefix sum + add kernel
 /// (AVX2 and up); its scalar twin is [`bp128_sum_scalar`].
+#[inline]
 pub fn block_sum_with(
     isa: Isa,
     codec: crate::CodecId,
