@@ -138,7 +138,7 @@ impl BlockCodec for SimdFor {
 
     #[inline]
     fn decode(desc: &Descriptor, payload: &[u8], out: &mut [u32]) -> Result<usize> {
-        vertical::decode(Isa::detect(), false, desc, payload, out)
+        vertical::decode_detected(false, desc, payload, out)
     }
 
     #[inline]
