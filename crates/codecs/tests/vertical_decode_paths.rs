@@ -3,6 +3,7 @@
 //! otherwise. Pins that both paths give the same keys on every level, for every width 0..=32,
 //! block sizes around the frame boundary and keys up to u32::MAX; that the short path writes
 //! nothing past slot 129; and that malformed descriptors get the same error on both paths.
+//! SIMD FOR `select` has the same split (short path for the usual block and slot).
 
 mod common;
 
@@ -144,4 +145,41 @@ fn bp128_malformed_fail_alike() {
 #[test]
 fn simd_for_malformed_fail_alike() {
     malformed_fail_alike::<SimdFor>(SimdFor::decode_with);
+}
+
+#[test]
+fn simd_for_select_every_slot_and_malformed() {
+    let mut rng = fastrand::Rng::with_seed(seed());
+    for keys in cases(&mut rng) {
+        let mut p = vec![0u8; SimdFor::max_payload_len(SimdFor::MAX_KEYS)];
+        let d = SimdFor::encode(&keys, &mut p).expect("encode");
+        for (i, &k) in keys.iter().enumerate() {
+            assert_eq!(
+                SimdFor::select(&d, &p, i),
+                Ok(k),
+                "slot {i} of {}",
+                keys.len()
+            );
+        }
+        for i in [keys.len(), keys.len() + 1, usize::MAX] {
+            assert!(SimdFor::select(&d, &p, i).is_err(), "slot {i} past the end");
+        }
+        if keys.len() >= 2 {
+            let b = d.bits as u32;
+            let short = &p[..16 * b as usize - 1];
+            assert!(SimdFor::select(&d, short, 1).is_err());
+            for bad in [
+                Descriptor { bits: 0, ..d },
+                Descriptor { bits: 33, ..d },
+                Descriptor {
+                    size: d.size + 16,
+                    ..d
+                },
+                Descriptor { count: 130, ..d },
+                Descriptor { last: d.start, ..d },
+            ] {
+                assert!(SimdFor::select(&bad, &p, 1).is_err(), "{bad:?}");
+            }
+        }
+    }
 }

@@ -10,7 +10,10 @@
 //! `bitpacking` crate's BitPacker4x `decompress_sorted` are measured in the same run as peers.
 //! Every measurement first checks its answers against the generated keys. Decode speeds are timed
 //! round-robin across the subjects of a table (each round runs each subject in turn), so the ratios
-//! within a table compare like with like on a shared machine.
+//! within a table compare like with like on a shared machine. Before the first timed width every
+//! subject runs untimed (clock ramp-up, page faults, cold predictors); each data set's payloads
+//! sit back to back in one buffer, as in a leaf page, and every timed decoder writes to a buffer
+//! that starts on a page boundary (see `Arena` and `OutBuf` for why).
 
 use super::timing::{median, ops_per_sec, ops_per_sec_with_setup, Budget};
 use crate::datasets;
