@@ -11,8 +11,8 @@
 //! The unpack kernels also have a build for [`crate::Isa::Avx512`] (`*_V2` tables), still on
 //! 256-bit registers (Zen 4 splits 512-bit shuffles and shifts): a value that straddles two words
 //! is one funnel shift (`vpshrdvd`, VBMI2) instead of two shifts and an OR, and the prefix sum's
-//! shuffle-and-blend pairs are single zero-masked shuffles. 8-15% faster at widths where values
-//! straddle (12, 20, 24) in same-run A/B (`examples/decode_ab.rs`), equal elsewhere.
+//! shuffle-and-blend pairs are single zero-masked shuffles. 7-14% faster at widths where values
+//! straddle (12, 24) in same-run A/B (`examples/decode_ab.rs`), equal where none do.
 
 use core::arch::x86_64::*;
 
