@@ -103,7 +103,7 @@ impl BlockCodec for Bp128 {
 
     #[inline]
     fn decode(desc: &Descriptor, payload: &[u8], out: &mut [u32]) -> Result<usize> {
-        vertical::decode(Isa::detect(), true, desc, payload, out)
+        vertical::decode_detected(true, desc, payload, out)
     }
 
     fn select(desc: &Descriptor, payload: &[u8], i: usize) -> Result<u32> {

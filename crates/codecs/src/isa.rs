@@ -16,7 +16,7 @@ pub enum Isa {
     Sse41 = 1,
     /// x86-64 with AVX2 (256-bit lanes), plus BMI1/BMI2/POPCNT/LZCNT.
     Avx2 = 2,
-    /// x86-64 with AVX-512 F, BW, VL, DQ and VBMI.
+    /// x86-64 with AVX-512 F, BW, VL, DQ, VBMI and VBMI2 (Ice Lake, Zen 4 and later).
     Avx512 = 3,
 }
 
@@ -86,6 +86,7 @@ impl Isa {
             && has!("avx512vl")
             && has!("avx512dq")
             && has!("avx512vbmi")
+            && has!("avx512vbmi2")
             && has!("avx2")
             && has!("bmi2")
         {

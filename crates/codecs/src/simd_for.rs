@@ -120,6 +120,22 @@ pub(crate) fn lower_bound_body<const AVX2: bool>(
     Ok((lo + 1, Some(desc.start.wrapping_add(o))))
 }
 
+/// `SimdFor::select` for every shape: checks the descriptor and the slot, says what is wrong.
+#[inline(never)]
+fn select_checked(desc: &Descriptor, payload: &[u8], i: usize) -> Result<u32> {
+    let (b, _) = vertical::check(desc, payload)?;
+    if i >= desc.count as usize {
+        return Err(CodecError::InvalidInput {
+            what: "slot out of range",
+        });
+    }
+    if i == 0 {
+        return Ok(desc.start);
+    }
+    let o = vertical::get(payload, b, i - 1).ok_or(FRAME_ERR)?;
+    Ok(desc.start.wrapping_add(o))
+}
+
 impl BlockCodec for SimdFor {
     const ID: CodecId = CodecId::SimdFor;
     const MAX_KEYS: usize = vertical::MAX_KEYS;
@@ -138,22 +154,27 @@ impl BlockCodec for SimdFor {
 
     #[inline]
     fn decode(desc: &Descriptor, payload: &[u8], out: &mut [u32]) -> Result<usize> {
-        vertical::decode(Isa::detect(), false, desc, payload, out)
+        vertical::decode_detected(false, desc, payload, out)
     }
 
     #[inline]
     fn select(desc: &Descriptor, payload: &[u8], i: usize) -> Result<u32> {
-        let (b, _) = vertical::check(desc, payload)?;
-        if i >= desc.count as usize {
-            return Err(CodecError::InvalidInput {
-                what: "slot out of range",
-            });
+        // The usual case in a few branch-free compares: a block of 2..=129 keys in its only
+        // well-formed shape (1 <= b <= 32, size = 16b within the payload, last > start) and a
+        // slot after the start key. Anything else takes the checked path below.
+        let (count, b) = (desc.count, desc.bits as u32);
+        let usual = (count.wrapping_sub(2) < vertical::MAX_KEYS as u32 - 1)
+            & (b.wrapping_sub(1) < 32)
+            & (desc.size == 16 * b)
+            & (payload.len() >= 16 * b as usize)
+            & (desc.last > desc.start)
+            & (i.wrapping_sub(1) < (count as usize).wrapping_sub(1));
+        if usual {
+            if let Some(o) = vertical::get(payload, b, i - 1) {
+                return Ok(desc.start.wrapping_add(o));
+            }
         }
-        if i == 0 {
-            return Ok(desc.start);
-        }
-        let o = vertical::get(payload, b, i - 1).ok_or(FRAME_ERR)?;
-        Ok(desc.start.wrapping_add(o))
+        select_checked(desc, payload, i)
     }
 
     #[inline]

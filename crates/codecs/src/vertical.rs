@@ -167,8 +167,16 @@ macro_rules! pick {
         match $isa {
             Isa::Scalar => None,
             Isa::Sse41 => Some(crate::simd::vertical_sse41::$table[$b as usize]),
-            // AVX-512 kernels were measured no faster here (see simd::vertical_avx2).
+            // 512-bit kernels were measured no faster here; decode has an AVX-512 VL build of
+            // the 256-bit kernels (the four-argument form below, see simd::vertical_avx2).
             Isa::Avx2 | Isa::Avx512 => Some(crate::simd::vertical_avx2::$table[$b as usize]),
+        }
+    };
+    // A table with its own AVX-512 build.
+    ($isa:expr, $table:ident, $table512:ident, $b:expr) => {
+        match $isa {
+            Isa::Avx512 => Some(crate::simd::vertical_avx2::$table512[$b as usize]),
+            _ => pick!($isa, $table, $b),
         }
     };
 }
@@ -192,9 +200,9 @@ pub fn unpack(
     #[cfg(target_arch = "x86_64")]
     {
         let f = if delta {
-            pick!(isa, UNPACK_D1, b)
+            pick!(isa, UNPACK_D1, UNPACK_D1_V2, b)
         } else {
-            pick!(isa, UNPACK_FOR, b)
+            pick!(isa, UNPACK_FOR, UNPACK_FOR_V2, b)
         };
         if let Some(f) = f {
             // SAFETY: the kernel reads 16*b bytes (checked above) and writes 128 u32 (`out`'s
@@ -541,8 +549,72 @@ pub(crate) fn encode(isa: Isa, delta: bool, keys: &[u32], out: &mut [u8]) -> Res
     })
 }
 
+/// `BlockCodec::decode` on level `isa` (levels this CPU lacks fall back).
 #[inline(always)]
 pub(crate) fn decode(
+    isa: Isa,
+    delta: bool,
+    d: &Descriptor,
+    payload: &[u8],
+    out: &mut [u32],
+) -> Result<usize> {
+    decode_on(usable(isa), delta, d, payload, out)
+}
+
+/// `BlockCodec::decode` on the detected level (one detection read per block, not two).
+#[inline(always)]
+pub(crate) fn decode_detected(
+    delta: bool,
+    d: &Descriptor,
+    payload: &[u8],
+    out: &mut [u32],
+) -> Result<usize> {
+    decode_on(Isa::detect(), delta, d, payload, out)
+}
+
+/// [`decode`] on a level this CPU supports. The usual block (2..=129 keys, `1 <= b <= 32`,
+/// `size = 16b` inside the payload, `last > start`, an output with room for 129 keys) is
+/// recognised with a few branch-free compares and goes straight to the kernel; every other shape,
+/// well-formed or not, takes the general path, which checks it field by field.
+#[inline(always)]
+fn decode_on(
+    isa: Isa,
+    delta: bool,
+    d: &Descriptor,
+    payload: &[u8],
+    out: &mut [u32],
+) -> Result<usize> {
+    let (count, b) = (d.count, d.bits as u32);
+    let usual = (count.wrapping_sub(2) < MAX_KEYS as u32 - 1)
+        & (b.wrapping_sub(1) < 32)
+        & (d.size == 16 * b)
+        & (payload.len() >= 16 * b as usize)
+        & (d.last > d.start)
+        & (out.len() >= MAX_KEYS);
+    if usual {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let f = if delta {
+                pick!(isa, UNPACK_D1, UNPACK_D1_V2, b)
+            } else {
+                pick!(isa, UNPACK_FOR, UNPACK_FOR_V2, b)
+            };
+            if let Some(f) = f {
+                // SAFETY: the kernel reads 16*b bytes (inside `payload`, checked above) and
+                // writes 128 u32 at out[1..129] (`out.len() >= 129`, checked above); `isa` is
+                // supported by this CPU (callers pass a usable level).
+                unsafe { f(payload.as_ptr(), d.start, out.as_mut_ptr().add(1)) };
+                out[0] = d.start;
+                return Ok(count as usize);
+            }
+        }
+    }
+    decode_general(isa, delta, d, payload, out)
+}
+
+/// [`decode_on`] for every shape: checks the descriptor and decodes or says what is wrong.
+#[inline(never)]
+fn decode_general(
     isa: Isa,
     delta: bool,
     d: &Descriptor,

@@ -10,7 +10,10 @@
 //! `bitpacking` crate's BitPacker4x `decompress_sorted` are measured in the same run as peers.
 //! Every measurement first checks its answers against the generated keys. Decode speeds are timed
 //! round-robin across the subjects of a table (each round runs each subject in turn), so the ratios
-//! within a table compare like with like on a shared machine.
+//! within a table compare like with like on a shared machine. Before the first timed width every
+//! subject runs untimed (clock ramp-up, page faults, cold predictors); each data set's payloads
+//! sit back to back in one buffer, as in a leaf page, and every timed decoder writes to a buffer
+//! that starts on a page boundary (see `Arena` and `OutBuf` for why).
 
 use super::timing::{median, ops_per_sec, ops_per_sec_with_setup, Budget};
 use crate::datasets;
@@ -105,6 +108,31 @@ fn keep_output(out: &mut [u32]) {
     std::hint::black_box(out);
 }
 
+/// The buffer a timed decoder writes into: `n` slots starting on a 4 KiB page boundary. A
+/// 32-byte store that straddles two pages costs tens of cycles on Zen 4; a freshly allocated
+/// 0.5-1 KiB buffer straddles one 13-25% of the time, and a decoder that drew such a buffer ran
+/// up to 2x slower (SIMD FOR, b = 20: 6.1-6.6 against 11.1 billion/s at page offsets 3840 and
+/// 4032 against 0 and 16, `examples/decode_ab.rs`). Every subject gets the same placement.
+struct OutBuf {
+    v: Vec<u32>,
+    at: usize,
+    n: usize,
+}
+
+impl OutBuf {
+    fn new(n: usize) -> OutBuf {
+        const PAGE: usize = 4096;
+        let v = vec![0u32; n + PAGE / 4];
+        let at = (PAGE - v.as_ptr() as usize % PAGE) % PAGE / 4;
+        OutBuf { v, at, n }
+    }
+
+    #[inline(always)]
+    fn get(&mut self) -> &mut [u32] {
+        &mut self.v[self.at..self.at + self.n]
+    }
+}
+
 /// Something the benchmark can measure on a list of key sets.
 trait Subject {
     fn name(&self) -> &'static str;
@@ -122,10 +150,40 @@ trait Subject {
 /// A codec of tersedb-codecs.
 struct Codec<C>(PhantomData<C>);
 
+/// A data set's blocks, their payloads back to back in one buffer as in a leaf page: block `i`
+/// is `arena[offs[i]..]`, its slice running `cap` bytes (`max_payload_len`) into the following
+/// blocks' bytes, which serve as the slack a decoder may read past `size`; the arena ends with
+/// `cap` zero bytes. (With one allocation per block, decode speed moved by ~20% with the order
+/// in which subjects allocated: `tersedb-codecs`' `examples/decode_ab.rs`, `SWAP=1`.)
+#[derive(Clone)]
+struct Arena {
+    bytes: Vec<u8>,
+    offs: Vec<usize>,
+    cap: usize,
+}
+
+impl Arena {
+    fn new(payloads: &[(usize, Vec<u8>)], cap: usize) -> Arena {
+        let mut bytes = Vec::with_capacity(payloads.iter().map(|p| p.0).sum::<usize>() + cap);
+        let mut offs = Vec::with_capacity(payloads.len());
+        for (len, p) in payloads {
+            offs.push(bytes.len());
+            bytes.extend_from_slice(&p[..*len]);
+        }
+        bytes.resize(bytes.len() + cap, 0);
+        Arena { bytes, offs, cap }
+    }
+
+    #[inline(always)]
+    fn get(&self, i: usize) -> &[u8] {
+        &self.bytes[self.offs[i]..self.offs[i] + self.cap]
+    }
+}
+
 struct Encoded {
     chunks: Vec<Vec<u32>>,
     descs: Vec<Descriptor>,
-    payloads: Vec<Vec<u8>>,
+    payloads: Arena,
 }
 
 fn encode_all<C: BlockCodec>(sets: &[Vec<u32>]) -> Result<Encoded, String> {
@@ -140,12 +198,12 @@ fn encode_all<C: BlockCodec>(sets: &[Vec<u32>]) -> Result<Encoded, String> {
         let mut buf = vec![0u8; cap];
         let d = C::encode(c, &mut buf).map_err(|e| format!("{}: encode: {e}", C::ID))?;
         descs.push(d);
-        payloads.push(buf);
+        payloads.push((d.size as usize, buf));
     }
     Ok(Encoded {
         chunks,
         descs,
-        payloads,
+        payloads: Arena::new(&payloads, cap),
     })
 }
 
@@ -167,19 +225,21 @@ impl<C: BlockCodec> Subject for Codec<C> {
         let mut out = vec![0u32; C::MAX_KEYS];
 
         // decode (verified first)
-        for ((c, d), p) in e.chunks.iter().zip(&e.descs).zip(&e.payloads) {
-            let n = C::decode(d, p, &mut out).map_err(|x| format!("{name}: decode: {x}"))?;
+        for (i, (c, d)) in e.chunks.iter().zip(&e.descs).enumerate() {
+            let n = C::decode(d, e.payloads.get(i), &mut out)
+                .map_err(|x| format!("{name}: decode: {x}"))?;
             if out[..n] != c[..] {
                 return Err(format!("{name}: decode returned wrong keys"));
             }
         }
         let (descs, payloads) = (e.descs.clone(), e.payloads.clone());
-        let mut buf = vec![0u32; C::MAX_KEYS];
+        let mut buf = OutBuf::new(C::MAX_KEYS);
         let decoder: Decoder<'a> = Box::new(move || {
+            let buf = buf.get();
             let mut s = 0u64;
-            for (d, p) in descs.iter().zip(&payloads) {
-                s = s.wrapping_add(C::decode(d, p, &mut buf).unwrap_or(0) as u64);
-                keep_output(&mut buf);
+            for (i, d) in descs.iter().enumerate() {
+                s = s.wrapping_add(C::decode(d, payloads.get(i), buf).unwrap_or(0) as u64);
+                keep_output(buf);
             }
             s
         });
@@ -195,7 +255,7 @@ impl<C: BlockCodec> Subject for Codec<C> {
             })
             .collect();
         for &(b, i, key) in &queries {
-            let (d, p, c) = (&e.descs[b], &e.payloads[b], &e.chunks[b]);
+            let (d, p, c) = (&e.descs[b], e.payloads.get(b), &e.chunks[b]);
             if C::select(d, p, i) != Ok(c[i]) {
                 return Err(format!("{name}: select returned a wrong key"));
             }
@@ -204,15 +264,21 @@ impl<C: BlockCodec> Subject for Codec<C> {
                 return Err(format!("{name}: lower_bound returned a wrong answer"));
             }
         }
+        // Many short rounds (same total time), so the median rides out the shared machine's
+        // slow spells, as for decode.
+        let budget = Budget {
+            min_time: budget.min_time / 4,
+            rounds: 4 * budget.rounds.max(1),
+        };
         let select = ops_per_sec(budget, queries.len() as u64, || {
             queries.iter().fold(0u64, |s, &(b, i, _)| {
-                s.wrapping_add(C::select(&e.descs[b], &e.payloads[b], i).unwrap_or(0) as u64)
+                s.wrapping_add(C::select(&e.descs[b], e.payloads.get(b), i).unwrap_or(0) as u64)
             })
         });
         let lower_bound = ops_per_sec(budget, queries.len() as u64, || {
             queries.iter().fold(0u64, |s, &(b, _, k)| {
                 s.wrapping_add(
-                    C::lower_bound(&e.descs[b], &e.payloads[b], k).map_or(0, |r| r.0) as u64,
+                    C::lower_bound(&e.descs[b], e.payloads.get(b), k).map_or(0, |r| r.0) as u64,
                 )
             })
         });
@@ -325,13 +391,14 @@ impl Subject for Memcpy {
         _seed: u64,
     ) -> Result<(Row, Decoder<'a>, u64), String> {
         let total: usize = sets.iter().map(|s| s.len()).sum();
-        let mut out = vec![0u32; sets.iter().map(|s| s.len()).max().unwrap_or(0)];
+        let mut out = OutBuf::new(sets.iter().map(|s| s.len()).max().unwrap_or(0));
         let decoder: Decoder<'a> = Box::new(move || {
+            let out = out.get();
             let mut s = 0u64;
             for set in sets {
                 out[..set.len()].copy_from_slice(set);
                 s = s.wrapping_add(set.len() as u64);
-                keep_output(&mut out);
+                keep_output(out);
             }
             s
         });
@@ -379,18 +446,29 @@ impl Subject for Bitpacking4x {
         }
         let total = blocks.len() * N;
         let bytes: usize = blocks.iter().map(|b| b.2.len() + 4).sum();
+        // Frames back to back in one buffer, as the codecs' payloads (see `Arena`).
+        let mut arena = Vec::with_capacity(bytes);
+        let frames: Vec<(u32, u8, std::ops::Range<usize>)> = blocks
+            .iter()
+            .map(|(init, b, buf, _)| {
+                arena.extend_from_slice(buf);
+                (*init, *b, arena.len() - buf.len()..arena.len())
+            })
+            .collect();
         let mut out = [0u32; N];
-        for (init, b, buf, keys) in &blocks {
-            bp.decompress_sorted(*init, buf, &mut out, *b);
+        for ((init, b, r), (.., keys)) in frames.iter().zip(&blocks) {
+            bp.decompress_sorted(*init, &arena[r.clone()], &mut out, *b);
             if out[..] != keys[..] {
                 return Err("bitpacking-4x: wrong keys".into());
             }
         }
+        let mut buf = OutBuf::new(N);
         let decoder: Decoder<'a> = Box::new(move || {
+            let out = buf.get();
             let mut s = 0u64;
-            for (init, b, buf, _) in &blocks {
-                s = s.wrapping_add(bp.decompress_sorted(*init, buf, &mut out, *b) as u64);
-                keep_output(&mut out);
+            for (init, b, r) in &frames {
+                s = s.wrapping_add(bp.decompress_sorted(*init, &arena[r.clone()], out, *b) as u64);
+                keep_output(out);
             }
             s
         });
@@ -455,6 +533,38 @@ fn time_decoders(measured: Vec<(Row, Decoder<'_>, u64)>, budget: Budget) -> Vec<
         .collect()
 }
 
+/// Brings the machine to its steady state before the first timed round: every subject verifies and
+/// exercises each operation on throw-away sets of width `b` (short budget, results dropped), then
+/// all decoders run round-robin, untimed, for `WARM_UP`. Without it the first width measured ~30%
+/// low (clock ramp-up, page faults of fresh allocations, cold predictors and caches). Nothing
+/// measured later depends on it: the timed sets come from their own generator.
+fn warm_up(chosen: &[&dyn Subject], b: u32, opts: &Options) -> Result<(), String> {
+    const WARM_UP: Duration = Duration::from_millis(150);
+    let mut rng = fastrand::Rng::with_seed(opts.seed ^ 0x5741_524d);
+    let sets: Vec<Vec<u32>> = (0..if opts.quick { 64 } else { 256 })
+        .map(|_| {
+            let start = rng.u32(..1000);
+            datasets::fixed_width_deltas(&mut rng, 256, b, start)
+        })
+        .filter(|s| s.len() >= 2)
+        .collect();
+    let short = Budget {
+        min_time: Duration::from_millis(1),
+        rounds: 1,
+    };
+    let mut decoders = Vec::with_capacity(chosen.len());
+    for s in chosen {
+        decoders.push(s.measure(&sets, short, opts.seed)?.1);
+    }
+    let t = std::time::Instant::now();
+    while t.elapsed() < WARM_UP {
+        for d in decoders.iter_mut() {
+            std::hint::black_box(d());
+        }
+    }
+    Ok(())
+}
+
 /// Runs the benchmark and prints the tables (or JSON lines) to stdout; progress goes to stderr.
 pub fn run(opts: &Options) -> Result<(), String> {
     let budget = if opts.quick {
@@ -513,6 +623,8 @@ pub fn run(opts: &Options) -> Result<(), String> {
         outln!("\n## Fixed-width deltas: sets of 256 keys per bit width (paper Fig. 6/7)\n");
         outln!("{HEADER}");
     }
+    progress("bench codecs: warming up");
+    warm_up(&chosen, widths[0].min(16), opts)?;
     let mut rng = fastrand::Rng::with_seed(opts.seed);
     for &b in &widths {
         progress(&format!(
