@@ -595,17 +595,29 @@ unsafe fn moments2<const B: u32>(packed: *const u8) -> (u64, u64) {
             r = _mm256_add_epi32(r, pair::<B, false>(packed, j));
             t = _mm256_add_epi32(t, r);
         });
-        let (mut rs, mut ts) = ([0u32; 8], [0u32; 8]);
-        _mm256_storeu_si256(rs.as_mut_ptr() as *mut __m256i, r);
-        _mm256_storeu_si256(ts.as_mut_ptr() as *mut __m256i, t);
-        let (mut d, mut jsum) = (0u64, 0u64);
-        for x in 0..8 {
-            // Lane x: half h = x / 4 (value vector 2q + h), lane l = x % 4: value 8q + 4h + l.
-            let (s, tt) = (rs[x] as u64, ts[x] as u64);
-            d += s;
-            jsum += 8 * (16 * s - tt) + x as u64 * s;
-        }
-        (d, jsum)
+        // Lane x (half h = x / 4 holds value vector 2q + h, lane l = x % 4 value 8q + 4h + l)
+        // contributes s_x to D and 8 * (16 * s_x - t_x) + x * s_x = (128 + x) * s_x - 8 * t_x
+        // to J: widened to 64-bit lanes and reduced in registers.
+        let wide = |v: __m256i| {
+            (
+                _mm256_cvtepu32_epi64(_mm256_castsi256_si128(v)),
+                _mm256_cvtepu32_epi64(_mm256_extracti128_si256::<1>(v)),
+            )
+        };
+        let ((rl, rh), (tl, th)) = (wide(r), wide(t));
+        let d4 = _mm256_add_epi64(rl, rh);
+        let j4 = _mm256_sub_epi64(
+            _mm256_add_epi64(
+                _mm256_mul_epu32(rl, _mm256_setr_epi64x(128, 129, 130, 131)),
+                _mm256_mul_epu32(rh, _mm256_setr_epi64x(132, 133, 134, 135)),
+            ),
+            _mm256_slli_epi64::<3>(_mm256_add_epi64(tl, th)),
+        );
+        let hsum = |v: __m256i| {
+            let x = _mm_add_epi64(_mm256_castsi256_si128(v), _mm256_extracti128_si256::<1>(v));
+            (_mm_cvtsi128_si64(x) as u64).wrapping_add(_mm_extract_epi64::<1>(x) as u64)
+        };
+        (hsum(d4), hsum(j4))
     }
 }
 #[target_feature(enable = "avx2")]
