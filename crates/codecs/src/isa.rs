@@ -88,8 +88,12 @@ impl Isa {
             && has!("avx512vbmi")
             && has!("avx512vbmi2")
             && has!("avx2")
+            && has!("bmi1")
             && has!("bmi2")
+            && has!("popcnt")
+            && has!("lzcnt")
         {
+            // Every feature of the AVX2 level too: kernels gated on `>= Isa::Avx2` rely on it.
             Isa::Avx512
         } else if has!("avx2") && has!("bmi1") && has!("bmi2") && has!("popcnt") && has!("lzcnt") {
             Isa::Avx2

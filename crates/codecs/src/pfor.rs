@@ -602,7 +602,8 @@ fn choose(v: &[u32], sorted: bool) -> (u32, u32) {
 fn write_frame(v: &[u32], sorted: bool, out: &mut [u8]) -> Result<(u32, usize)> {
     #[cfg(target_arch = "x86_64")]
     if Isa::detect() >= Isa::Avx2 {
-        // SAFETY: AVX2 is supported (detected); the body is safe code.
+        // SAFETY: the AVX2 level and above have AVX2, BMI1/2 and POPCNT (`Isa::probe`), the
+        // kernel's target features; the body is safe code.
         return unsafe { crate::simd::pfor_avx2::write_frame(v, sorted, out) };
     }
     write_frame_body(v, sorted, out)

@@ -833,20 +833,27 @@ mod tests {
         assert!(get_varint(&[0x80], 0).is_err());
     }
 
+    /// Up to `max` random bytes, about three in four with the continuation bit set, and the
+    /// positions of the terminators (bytes below 0x80).
+    fn varint_soup(rng: &mut fastrand::Rng, max: usize) -> (Vec<u8>, Vec<usize>) {
+        let data: Vec<u8> = (0..rng.usize(..max))
+            .map(|_| {
+                if rng.bool() {
+                    rng.u8(..)
+                } else {
+                    0x80 | rng.u8(..)
+                }
+            })
+            .collect();
+        let ends = (0..data.len()).filter(|&i| data[i] < 0x80).collect();
+        (data, ends)
+    }
+
     #[test]
     fn offset_of_last_matches_a_bytewise_walk() {
         let mut rng = fastrand::Rng::with_seed(8);
         for _ in 0..2000 {
-            let data: Vec<u8> = (0..rng.usize(..80))
-                .map(|_| {
-                    if rng.bool() {
-                        rng.u8(..)
-                    } else {
-                        0x80 | rng.u8(..)
-                    }
-                })
-                .collect();
-            let ends: Vec<usize> = (0..data.len()).filter(|&i| data[i] < 0x80).collect();
+            let (data, ends) = varint_soup(&mut rng, 80);
             for k in 0..=ends.len() + 1 {
                 // after the (k + 1)-th terminator from the end, else 0
                 let want = ends.len().checked_sub(k + 1).map_or(0, |j| ends[j] + 1);
@@ -859,16 +866,7 @@ mod tests {
     fn offset_of_value_matches_a_bytewise_walk() {
         let mut rng = fastrand::Rng::with_seed(7);
         for _ in 0..2000 {
-            let data: Vec<u8> = (0..rng.usize(..64))
-                .map(|_| {
-                    if rng.bool() {
-                        rng.u8(..)
-                    } else {
-                        0x80 | rng.u8(..)
-                    }
-                })
-                .collect();
-            let ends: Vec<usize> = (0..data.len()).filter(|&i| data[i] < 0x80).collect();
+            let (data, ends) = varint_soup(&mut rng, 64);
             for j in 0..=ends.len() + 1 {
                 let want = match j {
                     0 => Some(0),

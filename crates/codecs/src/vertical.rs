@@ -181,6 +181,18 @@ macro_rules! pick {
     };
 }
 
+/// The unpack kernel of level `isa` for width `b` (`b <= 32`): prefix-summed deltas when
+/// `delta`, else offsets from the base; `None` for scalar.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn unpack_kernel(isa: Isa, delta: bool, b: u32) -> Option<crate::simd::vertical_sse41::UnpackFn> {
+    if delta {
+        pick!(isa, UNPACK_D1, UNPACK_D1_V2, b)
+    } else {
+        pick!(isa, UNPACK_FOR, UNPACK_FOR_V2, b)
+    }
+}
+
 /// Decodes a whole frame into `out`: `out[i] = base + v[0] + .. + v[i]` when `delta`, else
 /// `base + v[i]` (wrapping). Levels this CPU lacks fall back. `None` if `data` is
 /// shorter than the frame or `b > 32`.
@@ -199,12 +211,7 @@ pub fn unpack(
     }
     #[cfg(target_arch = "x86_64")]
     {
-        let f = if delta {
-            pick!(isa, UNPACK_D1, UNPACK_D1_V2, b)
-        } else {
-            pick!(isa, UNPACK_FOR, UNPACK_FOR_V2, b)
-        };
-        if let Some(f) = f {
+        if let Some(f) = unpack_kernel(isa, delta, b) {
             // SAFETY: the kernel reads 16*b bytes (checked above) and writes 128 u32 (`out`'s
             // type); `isa` is supported by this CPU (`usable`).
             unsafe { f(data.as_ptr(), base, out.as_mut_ptr()) };
@@ -594,12 +601,7 @@ fn decode_on(
     if usual {
         #[cfg(target_arch = "x86_64")]
         {
-            let f = if delta {
-                pick!(isa, UNPACK_D1, UNPACK_D1_V2, b)
-            } else {
-                pick!(isa, UNPACK_FOR, UNPACK_FOR_V2, b)
-            };
-            if let Some(f) = f {
+            if let Some(f) = unpack_kernel(isa, delta, b) {
                 // SAFETY: the kernel reads 16*b bytes (inside `payload`, checked above) and
                 // writes 128 u32 at out[1..129] (`out.len() >= 129`, checked above); `isa` is
                 // supported by this CPU (callers pass a usable level).

@@ -668,14 +668,11 @@ pub fn build_packed<'r>(
 ) -> Result<()> {
     build_image(page, id, spec, true, 0, img, recs)?;
     let l = Layout::read(page, id, spec)?;
-    let n = l.count;
-    let mut total = 0;
-    for b in 0..Packed::blocks(l.kregion(page)).map_err(|f| l.err(f))? {
-        total += Packed::block_slots(l.kregion(page), b)
-            .map_err(|f| l.err(f))?
-            .1;
-    }
-    if total != n {
+    let region = l.kregion(page);
+    let nb = Packed::blocks(region).map_err(|f| l.err(f))?;
+    // The slot base past the last block is the number of keys in the blocks.
+    let total = Packed::block_slots(region, nb).map_err(|f| l.err(f))?.0;
+    if total != l.count {
         return Err(corrupt(id, "rebuilt node has keys without records"));
     }
     Ok(())
