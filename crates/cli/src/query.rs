@@ -7,15 +7,14 @@ use std::path::Path;
 use tersedb::{Env, EnvOptions};
 
 /// Formats a result as a table: a header row of the aggregates, a rule, a row of values.
-pub fn table(columns: &[String], values: &[String]) -> String {
+pub fn table<C: AsRef<str>>(columns: &[C], values: &[String]) -> String {
     let widths: Vec<usize> = columns
         .iter()
         .zip(values)
-        .map(|(c, v)| c.chars().count().max(v.chars().count()))
+        .map(|(c, v)| c.as_ref().chars().count().max(v.chars().count()))
         .collect();
-    let row = |cells: &[String]| -> String {
+    let row = |cells: &mut dyn Iterator<Item = &str>| -> String {
         cells
-            .iter()
             .zip(&widths)
             .map(|(c, &w)| format!("{c:<w$}"))
             .collect::<Vec<_>>()
@@ -28,7 +27,11 @@ pub fn table(columns: &[String], values: &[String]) -> String {
         .map(|&w| "-".repeat(w))
         .collect::<Vec<_>>()
         .join("-+-");
-    format!("{}\n{rule}\n{}", row(columns), row(values))
+    format!(
+        "{}\n{rule}\n{}",
+        row(&mut columns.iter().map(|c| c.as_ref())),
+        row(&mut values.iter().map(String::as_str))
+    )
 }
 
 /// `tersedb query`.
@@ -67,7 +70,7 @@ mod tests {
     #[test]
     fn table_aligns_columns() {
         let t = table(
-            &["COUNT(*)".into(), "AVG(key)".into()],
+            &["COUNT(*)", "AVG(key)"],
             &["7".into(), "1234567890.5".into()],
         );
         assert_eq!(

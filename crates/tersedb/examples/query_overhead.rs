@@ -3,7 +3,27 @@
 //! same ranges, per leaf kind.
 //! `cargo run --release -p tersedb --example query_overhead [codec|none] [range in 1/1000]`.
 
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
+
+/// Counts heap allocations, to report how many a query makes.
+struct Counting;
+static ALLOCS: AtomicU64 = AtomicU64::new(0);
+// SAFETY: forwards every call to the system allocator unchanged; only counts.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: the caller's contract for `alloc` is passed on as it is.
+        unsafe { System.alloc(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        // SAFETY: `p` came from `alloc` above, i.e. from `System`, with layout `l`.
+        unsafe { System.dealloc(p, l) }
+    }
+}
+#[global_allocator]
+static GLOBAL: Counting = Counting;
 use tersedb::{CodecId, DbConfig, Durability, Env, EnvOptions, Query};
 
 fn main() -> tersedb::Result<()> {
@@ -46,6 +66,7 @@ fn main() -> tersedb::Result<()> {
         .collect();
     let rounds = 2000 / per_mille.max(1);
     for _ in 0..3 {
+        let a0 = ALLOCS.load(Ordering::Relaxed);
         let t = Instant::now();
         let mut s = 0i128;
         for _ in 0..rounds {
@@ -54,6 +75,7 @@ fn main() -> tersedb::Result<()> {
             }
         }
         let tq = t.elapsed().as_secs_f64() / (rounds * queries.len()) as f64;
+        let aq = (ALLOCS.load(Ordering::Relaxed) - a0) as f64 / (rounds * queries.len()) as f64;
         let t = Instant::now();
         let mut f = 0u128;
         for _ in 0..rounds {
@@ -64,7 +86,7 @@ fn main() -> tersedb::Result<()> {
         let tf = t.elapsed().as_secs_f64() / (rounds * queries.len()) as f64;
         assert_eq!(s as u128, f);
         println!(
-            "{}: query {:.2} us, fold {:.2} us, ratio {:.2}",
+            "{}: query {:.2} us ({aq:.1} allocations), fold {:.2} us, ratio {:.2}",
             codec.map_or("none", |c| c.name()),
             tq * 1e6,
             tf * 1e6,

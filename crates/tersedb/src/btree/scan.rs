@@ -415,20 +415,11 @@ fn node<S: PageSource + ?Sized>(
             Err(i) => i,
         })
     };
-    // Visits child c with the intervals overlapping its range; false when the walk stops.
-    let mut child = |c: usize| -> Result<bool> {
-        let s = if c == 0 {
-            0
-        } else {
-            let lo_c = sep(c - 1)?;
-            ivs.partition_point(|iv| iv.1 < lo_c)
-        };
-        let e = if c == l.count {
-            ivs.len()
-        } else {
-            let hi_c = sep(c)?;
-            ivs.partition_point(|iv| iv.0 < hi_c)
-        };
+    // Visits child c, whose keys lie in [lo_c, hi_c) (`None`: unbounded), with the intervals
+    // overlapping its range; false when the walk stops.
+    let mut child = |c: usize, lo_c: Option<u64>, hi_c: Option<u64>| -> Result<bool> {
+        let s = lo_c.map_or(0, |lo_c| ivs.partition_point(|iv| iv.1 < lo_c));
+        let e = hi_c.map_or(ivs.len(), |hi_c| ivs.partition_point(|iv| iv.0 < hi_c));
         if s < e {
             return node(
                 src,
@@ -442,6 +433,21 @@ fn node<S: PageSource + ?Sized>(
         }
         Ok(true)
     };
+    // The separators around child c: its keys are >= the one below, < the one above.
+    let bound_below = |c: usize| -> Result<Option<u64>> {
+        if c == 0 {
+            Ok(None)
+        } else {
+            sep(c - 1).map(Some)
+        }
+    };
+    let bound_above = |c: usize| -> Result<Option<u64>> {
+        if c >= l.count {
+            Ok(None)
+        } else {
+            sep(c).map(Some)
+        }
+    };
     if rev {
         // Children at or below `limit` are still unvisited.
         let mut limit = Some(l.count);
@@ -452,10 +458,14 @@ fn node<S: PageSource + ?Sized>(
             if a > b {
                 continue;
             }
+            // Each separator read once: the lower bound of child c is the upper one of c - 1.
+            let mut hi_c = bound_above(b)?;
             for c in (a..=b).rev() {
-                if !child(c)? {
+                let lo_c = bound_below(c)?;
+                if !child(c, lo_c, hi_c)? {
                     return Ok(false);
                 }
+                hi_c = lo_c;
             }
             limit = a.checked_sub(1);
         }
@@ -465,10 +475,17 @@ fn node<S: PageSource + ?Sized>(
     for &(lo, hi) in ivs {
         let a = child_of(lo)?.max(next);
         let b = child_of(hi)?;
+        if a > b {
+            // Every child this interval touches was visited for the one before.
+            continue;
+        }
+        let mut lo_c = bound_below(a)?;
         for c in a..=b {
-            if !child(c)? {
+            let hi_c = bound_above(c)?;
+            if !child(c, lo_c, hi_c)? {
                 return Ok(false);
             }
+            lo_c = hi_c;
         }
         next = next.max(b + 1);
     }
@@ -516,6 +533,10 @@ mod tests {
             vec![(0, u64::MAX)],
             vec![(5, 5), (100, 4000 * max / 20_000), (max / 2, max / 2 + 3)],
             vec![(max + 1, u64::MAX)],
+            // Many intervals per leaf (and per branch child), descending walks included.
+            (0..400)
+                .map(|i| (i * max / 400, i * max / 400 + 2))
+                .collect(),
         ] {
             let mut seen = Vec::new();
             let mut leaves = 0;

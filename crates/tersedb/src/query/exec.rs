@@ -28,6 +28,8 @@ use crate::btree::KeyType;
 use crate::db::{Db, ValueType};
 use crate::error::{Error, Result};
 use crate::txn::ReadTxn;
+use smallvec::{smallvec, SmallVec};
+use std::borrow::Cow;
 use std::collections::{BinaryHeap, HashSet, VecDeque};
 
 /// Deepest nesting of subqueries a query may have.
@@ -82,14 +84,20 @@ fn run_at(txn: &ReadTxn, q: &Query, depth: usize) -> Result<QueryResult> {
                 .map_err(|w| type_err(a.at.0, format!("{a}: {w}")))?;
         }
     }
-    let bound = match &q.filter {
-        None => Bound::Const(true),
-        Some(p) => plan::simplify(plan::bind(p, false, &mut ctx)?),
+    // Ranges and points of literal keys (most queries) skip building a condition tree.
+    let (ivs, residual) = match &q.filter {
+        None => (smallvec![key_domain], None),
+        Some(p) => match plan::literal_key_ivs(p, false, key_domain) {
+            Some(ivs) => (ivs, None),
+            None => {
+                let bound = plan::simplify(plan::bind(p, false, &mut ctx)?);
+                let (ivs, exact) = plan::cover(&bound, key_domain);
+                (ivs, (!exact).then_some(bound))
+            }
+        },
     };
-    let (ivs, exact) = plan::cover(&bound, key_domain);
-    let residual = if exact { None } else { Some(bound) };
     let mut acc = Acc::new(q, db.value_type(), residual);
-    let ivs: Vec<(u64, u64)> = ivs
+    let ivs: SmallVec<[(u64, u64); 2]> = ivs
         .iter()
         .map(|&(lo, hi)| (lo.max(0) as u64, hi.min(u64::MAX as i128) as u64))
         .collect();
@@ -122,17 +130,17 @@ fn run_at(txn: &ReadTxn, q: &Query, depth: usize) -> Result<QueryResult> {
         acc.end_leaf();
         Ok(!acc.satisfied())
     })?;
-    let values = q
-        .aggregates
-        .iter()
-        .map(|a| acc.finish(a.func))
-        .collect::<Result<Vec<_>>>()?;
+    let mut values = Vec::with_capacity(q.aggregates.len());
+    let mut columns = Vec::with_capacity(q.aggregates.len());
+    for a in &q.aggregates {
+        values.push(acc.finish(a.func)?);
+        columns.push(
+            a.static_name()
+                .map_or_else(|| a.to_string().into(), Cow::Borrowed),
+        );
+    }
     Ok(QueryResult {
-        columns: q
-            .aggregates
-            .iter()
-            .map(|a| a.static_name().map_or_else(|| a.to_string(), String::from))
-            .collect(),
+        columns,
         values,
         stats,
     })

@@ -18,9 +18,11 @@
 use super::ast::{ArithOp, At, CmpOp, Column, Expr, Pred};
 use super::error::QueryError;
 use crate::error::Result;
+use smallvec::{smallvec, SmallVec};
 
-/// Inclusive intervals, sorted and disjoint (not even adjacent).
-pub type Ivs = Vec<(i128, i128)>;
+/// Inclusive intervals, sorted and disjoint (not even adjacent). Up to two inline: a range,
+/// a point or `!=` plan without a heap allocation.
+pub type Ivs = SmallVec<[(i128, i128); 2]>;
 
 /// A constant: the value of an expression.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -142,9 +144,9 @@ pub fn compile(op: CmpOp, c: Num, (dlo, dhi): (i128, i128)) -> Ivs {
     let mk = |lo: i128, hi: i128| -> Ivs {
         let (lo, hi) = (lo.max(dlo), hi.min(dhi));
         if lo <= hi {
-            vec![(lo, hi)]
+            smallvec![(lo, hi)]
         } else {
-            Vec::new()
+            Ivs::new()
         }
     };
     // Float constants become integer bounds: x < 2.5 is x <= 2, x >= 2.5 is x >= 3.
@@ -155,11 +157,11 @@ pub fn compile(op: CmpOp, c: Num, (dlo, dhi): (i128, i128)) -> Ivs {
             let cl = |x: f64| x.clamp(-LIM, LIM) as i128;
             (cl(f.floor()), cl(f.ceil()), f == f.floor())
         }
-        Num::Null => return Vec::new(),
+        Num::Null => return Ivs::new(),
     };
     match op {
         CmpOp::Eq if integral => mk(fl, fl),
-        CmpOp::Eq => Vec::new(),
+        CmpOp::Eq => Ivs::new(),
         CmpOp::Ne if integral => {
             let mut v = mk(dlo, fl.saturating_sub(1));
             v.extend(mk(fl.saturating_add(1), dhi));
@@ -177,7 +179,7 @@ pub fn compile(op: CmpOp, c: Num, (dlo, dhi): (i128, i128)) -> Ivs {
 pub fn union(a: &[(i128, i128)], b: &[(i128, i128)]) -> Ivs {
     let mut all: Ivs = a.iter().chain(b.iter()).copied().collect();
     all.sort_unstable();
-    let mut out: Ivs = Vec::with_capacity(all.len());
+    let mut out = Ivs::with_capacity(all.len());
     for (lo, hi) in all {
         match out.last_mut() {
             Some(last) if lo <= last.1.saturating_add(1) => last.1 = last.1.max(hi),
@@ -206,8 +208,17 @@ pub fn intersect_all(mut sets: Vec<Ivs>) -> Option<Ivs> {
 
 /// Intersection of two interval sets.
 pub fn intersect(a: &[(i128, i128)], b: &[(i128, i128)]) -> Ivs {
+    if let ([(alo, ahi)], [(blo, bhi)]) = (a, b) {
+        // Two bounds of one range (`key >= a AND key <= b`, BETWEEN).
+        let (lo, hi) = ((*alo).max(*blo), (*ahi).min(*bhi));
+        return if lo <= hi {
+            smallvec![(lo, hi)]
+        } else {
+            Ivs::new()
+        };
+    }
     let (mut i, mut j) = (0, 0);
-    let mut out = Vec::new();
+    let mut out = Ivs::new();
     while i < a.len() && j < b.len() {
         let lo = a[i].0.max(b[j].0);
         let hi = a[i].1.min(b[j].1);
@@ -249,7 +260,7 @@ fn atom(
             let s = compile(op2, c, (lo, hi));
             if s.is_empty() {
                 Bound::Const(false)
-            } else if s == [(lo, hi)] {
+            } else if s[..] == [(lo, hi)] {
                 Bound::Const(true)
             } else {
                 Bound::RecInt(s)
@@ -318,6 +329,53 @@ pub fn bind(p: &Pred, negated: bool, b: &mut dyn Binder) -> Result<Bound> {
     })
 }
 
+/// The key intervals of a condition made of key comparisons with literal numbers alone
+/// (`key BETWEEN 10 AND 20`, `key >= 5 AND NOT key = 7`, ...), in one walk that builds no
+/// [`Bound`]: what `cover(&simplify(bind(p)))` returns for such a condition, always exact.
+/// `None` when the condition reads the record, calls a subquery, computes, or lists (`IN`):
+/// then the general path runs.
+pub fn literal_key_ivs(p: &Pred, negated: bool, domain: (i128, i128)) -> Option<Ivs> {
+    let lit = |e: &Expr| match *e {
+        Expr::Int(v) => Some(Num::Int(v)),
+        Expr::Float(v) if v.is_finite() => Some(Num::Float(v)),
+        _ => None,
+    };
+    let op = |op: CmpOp| if negated { negate(op) } else { op };
+    Some(match p {
+        Pred::And(x, y) | Pred::Or(x, y) => {
+            let l = literal_key_ivs(x, negated, domain)?;
+            let r = literal_key_ivs(y, negated, domain)?;
+            if matches!(p, Pred::And(..)) != negated {
+                intersect(&l, &r)
+            } else {
+                union(&l, &r)
+            }
+        }
+        Pred::Not(x) => literal_key_ivs(x, !negated, domain)?,
+        Pred::Cmp {
+            col: Column::Key,
+            op: o,
+            value,
+            ..
+        } => compile(op(*o), lit(value)?, domain),
+        Pred::Between {
+            col: Column::Key,
+            lo,
+            hi,
+            ..
+        } => {
+            let a = compile(op(CmpOp::Ge), lit(lo)?, domain);
+            let z = compile(op(CmpOp::Le), lit(hi)?, domain);
+            if negated {
+                union(&a, &z)
+            } else {
+                intersect(&a, &z)
+            }
+        }
+        _ => return None,
+    })
+}
+
 /// Simplifies: merges key-only and integer-record-only branches into one interval set, folds
 /// constants.
 pub fn simplify(p: Bound) -> Bound {
@@ -349,7 +407,7 @@ pub fn simplify(p: Bound) -> Bound {
         Bound::Or(items) => {
             let mut out = Vec::new();
             // Every key interval of the OR, merged once at the end (IN lists can be long).
-            let mut keys: Ivs = Vec::new();
+            let mut keys = Ivs::new();
             let mut any_keys = false;
             for it in items.into_iter().map(simplify) {
                 match it {
@@ -382,12 +440,12 @@ pub fn simplify(p: Bound) -> Bound {
 
 /// The key intervals that can hold a selected entry, and whether they are the whole condition.
 pub fn cover(p: &Bound, domain: (i128, i128)) -> (Ivs, bool) {
-    let all = vec![domain];
+    let all: Ivs = smallvec![domain];
     match p {
         Bound::Const(true) => (all, true),
-        Bound::Const(false) => (Vec::new(), true),
+        Bound::Const(false) => (Ivs::new(), true),
         Bound::Key(s) => (s.clone(), true),
-        Bound::RecInt(s) if s.is_empty() => (Vec::new(), true),
+        Bound::RecInt(s) if s.is_empty() => (Ivs::new(), true),
         Bound::RecInt(_) => (all, false),
         Bound::RecF64 { .. } => (all, false),
         Bound::And(items) => {
@@ -401,7 +459,7 @@ pub fn cover(p: &Bound, domain: (i128, i128)) -> (Ivs, bool) {
             (acc, exact)
         }
         Bound::Or(items) => {
-            let mut acc = Vec::new();
+            let mut acc = Ivs::new();
             let mut exact = true;
             for it in items {
                 let (s, e) = cover(it, domain);
@@ -474,30 +532,144 @@ mod tests {
     #[test]
     fn float_bounds_are_exact_on_integers() {
         let d = (0, 100);
-        assert_eq!(compile(CmpOp::Lt, Num::Float(2.5), d), vec![(0, 2)]);
-        assert_eq!(compile(CmpOp::Lt, Num::Float(2.0), d), vec![(0, 1)]);
-        assert_eq!(compile(CmpOp::Le, Num::Float(2.5), d), vec![(0, 2)]);
-        assert_eq!(compile(CmpOp::Gt, Num::Float(2.5), d), vec![(3, 100)]);
-        assert_eq!(compile(CmpOp::Ge, Num::Float(2.5), d), vec![(3, 100)]);
-        assert_eq!(compile(CmpOp::Eq, Num::Float(2.5), d), vec![]);
-        assert_eq!(compile(CmpOp::Ne, Num::Float(2.5), d), vec![(0, 100)]);
-        assert_eq!(compile(CmpOp::Ne, Num::Int(0), d), vec![(1, 100)]);
-        assert_eq!(compile(CmpOp::Gt, Num::Float(-1e300), d), vec![(0, 100)]);
-        assert_eq!(compile(CmpOp::Lt, Num::Int(i128::MIN), d), vec![]);
-        assert_eq!(compile(CmpOp::Gt, Num::Int(i128::MAX), d), vec![]);
+        assert_eq!(compile(CmpOp::Lt, Num::Float(2.5), d).as_slice(), [(0, 2)]);
+        assert_eq!(compile(CmpOp::Lt, Num::Float(2.0), d).as_slice(), [(0, 1)]);
+        assert_eq!(compile(CmpOp::Le, Num::Float(2.5), d).as_slice(), [(0, 2)]);
+        assert_eq!(
+            compile(CmpOp::Gt, Num::Float(2.5), d).as_slice(),
+            [(3, 100)]
+        );
+        assert_eq!(
+            compile(CmpOp::Ge, Num::Float(2.5), d).as_slice(),
+            [(3, 100)]
+        );
+        assert_eq!(compile(CmpOp::Eq, Num::Float(2.5), d).as_slice(), []);
+        assert_eq!(
+            compile(CmpOp::Ne, Num::Float(2.5), d).as_slice(),
+            [(0, 100)]
+        );
+        assert_eq!(compile(CmpOp::Ne, Num::Int(0), d).as_slice(), [(1, 100)]);
+        assert_eq!(
+            compile(CmpOp::Gt, Num::Float(-1e300), d).as_slice(),
+            [(0, 100)]
+        );
+        assert_eq!(compile(CmpOp::Lt, Num::Int(i128::MIN), d).as_slice(), []);
+        assert_eq!(compile(CmpOp::Gt, Num::Int(i128::MAX), d).as_slice(), []);
     }
 
     #[test]
     fn union_and_intersection() {
         assert_eq!(
-            union(&[(0, 3), (10, 12)], &[(4, 5), (11, 20)]),
-            vec![(0, 5), (10, 20)]
+            union(&[(0, 3), (10, 12)], &[(4, 5), (11, 20)]).as_slice(),
+            [(0, 5), (10, 20)]
         );
         assert_eq!(
-            intersect(&[(0, 5), (10, 20)], &[(3, 12)]),
-            vec![(3, 5), (10, 12)]
+            intersect(&[(0, 5), (10, 20)], &[(3, 12)]).as_slice(),
+            [(3, 5), (10, 12)]
         );
         assert!(contains(&[(0, 5), (10, 20)], 10));
         assert!(!contains(&[(0, 5), (10, 20)], 7));
+    }
+
+    struct Domains;
+    impl Binder for Domains {
+        fn key_domain(&self) -> (i128, i128) {
+            (0, 60)
+        }
+        fn record_domain(&self) -> std::result::Result<RecordDomain, String> {
+            Ok(RecordDomain::Int(0, 60))
+        }
+        fn subquery(&mut self, _: &crate::query::Query) -> Result<Num> {
+            Ok(Num::Int(7))
+        }
+    }
+
+    fn gen_expr(rng: &mut fastrand::Rng) -> Expr {
+        match rng.u8(0..10) {
+            0 => Expr::Float(rng.i32(-10..80) as f64 / 2.0),
+            1 => Expr::bin(ArithOp::Add, Expr::Int(rng.i128(-5..70)), Expr::Int(1)),
+            2 => Expr::Int(i128::MAX - rng.i128(0..2)),
+            3 => Expr::Float(f64::INFINITY),
+            _ => Expr::Int(rng.i128(-5..70)),
+        }
+    }
+
+    fn gen_pred(rng: &mut fastrand::Rng, depth: u32) -> Pred {
+        let col = if rng.u8(0..8) == 0 {
+            Column::Record
+        } else {
+            Column::Key
+        };
+        let ops = [
+            CmpOp::Eq,
+            CmpOp::Ne,
+            CmpOp::Lt,
+            CmpOp::Le,
+            CmpOp::Gt,
+            CmpOp::Ge,
+        ];
+        match rng.u8(0..if depth == 0 { 3 } else { 7 }) {
+            0 => Pred::Cmp {
+                col,
+                op: ops[rng.usize(0..6)],
+                value: gen_expr(rng),
+                at: At(None),
+            },
+            1 => Pred::Between {
+                col,
+                lo: gen_expr(rng),
+                hi: gen_expr(rng),
+                at: At(None),
+            },
+            2 => Pred::In {
+                col,
+                list: (0..rng.usize(0..3)).map(|_| gen_expr(rng)).collect(),
+                at: At(None),
+            },
+            3 | 4 => Pred::And(
+                Box::new(gen_pred(rng, depth - 1)),
+                Box::new(gen_pred(rng, depth - 1)),
+            ),
+            5 => Pred::Or(
+                Box::new(gen_pred(rng, depth - 1)),
+                Box::new(gen_pred(rng, depth - 1)),
+            ),
+            _ => Pred::Not(Box::new(gen_pred(rng, depth - 1))),
+        }
+    }
+
+    /// The one-walk plan of literal key conditions is exactly what the general planner
+    /// covers, and it declines everything else.
+    #[test]
+    fn literal_key_plan_matches_the_general_planner() {
+        let mut rng = fastrand::Rng::with_seed(6);
+        let mut taken = 0;
+        for _ in 0..20_000 {
+            let p = gen_pred(&mut rng, 4);
+            let general = bind(&p, false, &mut Domains).map(simplify);
+            match literal_key_ivs(&p, false, Domains.key_domain()) {
+                Some(fast) => {
+                    taken += 1;
+                    let general = general.expect("literal key conditions bind without errors");
+                    let (ivs, exact) = cover(&general, Domains.key_domain());
+                    assert!(exact, "{p}");
+                    assert_eq!(fast, ivs, "{p}");
+                }
+                None => {
+                    let literal = |e: &Expr| {
+                        matches!(e, Expr::Int(_)) || matches!(e, Expr::Float(f) if f.is_finite())
+                    };
+                    if let Pred::Cmp {
+                        col: Column::Key,
+                        value,
+                        ..
+                    } = &p
+                    {
+                        assert!(!literal(value), "{p}");
+                    }
+                }
+            }
+        }
+        assert!(taken > 2_000, "{taken}");
     }
 }

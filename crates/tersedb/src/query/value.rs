@@ -1,5 +1,6 @@
 //! Query results: one [`Value`] per aggregate, with the statistics of the run.
 
+use std::borrow::Cow;
 use std::fmt;
 
 /// The value of one aggregate.
@@ -97,7 +98,8 @@ impl QueryStats {
 /// The result of a query: one column per aggregate, named as the aggregate prints.
 #[derive(Clone, Debug, PartialEq)]
 pub struct QueryResult {
-    pub columns: Vec<String>,
+    /// Borrowed names for the usual aggregates: a query that returns one makes no string.
+    pub columns: Vec<Cow<'static, str>>,
     pub values: Vec<Value>,
     pub stats: QueryStats,
 }
