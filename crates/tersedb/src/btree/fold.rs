@@ -123,8 +123,19 @@ pub(crate) fn leaf(page: &[u8], l: &Layout, fs: FoldSpec, out: &mut KeyFold) -> 
                     le_u64(&keys[8 * i..])
                 }
             };
-            let a = partition(l.count, |i| at(i) < fs.lo);
-            let b = partition(l.count, |i| at(i) <= fs.hi);
+            // A leaf whose ends lie in the range (every inner leaf of a long range) needs no
+            // search.
+            let n = l.count;
+            let a = if n == 0 || at(0) >= fs.lo {
+                0
+            } else {
+                partition(n, |i| at(i) < fs.lo)
+            };
+            let b = if n == 0 || at(n - 1) <= fs.hi {
+                n
+            } else {
+                partition(n, |i| at(i) <= fs.hi)
+            };
             if a < b {
                 let bytes = &keys[w * a..w * b];
                 let sum: u128 = if !fs.sum {
@@ -185,6 +196,19 @@ fn partition(n: usize, pred: impl Fn(usize) -> bool) -> usize {
 
 fn packed_leaf(page: &[u8], l: &Layout, p: Packed, fs: FoldSpec, out: &mut KeyFold) -> Result<()> {
     let region = l.kregion(page);
+    if !fs.sum {
+        // A leaf wholly in the range answers COUNT/MIN/MAX from the ends of its block index
+        // and the descriptors' counts (no block walked).
+        let range = Packed::key_range(region).map_err(|f| l.err(f))?;
+        if let Some((first, last)) = range {
+            if first as u64 >= fs.lo && last as u64 <= fs.hi {
+                let (keys, blocks) = Packed::counts(region).map_err(|f| l.err(f))?;
+                out.blocks_skipped += blocks as u64;
+                out.add(keys as u64, 0, first as u64, last as u64);
+                return Ok(());
+            }
+        }
+    }
     let mut buf = [0u32; super::packed::MAX_BLOCK_KEYS];
     // Start at the block holding `lo` (the index is searched, not walked).
     let from = if fs.lo == 0 {
@@ -192,7 +216,19 @@ fn packed_leaf(page: &[u8], l: &Layout, p: Packed, fs: FoldSpec, out: &mut KeyFo
     } else {
         Packed::seek_block(region, fs.lo.min(u32::MAX as u64) as u32).map_err(|f| l.err(f))?
     };
-    Packed::walk_blocks(region, from, |_, blk| {
+    // This leaf's part, added to `out` once at the end: keys arrive in ascending order, so
+    // the first key added is the minimum and the last the maximum.
+    let mut part = KeyFold::default();
+    let (mut min, mut max) = (0u64, 0u64);
+    let mut add = |n: u64, sum: u128, first: u64, last: u64| {
+        if part.count == 0 {
+            min = first;
+        }
+        part.count += n;
+        part.sum += sum;
+        max = last;
+    };
+    let walked = Packed::walk_blocks(region, from, |_, blk| {
         let d = &blk.desc;
         if d.count == 0 {
             return Ok(true);
@@ -209,19 +245,19 @@ fn packed_leaf(page: &[u8], l: &Layout, p: Packed, fs: FoldSpec, out: &mut KeyFo
             .ok_or(super::slots::Fault("compressed block outside its region"))?;
         if first >= fs.lo && last <= fs.hi {
             if !fs.sum {
-                out.blocks_skipped += 1;
-                out.add(d.count as u64, 0, first, last);
+                part.blocks_skipped += 1;
+                add(d.count as u64, 0, first, last);
                 return Ok(true);
             }
-            out.blocks_decoded += 1;
+            part.blocks_decoded += 1;
             if let Some(s) = tersedb_codecs::sum::block_sum(p.codec, d, payload) {
                 // Summed in registers from the packed values (BP128, SIMD FOR).
-                out.add(d.count as u64, s as u128, first, last);
+                add(d.count as u64, s as u128, first, last);
                 return Ok(true);
             }
             // Decode (SIMD, prefix sum fused) into the L1-resident buffer and add up.
             let n = p.decode_block_at(region, &blk, &mut buf)?;
-            out.add(
+            add(
                 n as u64,
                 tersedb_codecs::sum::sum_u32(&buf[..n]) as u128,
                 first,
@@ -231,13 +267,13 @@ fn packed_leaf(page: &[u8], l: &Layout, p: Packed, fs: FoldSpec, out: &mut KeyFo
         }
         // A boundary block: decode it and take the keys in range.
         let n = p.decode_block_at(region, &blk, &mut buf)?;
-        out.blocks_decoded += 1;
+        part.blocks_decoded += 1;
         let keys = &buf[..n];
         let a = keys.partition_point(|&k| (k as u64) < fs.lo);
         let e = keys.partition_point(|&k| (k as u64) <= fs.hi);
         if a < e {
             let sum = tersedb_codecs::sum::sum_u32(&keys[a..e]);
-            out.add(
+            add(
                 (e - a) as u64,
                 sum as u128,
                 keys[a] as u64,
@@ -246,5 +282,11 @@ fn packed_leaf(page: &[u8], l: &Layout, p: Packed, fs: FoldSpec, out: &mut KeyFo
         }
         Ok(true)
     })
-    .map_err(|f| l.err(f))
+    .map_err(|f| l.err(f));
+    out.blocks_decoded += part.blocks_decoded;
+    out.blocks_skipped += part.blocks_skipped;
+    if part.count > 0 {
+        out.add(part.count, part.sum, min, max);
+    }
+    walked
 }
