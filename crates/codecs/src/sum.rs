@@ -123,39 +123,80 @@ fn bp128_frame(d: &crate::Descriptor, payload: &[u8]) -> Option<(u32, usize)> {
 /// Sum of a BP128 block's keys: `start + T - (128 - n) * last`, where `T` sums the 128 decoded
 /// slots (the padding slots repeat the last key).
 fn bp128_sum(isa: Isa, d: &crate::Descriptor, payload: &[u8]) -> Option<u64> {
-    let count = d.count as usize;
-    if count <= 1 {
-        return Some(if count == 1 { d.start as u64 } else { 0 });
-    }
-    #[cfg(target_arch = "x86_64")]
-    if isa.min(cpu_max()) >= Isa::Avx2 {
-        let (b, n) = bp128_frame(d, payload)?;
-        if b <= 24 {
-            // SAFETY: AVX2 is supported (checked); the kernel reads the 16*b bytes of the
-            // frame, which `bp128_frame` checked are inside `payload`.
-            let (dsum, jsum) =
-                unsafe { crate::simd::vertical_avx2::MOMENTS[b as usize](payload.as_ptr()) };
-            // Keys after the start: n*start + sum((n - j) * v[j]) = n*start + n*D - J (the
-            // padding values are zero).
-            // Wrapping: exact for a valid frame; a corrupt one gives a wrong sum, not a panic.
-            let n = n as u64;
-            return Some(
-                (d.start as u64)
-                    .wrapping_mul(n + 1)
-                    .wrapping_add(n.wrapping_mul(dsum))
-                    .wrapping_sub(jsum),
-            );
+    let payload = payload.get(..d.size as usize)?;
+    Bp128Sum::new(isa).sum(d.start, d.count as usize, d.bits as u32, d.last, payload)
+}
+
+/// BP128 block sums with the kernel level chosen once: loops over many blocks (every block of
+/// a leaf inside a SUM range) pay no per-block dispatch and build no descriptor.
+#[derive(Clone, Copy, Debug)]
+pub struct Bp128Sum {
+    simd: bool,
+}
+
+impl Bp128Sum {
+    /// The kernels of `isa`, capped at what the CPU has.
+    pub fn new(isa: Isa) -> Bp128Sum {
+        Bp128Sum {
+            simd: cfg!(target_arch = "x86_64") && isa.min(cpu_max()) >= Isa::Avx2,
         }
-        // SAFETY: AVX2 is supported (checked); the kernel reads the 16*b bytes of the frame,
-        // which `bp128_frame` checked are inside `payload`.
-        let t = unsafe {
-            crate::simd::vertical_avx2::SUM_KEYS_D1[b as usize](payload.as_ptr(), d.start)
-        };
-        let pad = (crate::vertical::FRAME - n) as u64 * d.last as u64;
-        return Some((d.start as u64).wrapping_add(t).wrapping_sub(pad));
     }
-    let _ = isa;
-    bp128_sum_scalar(d, payload)
+
+    /// The sum of a block of `count` keys (start key included) from `start`, its deltas packed
+    /// `bits` wide in `payload` (exactly one frame), `last` its last key; `None` when these do
+    /// not describe a BP128 block.
+    #[inline]
+    pub fn sum(
+        &self,
+        start: u32,
+        count: usize,
+        bits: u32,
+        last: u32,
+        payload: &[u8],
+    ) -> Option<u64> {
+        if count <= 1 {
+            return Some(if count == 1 { start as u64 } else { 0 });
+        }
+        let frame = crate::vertical::frame_len(bits.min(32));
+        if count > crate::vertical::MAX_KEYS || !(1..=32).contains(&bits) || payload.len() != frame
+        {
+            return None;
+        }
+        let n = count - 1;
+        #[cfg(target_arch = "x86_64")]
+        if self.simd {
+            if bits <= 24 {
+                // SAFETY: AVX2 is supported (`new` checked); the kernel reads the 16*b bytes
+                // of the frame, and `payload` is exactly that long (checked above).
+                let (dsum, jsum) =
+                    unsafe { crate::simd::vertical_avx2::MOMENTS[bits as usize](payload.as_ptr()) };
+                // Keys after the start: n*start + sum((n - j) * v[j]) = n*start + n*D - J (the
+                // padding values are zero). Wrapping: exact for a valid frame; a corrupt one
+                // gives a wrong sum, not a panic.
+                let n = n as u64;
+                return Some(
+                    (start as u64)
+                        .wrapping_mul(n + 1)
+                        .wrapping_add(n.wrapping_mul(dsum))
+                        .wrapping_sub(jsum),
+                );
+            }
+            // SAFETY: as above (16*b readable bytes, AVX2 supported).
+            let t = unsafe {
+                crate::simd::vertical_avx2::SUM_KEYS_D1[bits as usize](payload.as_ptr(), start)
+            };
+            let pad = (crate::vertical::FRAME - n) as u64 * last as u64;
+            return Some((start as u64).wrapping_add(t).wrapping_sub(pad));
+        }
+        let d = crate::Descriptor {
+            start,
+            count: count as u32,
+            last,
+            size: payload.len() as u32,
+            bits: bits as u8,
+        };
+        bp128_sum_scalar(&d, payload)
+    }
 }
 
 /// Scalar twin of the BP128 block sum (unpack, prefix sum, add).

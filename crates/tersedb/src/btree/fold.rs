@@ -196,16 +196,26 @@ fn partition(n: usize, pred: impl Fn(usize) -> bool) -> usize {
 
 fn packed_leaf(page: &[u8], l: &Layout, p: Packed, fs: FoldSpec, out: &mut KeyFold) -> Result<()> {
     let region = l.kregion(page);
-    if !fs.sum {
+    if !fs.sum || p.codec == tersedb_codecs::CodecId::Bp128 {
         // A leaf wholly in the range answers COUNT/MIN/MAX from the ends of its block index
-        // and the descriptors' counts (no block walked).
+        // and the descriptors' counts (no block walked); a BP128 leaf sums its blocks in one
+        // tight loop over the descriptors.
         let range = Packed::key_range(region).map_err(|f| l.err(f))?;
         if let Some((first, last)) = range {
             if first as u64 >= fs.lo && last as u64 <= fs.hi {
-                let (keys, blocks) = Packed::counts(region).map_err(|f| l.err(f))?;
-                out.blocks_skipped += blocks as u64;
-                out.add(keys as u64, 0, first as u64, last as u64);
-                return Ok(());
+                if !fs.sum {
+                    let (keys, blocks) = Packed::counts(region).map_err(|f| l.err(f))?;
+                    out.blocks_skipped += blocks as u64;
+                    out.add(keys as u64, 0, first as u64, last as u64);
+                    return Ok(());
+                }
+                let summer = tersedb_codecs::sum::Bp128Sum::new(tersedb_codecs::Isa::detect());
+                let all = Packed::sum_all_bp128(region, &summer).map_err(|f| l.err(f))?;
+                if let Some((keys, sum, blocks)) = all {
+                    out.blocks_decoded += blocks;
+                    out.add(keys, sum, first as u64, last as u64);
+                    return Ok(());
+                }
             }
         }
     }

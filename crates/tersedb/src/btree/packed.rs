@@ -689,6 +689,47 @@ impl Packed {
         Ok(Some((d_first(region, a), d_last(region, z))))
     }
 
+    /// Keys, exact sum and non-empty blocks of a whole BP128 list, each block summed in
+    /// registers by `summer` straight from its descriptor (no block built, no per-block
+    /// dispatch): the SUM of a leaf wholly inside the range. `None` when a block is not a
+    /// plain BP128 frame (then the caller takes the general path).
+    pub fn sum_all_bp128(
+        region: &[u8],
+        summer: &tersedb_codecs::sum::Bp128Sum,
+    ) -> SResult<Option<(u64, u128, u64)>> {
+        let h = hdr(region)?;
+        let ps = h.pstart();
+        let (mut keys, mut sum, mut blocks) = (0u64, 0u128, 0u64);
+        for b in 0..h.nb {
+            let cb = le_u16(&region[HEADER + DESC * b + 2..]);
+            let count = (cb & 0x1ff) as usize;
+            let off = d_off(region, b);
+            let end = if b + 1 < h.nb {
+                d_off(region, b + 1)
+            } else {
+                h.data_end
+            };
+            if count == 0 {
+                continue;
+            }
+            let Some(payload) = region.get(ps + off..ps + end) else {
+                return Err(Fault("compressed block offsets out of order"));
+            };
+            let s = summer.sum(
+                d_first(region, b),
+                count,
+                (cb >> 9) as u32,
+                d_last(region, b),
+                payload,
+            );
+            let Some(s) = s else { return Ok(None) };
+            keys += count as u64;
+            sum += s as u128;
+            blocks += 1;
+        }
+        Ok(Some((keys, sum, blocks)))
+    }
+
     /// Keys and non-empty blocks, from the descriptors' counts alone.
     pub fn counts(region: &[u8]) -> SResult<(usize, usize)> {
         let h = hdr(region)?;
