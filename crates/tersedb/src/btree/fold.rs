@@ -196,10 +196,11 @@ fn partition(n: usize, pred: impl Fn(usize) -> bool) -> usize {
 
 fn packed_leaf(page: &[u8], l: &Layout, p: Packed, fs: FoldSpec, out: &mut KeyFold) -> Result<()> {
     let region = l.kregion(page);
-    if !fs.sum || p.codec == tersedb_codecs::CodecId::Bp128 {
+    use tersedb_codecs::CodecId;
+    if !fs.sum || matches!(p.codec, CodecId::Bp128 | CodecId::SimdFor) {
         // A leaf wholly in the range answers COUNT/MIN/MAX from the ends of its block index
-        // and the descriptors' counts (no block walked); a BP128 leaf sums its blocks in one
-        // tight loop over the descriptors.
+        // and the descriptors' counts (no block walked); a BP128 or SIMD FOR leaf sums its
+        // blocks in one tight loop over the descriptors.
         let range = Packed::key_range(region).map_err(|f| l.err(f))?;
         if let Some((first, last)) = range {
             if first as u64 >= fs.lo && last as u64 <= fs.hi {
@@ -209,8 +210,25 @@ fn packed_leaf(page: &[u8], l: &Layout, p: Packed, fs: FoldSpec, out: &mut KeyFo
                     out.add(keys as u64, 0, first as u64, last as u64);
                     return Ok(());
                 }
-                let summer = tersedb_codecs::sum::Bp128Sum::new(tersedb_codecs::Isa::detect());
-                let all = Packed::sum_all_bp128(region, &summer).map_err(|f| l.err(f))?;
+                let isa = tersedb_codecs::Isa::detect();
+                let all = if p.codec == CodecId::Bp128 {
+                    let bp = tersedb_codecs::sum::Bp128Sum::new(isa);
+                    Packed::sum_all(region, |start, count, bits, last, payload| {
+                        bp.sum(start, count, bits, last, payload)
+                    })
+                } else {
+                    Packed::sum_all(region, |start, count, bits, last, payload| {
+                        let d = tersedb_codecs::Descriptor {
+                            start,
+                            count: count as u32,
+                            last,
+                            size: payload.len() as u32,
+                            bits: bits as u8,
+                        };
+                        tersedb_codecs::sum::block_sum_with(isa, CodecId::SimdFor, &d, payload)
+                    })
+                }
+                .map_err(|f| l.err(f))?;
                 if let Some((keys, sum, blocks)) = all {
                     out.blocks_decoded += blocks;
                     out.add(keys, sum, first as u64, last as u64);

@@ -689,13 +689,13 @@ impl Packed {
         Ok(Some((d_first(region, a), d_last(region, z))))
     }
 
-    /// Keys, exact sum and non-empty blocks of a whole BP128 list, each block summed in
-    /// registers by `summer` straight from its descriptor (no block built, no per-block
-    /// dispatch): the SUM of a leaf wholly inside the range. `None` when a block is not a
-    /// plain BP128 frame (then the caller takes the general path).
-    pub fn sum_all_bp128(
+    /// Keys, exact sum and non-empty blocks of a whole list, each block summed in registers
+    /// by `summer(start, count, bits, last, payload)` straight from its descriptor (no block
+    /// built): the SUM of a leaf wholly inside the range. `None` when `summer` declines a
+    /// block (then the caller takes the general path).
+    pub fn sum_all(
         region: &[u8],
-        summer: &tersedb_codecs::sum::Bp128Sum,
+        summer: impl Fn(u32, usize, u32, u32, &[u8]) -> Option<u64>,
     ) -> SResult<Option<(u64, u128, u64)>> {
         let h = hdr(region)?;
         let ps = h.pstart();
@@ -715,7 +715,7 @@ impl Packed {
             let Some(payload) = region.get(ps + off..ps + end) else {
                 return Err(Fault("compressed block offsets out of order"));
             };
-            let s = summer.sum(
+            let s = summer(
                 d_first(region, b),
                 count,
                 (cb >> 9) as u32,
