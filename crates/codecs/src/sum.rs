@@ -67,15 +67,16 @@ pub fn sum_le_u32(bytes: &[u8]) -> u64 {
 
 /// Exact sum of all keys of a block without materialising them, where the format allows: SIMD
 /// FOR stores offsets from the start key, so the sum is `count * start + sum(offsets)`, and the
-/// fused kernel's wrapping 32-bit sum of 128 offsets of `b <= 25` bits cannot wrap. `None` when
-/// this shortcut does not apply (other codecs, wider offsets): decode and use [`sum_u32`].
+/// fused kernel's wrapping 32-bit sum of 128 offsets of `b <= 25` bits cannot wrap; BP128 sums
+/// its deltas' moments in registers. `None` when this shortcut does not apply (other codecs,
+/// wider offsets): decode and use [`sum_u32`].
 #[inline]
 pub fn block_sum(codec: crate::CodecId, d: &crate::Descriptor, payload: &[u8]) -> Option<u64> {
     block_sum_with(Isa::detect(), codec, d, payload)
 }
 
-/// [`block_sum`] with the kernels of `isa`. BP128 uses a fused unpack + prefix sum + add kernel
-/// (AVX2 and up); its scalar twin is [`bp128_sum_scalar`].
+/// [`block_sum`] with the kernels of `isa`. The scalar twin of BP128's is
+/// [`bp128_sum_scalar`].
 #[inline]
 pub fn block_sum_with(
     isa: Isa,
@@ -83,30 +84,93 @@ pub fn block_sum_with(
     d: &crate::Descriptor,
     payload: &[u8],
 ) -> Option<u64> {
-    if codec == crate::CodecId::Bp128 {
-        return bp128_sum(isa, d, payload);
+    BlockSum::new(isa, codec)?.sum(d, payload)
+}
+
+/// [`block_sum`] with the codec and the kernel level chosen once: loops over many blocks (every
+/// block of a leaf inside a SUM range) pay no per-block dispatch.
+#[derive(Clone, Copy, Debug)]
+pub struct BlockSum {
+    bp128: bool,
+    /// `isa` capped at what the CPU has.
+    isa: Isa,
+}
+
+impl BlockSum {
+    /// The block sum of `codec` on the kernels of `isa`; `None` for codecs without one.
+    pub fn new(isa: Isa, codec: crate::CodecId) -> Option<BlockSum> {
+        let bp128 = match codec {
+            crate::CodecId::Bp128 => true,
+            crate::CodecId::SimdFor => false,
+            _ => return None,
+        };
+        Some(BlockSum {
+            bp128,
+            isa: isa.min(cpu_max()),
+        })
     }
-    if codec != crate::CodecId::SimdFor {
-        return None;
+
+    /// The sum of the block `d` with payload `payload`; `None` when the shortcut does not apply
+    /// to this block (see [`block_sum`]). Always inlined: it runs once per block in the fold.
+    #[inline(always)]
+    pub fn sum(&self, d: &crate::Descriptor, payload: &[u8]) -> Option<u64> {
+        let count = d.count as usize;
+        if count <= 1 {
+            return Some(if count == 1 { d.start as u64 } else { 0 });
+        }
+        if self.bp128 {
+            return self.bp128_sum(d, payload);
+        }
+        if count > crate::vertical::MAX_KEYS || d.bits == 0 || d.bits > 25 {
+            return None;
+        }
+        let b = d.bits as u32;
+        if payload.len() < crate::vertical::frame_len(b)
+            || d.size as usize != crate::vertical::frame_len(b)
+        {
+            return None;
+        }
+        let offs = crate::vertical::sum_prefix(self.isa, payload, b, count - 1)?;
+        Some(count as u64 * d.start as u64 + offs as u64)
     }
-    let count = d.count as usize;
-    if count <= 1 {
-        return Some(if count == 1 { d.start as u64 } else { 0 });
+
+    /// A BP128 block (`count >= 2`): `start + T - (128 - n) * last`, where `T` sums the 128
+    /// decoded slots (the padding slots repeat the last key), or from the deltas' moments.
+    #[inline(always)]
+    fn bp128_sum(&self, d: &crate::Descriptor, payload: &[u8]) -> Option<u64> {
+        #[cfg(target_arch = "x86_64")]
+        if self.isa >= Isa::Avx2 {
+            let (b, n) = bp128_frame(d, payload)?;
+            if b <= 24 {
+                // SAFETY: AVX2 is supported (`new` capped the level at the CPU's); the kernel
+                // reads the 16*b bytes of the frame, which `bp128_frame` checked are inside
+                // `payload`.
+                let (dsum, jsum) =
+                    unsafe { crate::simd::vertical_avx2::MOMENTS[b as usize](payload.as_ptr()) };
+                // Keys after the start: n*start + sum((n - j) * v[j]) = n*start + n*D - J (the
+                // padding values are zero). Wrapping: exact for a valid frame; a corrupt one
+                // gives a wrong sum, not a panic.
+                let n = n as u64;
+                return Some(
+                    (d.start as u64)
+                        .wrapping_mul(n + 1)
+                        .wrapping_add(n.wrapping_mul(dsum))
+                        .wrapping_sub(jsum),
+                );
+            }
+            // SAFETY: as above (AVX2 supported, 16*b frame bytes inside `payload`).
+            let t = unsafe {
+                crate::simd::vertical_avx2::SUM_KEYS_D1[b as usize](payload.as_ptr(), d.start)
+            };
+            let pad = (crate::vertical::FRAME - n) as u64 * d.last as u64;
+            return Some((d.start as u64).wrapping_add(t).wrapping_sub(pad));
+        }
+        bp128_sum_scalar(d, payload)
     }
-    if count > crate::vertical::MAX_KEYS || d.bits == 0 || d.bits > 25 {
-        return None;
-    }
-    let b = d.bits as u32;
-    if payload.len() < crate::vertical::frame_len(b)
-        || d.size as usize != crate::vertical::frame_len(b)
-    {
-        return None;
-    }
-    let offs = crate::vertical::sum_prefix(isa, payload, b, count - 1)?;
-    Some(count as u64 * d.start as u64 + offs as u64)
 }
 
 /// A BP128 block's frame: `(b, n)` when the descriptor and payload are consistent.
+#[inline(always)]
 fn bp128_frame(d: &crate::Descriptor, payload: &[u8]) -> Option<(u32, usize)> {
     let count = d.count as usize;
     let b = d.bits as u32;
@@ -118,85 +182,6 @@ fn bp128_frame(d: &crate::Descriptor, payload: &[u8]) -> Option<(u32, usize)> {
         return None;
     }
     Some((b, count - 1))
-}
-
-/// Sum of a BP128 block's keys: `start + T - (128 - n) * last`, where `T` sums the 128 decoded
-/// slots (the padding slots repeat the last key).
-fn bp128_sum(isa: Isa, d: &crate::Descriptor, payload: &[u8]) -> Option<u64> {
-    let payload = payload.get(..d.size as usize)?;
-    Bp128Sum::new(isa).sum(d.start, d.count as usize, d.bits as u32, d.last, payload)
-}
-
-/// BP128 block sums with the kernel level chosen once: loops over many blocks (every block of
-/// a leaf inside a SUM range) pay no per-block dispatch and build no descriptor.
-#[derive(Clone, Copy, Debug)]
-pub struct Bp128Sum {
-    simd: bool,
-}
-
-impl Bp128Sum {
-    /// The kernels of `isa`, capped at what the CPU has.
-    pub fn new(isa: Isa) -> Bp128Sum {
-        Bp128Sum {
-            simd: cfg!(target_arch = "x86_64") && isa.min(cpu_max()) >= Isa::Avx2,
-        }
-    }
-
-    /// The sum of a block of `count` keys (start key included) from `start`, its deltas packed
-    /// `bits` wide in `payload` (exactly one frame), `last` its last key; `None` when these do
-    /// not describe a BP128 block.
-    #[inline]
-    pub fn sum(
-        &self,
-        start: u32,
-        count: usize,
-        bits: u32,
-        last: u32,
-        payload: &[u8],
-    ) -> Option<u64> {
-        if count <= 1 {
-            return Some(if count == 1 { start as u64 } else { 0 });
-        }
-        let frame = crate::vertical::frame_len(bits.min(32));
-        if count > crate::vertical::MAX_KEYS || !(1..=32).contains(&bits) || payload.len() != frame
-        {
-            return None;
-        }
-        let n = count - 1;
-        #[cfg(target_arch = "x86_64")]
-        if self.simd {
-            if bits <= 24 {
-                // SAFETY: AVX2 is supported (`new` checked); the kernel reads the 16*b bytes
-                // of the frame, and `payload` is exactly that long (checked above).
-                let (dsum, jsum) =
-                    unsafe { crate::simd::vertical_avx2::MOMENTS[bits as usize](payload.as_ptr()) };
-                // Keys after the start: n*start + sum((n - j) * v[j]) = n*start + n*D - J (the
-                // padding values are zero). Wrapping: exact for a valid frame; a corrupt one
-                // gives a wrong sum, not a panic.
-                let n = n as u64;
-                return Some(
-                    (start as u64)
-                        .wrapping_mul(n + 1)
-                        .wrapping_add(n.wrapping_mul(dsum))
-                        .wrapping_sub(jsum),
-                );
-            }
-            // SAFETY: as above (16*b readable bytes, AVX2 supported).
-            let t = unsafe {
-                crate::simd::vertical_avx2::SUM_KEYS_D1[bits as usize](payload.as_ptr(), start)
-            };
-            let pad = (crate::vertical::FRAME - n) as u64 * last as u64;
-            return Some((start as u64).wrapping_add(t).wrapping_sub(pad));
-        }
-        let d = crate::Descriptor {
-            start,
-            count: count as u32,
-            last,
-            size: payload.len() as u32,
-            bits: bits as u8,
-        };
-        bp128_sum_scalar(&d, payload)
-    }
 }
 
 /// Scalar twin of the BP128 block sum (unpack, prefix sum, add).

@@ -196,11 +196,12 @@ fn partition(n: usize, pred: impl Fn(usize) -> bool) -> usize {
 
 fn packed_leaf(page: &[u8], l: &Layout, p: Packed, fs: FoldSpec, out: &mut KeyFold) -> Result<()> {
     let region = l.kregion(page);
-    use tersedb_codecs::CodecId;
-    if !fs.sum || matches!(p.codec, CodecId::Bp128 | CodecId::SimdFor) {
+    // The codec's block sum (BP128, SIMD FOR), chosen once for the leaf.
+    let summer = tersedb_codecs::sum::BlockSum::new(tersedb_codecs::Isa::detect(), p.codec);
+    if !fs.sum || summer.is_some() {
         // A leaf wholly in the range answers COUNT/MIN/MAX from the ends of its block index
-        // and the descriptors' counts (no block walked); a BP128 or SIMD FOR leaf sums its
-        // blocks in one tight loop over the descriptors.
+        // and the descriptors' counts (no block walked), and SUM in one loop over the
+        // descriptors.
         let range = Packed::key_range(region).map_err(|f| l.err(f))?;
         if let Some((first, last)) = range {
             if first as u64 >= fs.lo && last as u64 <= fs.hi {
@@ -210,29 +211,13 @@ fn packed_leaf(page: &[u8], l: &Layout, p: Packed, fs: FoldSpec, out: &mut KeyFo
                     out.add(keys as u64, 0, first as u64, last as u64);
                     return Ok(());
                 }
-                let isa = tersedb_codecs::Isa::detect();
-                let all = if p.codec == CodecId::Bp128 {
-                    let bp = tersedb_codecs::sum::Bp128Sum::new(isa);
-                    Packed::sum_all(region, |start, count, bits, last, payload| {
-                        bp.sum(start, count, bits, last, payload)
-                    })
-                } else {
-                    Packed::sum_all(region, |start, count, bits, last, payload| {
-                        let d = tersedb_codecs::Descriptor {
-                            start,
-                            count: count as u32,
-                            last,
-                            size: payload.len() as u32,
-                            bits: bits as u8,
-                        };
-                        tersedb_codecs::sum::block_sum_with(isa, CodecId::SimdFor, &d, payload)
-                    })
-                }
-                .map_err(|f| l.err(f))?;
-                if let Some((keys, sum, blocks)) = all {
-                    out.blocks_decoded += blocks;
-                    out.add(keys, sum, first as u64, last as u64);
-                    return Ok(());
+                if let Some(summer) = &summer {
+                    let all = Packed::sum_all(region, summer).map_err(|f| l.err(f))?;
+                    if let Some((keys, sum, blocks)) = all {
+                        out.blocks_decoded += blocks;
+                        out.add(keys, sum, first as u64, last as u64);
+                        return Ok(());
+                    }
                 }
             }
         }
@@ -278,7 +263,7 @@ fn packed_leaf(page: &[u8], l: &Layout, p: Packed, fs: FoldSpec, out: &mut KeyFo
                 return Ok(true);
             }
             part.blocks_decoded += 1;
-            if let Some(s) = tersedb_codecs::sum::block_sum(p.codec, d, payload) {
+            if let Some(s) = summer.as_ref().and_then(|b| b.sum(d, payload)) {
                 // Summed in registers from the packed values (BP128, SIMD FOR).
                 add(d.count as u64, s as u128, first, last);
                 return Ok(true);

@@ -690,39 +690,42 @@ impl Packed {
     }
 
     /// Keys, exact sum and non-empty blocks of a whole list, each block summed in registers
-    /// by `summer(start, count, bits, last, payload)` straight from its descriptor (no block
-    /// built): the SUM of a leaf wholly inside the range. `None` when `summer` declines a
-    /// block (then the caller takes the general path).
+    /// by `summer` straight from its descriptor: the SUM of a leaf wholly inside the range.
+    /// `None` when `summer` declines a block (then the caller takes the general path).
     pub fn sum_all(
         region: &[u8],
-        summer: impl Fn(u32, usize, u32, u32, &[u8]) -> Option<u64>,
+        summer: &tersedb_codecs::sum::BlockSum,
     ) -> SResult<Option<(u64, u128, u64)>> {
         let h = hdr(region)?;
         let ps = h.pstart();
         let (mut keys, mut sum, mut blocks) = (0u64, 0u128, 0u64);
+        // The descriptor fields read directly (`block_at`'s checks and empty-block handling
+        // cost as much as the BP128 kernel here); an offset out of order fails the `get`.
         for b in 0..h.nb {
             let cb = le_u16(&region[HEADER + DESC * b + 2..]);
-            let count = (cb & 0x1ff) as usize;
+            let count = (cb & 0x1ff) as u32;
+            if count == 0 {
+                continue;
+            }
             let off = d_off(region, b);
             let end = if b + 1 < h.nb {
                 d_off(region, b + 1)
             } else {
                 h.data_end
             };
-            if count == 0 {
-                continue;
-            }
-            let Some(payload) = region.get(ps + off..ps + end) else {
-                return Err(Fault("compressed block offsets out of order"));
-            };
-            let s = summer(
-                d_first(region, b),
+            let payload = region
+                .get(ps + off..ps + end)
+                .ok_or(Fault("compressed block offsets out of order"))?;
+            let d = Descriptor {
+                start: d_first(region, b),
                 count,
-                (cb >> 9) as u32,
-                d_last(region, b),
-                payload,
-            );
-            let Some(s) = s else { return Ok(None) };
+                last: d_last(region, b),
+                size: payload.len() as u32,
+                bits: (cb >> 9) as u8,
+            };
+            let Some(s) = summer.sum(&d, payload) else {
+                return Ok(None);
+            };
             keys += count as u64;
             sum += s as u128;
             blocks += 1;
