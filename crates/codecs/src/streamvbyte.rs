@@ -445,15 +445,8 @@ fn seek(
 /// [`StreamVByte::select`] with the kernels of `isa` (a level this CPU supports).
 fn select(isa: Isa, d: &Descriptor, payload: &[u8], i: usize) -> Result<u32> {
     let v = view(d, payload)?;
-    let count = d.count as usize;
-    if i >= count {
-        return Err(invalid("slot out of range"));
-    }
-    if i == 0 {
-        return Ok(d.start);
-    }
-    if i + 1 == count {
-        return Ok(d.last);
+    if let Some(k) = crate::vbyte::select_from_desc(d, i)? {
+        return Ok(k);
     }
     // key(i - 1): i values from the front or n - i + 1 from the back.
     let forward = i <= v.n + 1 - i;

@@ -103,16 +103,27 @@ pub(crate) fn chunk_len(want: usize) -> usize {
     want.next_multiple_of(4).clamp(4, CHUNK)
 }
 
-/// The key at slot `i`.
-pub(crate) fn select_in<S: Chunks>(d: &Descriptor, mut s: S, i: usize) -> Result<u32> {
-    if i >= d.count as usize {
+/// The key at slot `i` when the descriptor holds it (the first or the last slot), `None` for
+/// an inner slot; an error for a slot out of range. The start of every byte codec's `select`.
+#[inline]
+pub(crate) fn select_from_desc(d: &Descriptor, i: usize) -> Result<Option<u32>> {
+    let count = d.count as usize;
+    if i >= count {
         return Err(invalid("slot out of range"));
     }
-    if i == 0 {
-        return Ok(d.start);
-    }
-    if i + 1 == d.count as usize {
-        return Ok(d.last);
+    Ok(if i == 0 {
+        Some(d.start)
+    } else if i + 1 == count {
+        Some(d.last)
+    } else {
+        None
+    })
+}
+
+/// The key at slot `i`.
+pub(crate) fn select_in<S: Chunks>(d: &Descriptor, mut s: S, i: usize) -> Result<u32> {
+    if let Some(k) = select_from_desc(d, i)? {
+        return Ok(k);
     }
     let mut buf = [0u32; CHUNK];
     let mut seen = 1; // keys before buf[0]
@@ -424,14 +435,8 @@ const BACK: usize = 64;
 pub(crate) fn select_bidi(isa: Isa, d: &Descriptor, payload: &[u8], i: usize) -> Result<u32> {
     check_desc(d, payload, BYTE_MAX_KEYS)?;
     let count = d.count as usize;
-    if i >= count {
-        return Err(invalid("slot out of range"));
-    }
-    if i == 0 {
-        return Ok(d.start);
-    }
-    if i + 1 == count {
-        return Ok(d.last);
+    if let Some(k) = select_from_desc(d, i)? {
+        return Ok(k);
     }
     let data = &payload[..d.size as usize];
     let n = count - 1;
