@@ -110,6 +110,10 @@ enum Command {
     },
     /// Verifies every page and tree invariant; exits non-zero on any fault.
     Check { file: PathBuf },
+    /// Rewrites a file into its smallest form (every leaf packed as by an ascending load, no
+    /// free pages). Safe against crashes: the old file stays until the compact copy is complete
+    /// and synced, then replaces it atomically. No other process may have the file open.
+    Compact { file: PathBuf },
     /// Prints one page decoded, for debugging.
     Dump {
         file: PathBuf,
@@ -387,6 +391,7 @@ fn main() -> ExitCode {
             stats,
         } => query::run(&file, &query, json, stats),
         Command::Check { file } => store::check(&file),
+        Command::Compact { file } => store::compact(&file),
         Command::Dump { file, page } => store::dump(&file, page),
     };
     match result {

@@ -395,6 +395,7 @@ pub fn info(file: &Path, json: bool) -> Result<(), String> {
     let env = Env::open_read_only(file, &EnvOptions::default())
         .map_err(|e| format!("{}: {e}", file.display()))?;
     let file_bytes = std::fs::metadata(file).map_err(err)?.len();
+    let space = env.space().map_err(err)?;
     let r = env.begin_read().map_err(err)?;
     let dbs = r.list_dbs().map_err(err)?;
     let mut rows = Vec::new();
@@ -415,16 +416,32 @@ pub fn info(file: &Path, json: bool) -> Result<(), String> {
             })
             .collect();
         outln!(
-            "{{\"file\":{},\"page_size\":{},\"file_bytes\":{},\"databases\":[{}]}}",
+            "{{\"file\":{},\"page_size\":{},\"file_bytes\":{},\"live_bytes\":{},\"free_bytes\":{},\"pager_bytes\":{},\"databases\":[{}]}}",
             json_str(&file.display().to_string()),
             env.page_size(),
             file_bytes,
+            space.live_bytes,
+            space.free_bytes,
+            space.pager_bytes,
             dbs.join(",")
         );
     } else {
         outln!("file        {}", file.display());
         outln!("page size   {} bytes", env.page_size());
         outln!("file size   {file_bytes} bytes");
+        outln!(
+            "  live      {} bytes (catalog and databases)",
+            space.live_bytes
+        );
+        outln!(
+            "  free      {} bytes ({} pages the next writes reuse; `tersedb compact` gives them back)",
+            space.free_bytes,
+            space.free_pages
+        );
+        outln!(
+            "  pager     {} bytes (meta pages and the free list)",
+            space.pager_bytes
+        );
         outln!("databases   {}", rows.len());
         for (name, c, s) in rows {
             outln!("\n{name}");
@@ -472,6 +489,26 @@ pub fn info(file: &Path, json: bool) -> Result<(), String> {
             }
         }
     }
+    Ok(())
+}
+
+/// `tersedb compact`.
+pub fn compact(file: &Path) -> Result<(), String> {
+    let rep = tersedb::compact_file(file, &EnvOptions::default())
+        .map_err(|e| format!("{}: {e}", file.display()))?;
+    let pct = if rep.before_bytes > 0 {
+        100.0 * rep.after_bytes as f64 / rep.before_bytes as f64
+    } else {
+        100.0
+    };
+    outln!(
+        "{}: {} -> {} bytes ({pct:.1}%), {} entries in {} databases",
+        file.display(),
+        rep.before_bytes,
+        rep.after_bytes,
+        rep.entries,
+        rep.dbs
+    );
     Ok(())
 }
 

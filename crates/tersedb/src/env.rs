@@ -55,6 +55,24 @@ fn check_page_size(n: usize) -> Result<()> {
     Ok(())
 }
 
+/// How an environment's pages are used ([`Env::space`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SpaceUsage {
+    pub page_size: usize,
+    /// Pages of the committed state (the file may be longer after a crash before it shrank).
+    pub pages: u64,
+    /// Pages on the free list: reusable by the next writes, or once older readers finish.
+    pub free_pages: u64,
+    /// The two meta pages and the pages holding the free list.
+    pub pager_pages: u64,
+    /// Bytes of the pages that hold data: the catalog and every database's tree.
+    pub live_bytes: u64,
+    /// Bytes of the free pages.
+    pub free_bytes: u64,
+    /// Bytes of the meta and free-list pages.
+    pub pager_bytes: u64,
+}
+
 /// What the pager tells `check` about its own pages.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct PagerPages {
@@ -181,6 +199,24 @@ impl Env {
             }
         }
         Ok(report)
+    }
+
+    /// How the file's pages are used, from the last committed state's meta page and free list
+    /// (cheap: no tree is walked). `live` pages hold the catalog and the databases.
+    pub fn space(&self) -> Result<SpaceUsage> {
+        let snap = self.begin_read()?;
+        let pp = self.backend.pager_pages(&snap)?;
+        let page = self.page_size() as u64;
+        let (free, pager) = (pp.free_pages.len() as u64, pp.meta_pages.len() as u64);
+        Ok(SpaceUsage {
+            page_size: self.page_size(),
+            pages: pp.total_pages,
+            free_pages: free,
+            pager_pages: pager,
+            live_bytes: pp.total_pages.saturating_sub(free + pager) * page,
+            free_bytes: free * page,
+            pager_bytes: pager * page,
+        })
     }
 
     /// One page decoded, for debugging (`tersedb dump`). Tree nodes are decoded with the format

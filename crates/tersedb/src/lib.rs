@@ -60,6 +60,7 @@
 pub mod btree;
 pub(crate) mod catalog;
 pub mod check;
+pub mod compact;
 pub mod cursor;
 pub mod db;
 pub mod env;
@@ -71,11 +72,12 @@ pub mod txn;
 
 pub use btree::fold::KeyFold;
 pub use check::{CheckFault, CheckReport, DbReport};
+pub use compact::{compact_file, CompactReport};
 pub use cursor::{Cursor, Range, WriteCursor};
 pub use db::{
     CodecId, Db, DbConfig, DbStats, Key, KeyBuf, KeyScheme, KeyType, Limits, RecordType, ValueType,
 };
-pub use env::{Env, EnvOptions};
+pub use env::{Env, EnvOptions, SpaceUsage};
 pub use error::{Error, Result};
 pub use query::{Query, QueryResult, Value};
 pub use storage::Durability;

@@ -4,9 +4,11 @@
 //! Insert: on the way down, every child that could not take one more entry (a leaf: this entry; a
 //! branch: the longest separator) is split before we enter it. The parent always has room for the
 //! separator, because it was itself checked on the step before, so a split never propagates up.
-//! Erase: on the way down, a child less than a quarter full is merged with a neighbour when both
-//! fit in three quarters of a page; the parent loses one separator and may itself become sparse,
-//! which the next descent through it repairs. A root branch left with a single child is replaced
+//! Erase: on the way down, a leaf less than half full is merged with a neighbour when both fit
+//! in 7/8 of a page (a branch: less than a quarter full, into 3/4); the parent loses one
+//! separator and may itself become sparse, which the next descent through it repairs. Inserts
+//! into compressed leaves merge under-full leaves the same way (a compressed leaf's bytes per
+//! key fall as its key range fills up). A root branch left with a single child is replaced
 //! by that child; an empty root leaf is freed (the tree becomes empty, root 0).
 //!
 //! Every page on the path is copied on write (`PageSink::cow`) and the parent's child pointer is
@@ -274,7 +276,10 @@ pub fn put<S: PageSink + ?Sized>(
     let mut stored = false;
     // A compressed leaf that still has no room after one split asks for a fresh descent (which
     // makes room in the branches again); each round halves the leaf, so few rounds suffice.
-    for _ in 0..MAX_DEPTH {
+    for round in 0..MAX_DEPTH {
+        // Only the first descent merges under-full leaves: a later one follows a split that
+        // must not be undone.
+        let merge = round == 0;
         if let Some(new) = descend_put(
             sink,
             spec,
@@ -284,7 +289,7 @@ pub fn put<S: PageSink + ?Sized>(
             value,
             mode,
             hint,
-            cost,
+            (cost, merge),
             &mut rec,
             &mut stored,
         )? {
@@ -305,7 +310,7 @@ fn descend_put<S: PageSink + ?Sized>(
     value: &[u8],
     mode: PutMode,
     hint: &mut Option<AppendHint>,
-    cost: usize,
+    (cost, merge): (usize, bool),
     rec: &mut Vec<u8>,
     stored: &mut bool,
 ) -> Result<Option<bool>> {
@@ -322,18 +327,20 @@ fn descend_put<S: PageSink + ?Sized>(
     let mut parent = None;
     let head = spec.head();
     let mut fences = FenceRef::default();
+    let packed_leaves = spec.leaf_keys.packed().is_some();
     for _ in 0..MAX_DEPTH {
         let page = sink.page_mut(cur)?;
         let l = Layout::read(page, cur, spec)?;
         if l.leaf {
-            if spec.leaf_keys.packed().is_some() {
+            if packed_leaves {
                 let at = LeafAt {
                     id: cur,
                     parent,
                     rightmost,
                 };
+                let share = merge.then_some(cost);
                 return leaf_put_packed(
-                    sink, spec, at, &probe, kb, value, mode, hint, root, rec, stored,
+                    sink, spec, at, &probe, kb, value, mode, hint, root, rec, stored, share,
                 );
             }
             return leaf_put(
@@ -343,6 +350,17 @@ fn descend_put<S: PageSink + ?Sized>(
         }
         let ci = l.child_index(page, &probe)?;
         let child = l.child(page, ci)?;
+        if merge && packed_leaves && Layout::read(&sink.page(child)?, child, spec)?.leaf {
+            // Compressed leaves lose bytes per key as their key range fills up (smaller
+            // deltas), so leaves split while the keys were sparse end up half empty: merge an
+            // under-full leaf with a neighbour on the way down, as erase does.
+            let (next, ni) = descend_for_erase(sink, spec, cur, ci, fences, cost)?;
+            let count = Layout::read(sink.page_mut(cur)?, cur, spec)?.count;
+            rightmost &= ni == count;
+            parent = Some((cur, ni));
+            cur = next;
+            continue;
+        }
         rightmost &= ci == l.count;
         let c2 = sink.cow(child)?;
         if c2 != child {
@@ -495,6 +513,7 @@ fn leaf_put_packed<S: PageSink + ?Sized>(
     root: &mut PageId,
     rec: &mut Vec<u8>,
     stored: &mut bool,
+    share: Option<usize>,
 ) -> Result<Option<bool>> {
     let page = sink.page_mut(at.id)?;
     let l = Layout::read(page, at.id, spec)?;
@@ -558,10 +577,146 @@ fn leaf_put_packed<S: PageSink + ?Sized>(
             return Ok(Some(!replace));
         }
         if attempt == 0 {
-            at = split_leaf_at(sink, spec, at, root, probe, kb)?;
+            // Sharing with a neighbour only on the first descent: a later one follows a
+            // split or share after which the entry still did not fit.
+            let shared = match share {
+                Some(cost) => share_leaf(sink, spec, at, probe, cost)?,
+                None => None,
+            };
+            at = match shared {
+                Some(at) => at,
+                None => split_leaf_at(sink, spec, at, root, probe, kb)?,
+            };
         }
     }
     Ok(None)
+}
+
+/// A full compressed leaf shares its entries with a neighbour (same parent) instead of
+/// splitting alone: the two are rebuilt as two leaves around the middle of their bytes when the
+/// neighbour is less than half full, else as three leaves of a third each (the B*-tree's rule:
+/// leaves stay at least two-thirds full). Random-order loads otherwise leave leaves about half
+/// full, as all leaves fill up and split at about the same time. The parent has room for the
+/// one new separator, as for a split (compressed leaves are not split on the way down).
+/// Returns where `probe` now belongs; `None` when the leaf has no neighbour or a part would not
+/// fit in 7/8 of a page less the entry's `cost`.
+fn share_leaf<S: PageSink + ?Sized>(
+    sink: &mut S,
+    spec: &Spec,
+    at: LeafAt,
+    probe: &Key<'_>,
+    cost: usize,
+) -> Result<Option<LeafAt>> {
+    let Some((pid, ci)) = at.parent else {
+        return Ok(None);
+    };
+    if at.rightmost {
+        // Appends past the last key get a leaf of their own (ascending loads fill leaves).
+        let page = sink.page(at.id)?;
+        if Layout::read(&page, at.id, spec)?
+            .last_key(&page)?
+            .is_none_or(|last| *probe > last)
+        {
+            return Ok(None);
+        }
+    }
+    let ppage = sink.page_mut(pid)?;
+    let pl = Layout::read(ppage, pid, spec)?;
+    let sib_i = if ci < pl.count {
+        ci + 1
+    } else if ci > 0 {
+        ci - 1
+    } else {
+        return Ok(None);
+    };
+    let sib = pl.child(ppage, sib_i)?;
+    let sp = sink.page(sib)?;
+    let sl = Layout::read(&sp, sib, spec)?;
+    if !sl.leaf {
+        return Err(corrupt(pid, "children at different levels"));
+    }
+    let parts = if sl.used(&sp)? * 2 < sl.capacity() {
+        2
+    } else {
+        3
+    };
+    let li = ci.min(sib_i);
+    let (left, right) = if sib_i > ci {
+        (at.id, sib)
+    } else {
+        (sib, at.id)
+    };
+    let mut e = Entries::default();
+    for id in [left, right] {
+        let page = sink.page(id)?;
+        e.extend_from(&page, &Layout::read(&page, id, spec)?)?;
+    }
+    let n = e.len();
+    let (keys, recs) = (spec.keys(true), spec.records(true));
+    let total = e.cost(keys, recs, 0..n);
+    // Cut points at 1/parts, 2/parts of the bytes, each part keeping at least one entry.
+    let mut cuts = Vec::with_capacity(parts + 1);
+    cuts.push(0);
+    let mut acc = 0;
+    for i in 0..n {
+        if cuts.len() < parts && acc * parts >= total * cuts.len() && i > cuts[cuts.len() - 1] {
+            cuts.push(i);
+        }
+        acc += e.cost(keys, recs, i..i + 1);
+    }
+    cuts.push(n);
+    if cuts.len() != parts + 1 {
+        return Ok(None);
+    }
+    let budget = (sl.capacity() * 7 / 8).saturating_sub(cost);
+    for w in cuts.windows(2) {
+        if !merged_fits(spec, true, &e, w[0]..w[1], budget, pid, &[])? {
+            return Ok(None);
+        }
+    }
+    let (sib2, _) = cow_child(sink, spec, pid, sib_i, sib)?;
+    let mut ids = if sib_i > ci {
+        vec![at.id, sib2]
+    } else {
+        vec![sib2, at.id]
+    };
+    if parts == 3 {
+        ids.push(sink.alloc()?);
+    }
+    for (k, &id) in ids.iter().enumerate() {
+        node::build(
+            sink.page_mut(id)?,
+            id,
+            spec,
+            true,
+            0,
+            &e,
+            cuts[k]..cuts[k + 1],
+        )?;
+    }
+    // Separator li now leads to ids[1]; with three parts, a new one at li + 1 to ids[2].
+    let ppage = sink.page_mut(pid)?;
+    let mut pl = Layout::read(ppage, pid, spec)?;
+    node::remove(ppage, &mut pl, li)?;
+    for k in 1..parts {
+        let sep = e.key(cuts[k]);
+        if !node::insert(ppage, &mut pl, li + k - 1, sep, &ids[k].to_le_bytes())? {
+            return Err(corrupt(pid, "branch has no room for a separator"));
+        }
+    }
+    // The part the probe belongs to: the last whose first key is at or below it.
+    let k = (1..parts)
+        .rev()
+        .find(|&k| *probe >= spec.decode_key(e.key(cuts[k])))
+        .unwrap_or(0);
+    // The probe's leaf is the rightmost one only if the leaf that was full was, and it is the
+    // last part (a neighbour on the left was shared with).
+    let rightmost = at.rightmost && sib_i < ci && k == parts - 1;
+    Ok(Some(LeafAt {
+        id: ids[k],
+        parent: Some((pid, li + k)),
+        rightmost,
+    }))
 }
 
 fn not_ascending() -> Error {
@@ -944,7 +1099,7 @@ pub fn erase<S: PageSink + ?Sized>(
                 break 'round;
             }
             let ci = l.child_index(page, &probe)?;
-            let (mut next, mut ni) = descend_for_erase(sink, spec, cur, ci, fences)?;
+            let (mut next, mut ni) = descend_for_erase(sink, spec, cur, ci, fences, 0)?;
             // With compressed leaves an erase may split a leaf, so, as on insert, the branches on
             // the way down keep room for a separator.
             if packed && needs_split(sink, spec, next, 0)? {
@@ -995,13 +1150,15 @@ fn collapse_root<S: PageSink + ?Sized>(sink: &mut S, spec: &Spec, root: &mut Pag
 }
 
 /// Returns the writable child `ci` of the dirty branch `parent`, first merging it with a
-/// neighbour when it is less than a quarter full and the two fit in three quarters of a page.
+/// neighbour when it is under-full (see the module docs); a merged leaf keeps `reserve` bytes
+/// free beyond the budget (the entry an insert brings).
 fn descend_for_erase<S: PageSink + ?Sized>(
     sink: &mut S,
     spec: &Spec,
     parent: PageId,
     ci: usize,
     pf: FenceRef,
+    reserve: usize,
 ) -> Result<(PageId, usize)> {
     let ppage = sink.page_mut(parent)?;
     let pl = Layout::read(ppage, parent, spec)?;
@@ -1039,7 +1196,18 @@ fn descend_for_erase<S: PageSink + ?Sized>(
         };
         let cpage = sink.page(child)?;
         let cl = Layout::read(&cpage, child, spec)?;
-        if cl.used(&cpage)? * 4 < cl.capacity() {
+        // Leaves: merge below half full into at most 7/8 of a page (the gap between the two
+        // keeps a merged leaf from splitting again at once); branches: below a quarter, into
+        // at most 3/4.
+        let (under, budget) = if cl.leaf {
+            (
+                cl.used(&cpage)? * 2 < cl.capacity(),
+                (cl.capacity() * 7 / 8).saturating_sub(reserve),
+            )
+        } else {
+            (cl.used(&cpage)? * 4 < cl.capacity(), cl.capacity() * 3 / 4)
+        };
+        if under {
             let lp = sink.page(left)?;
             let ll = Layout::read(&lp, left, spec)?;
             let rp = sink.page(right)?;
@@ -1052,7 +1220,6 @@ fn descend_for_erase<S: PageSink + ?Sized>(
             } else {
                 spec.branch_keys.cost(sep.len()) + 8
             };
-            let budget = ll.capacity() * 3 / 4;
             if ll.used(&lp)? + rl.used(&rp)? + extra <= budget {
                 let mut e = Entries::default();
                 e.extend_from(&lp, &ll)?;
@@ -1064,7 +1231,7 @@ fn descend_for_erase<S: PageSink + ?Sized>(
                 };
                 e.extend_from(&rp, &rl)?;
                 drop((lp, rp, cpage));
-                if !merged_fits(spec, ll.leaf, &e, budget, parent, &pfx)? {
+                if !merged_fits(spec, ll.leaf, &e, 0..e.len(), budget, parent, &pfx)? {
                     return cow_child(sink, spec, parent, ci, child);
                 }
                 let nl = sink.cow(left)?;
@@ -1114,29 +1281,32 @@ fn merged_fits(
     spec: &Spec,
     leaf: bool,
     e: &Entries,
+    range: std::ops::Range<usize>,
     budget: usize,
     id: PageId,
     prefix: &[u8],
 ) -> Result<bool> {
     if let Some(s) = spec.keys(leaf).str_list() {
         // A merged node gets a shorter head prefix (and new prefix deltas): measure it.
-        let ks: Vec<&[u8]> = (0..e.len()).map(|i| e.key(i)).collect();
+        let ks: Vec<&[u8]> = range.clone().map(|i| e.key(i)).collect();
         let mut img = Vec::new();
         s.build(&ks, prefix, &mut img)
             .map_err(|f| corrupt(id, f.0))?;
-        let ru: usize = (0..e.len())
+        let ru: usize = range
+            .clone()
             .map(|i| spec.records(leaf).cost(e.rec(i).len()))
             .sum();
         return Ok(img.len() + ru <= budget);
     }
     let Some(p) = spec.keys(leaf).packed() else {
-        return Ok(true);
+        return Ok(e.cost(spec.keys(leaf), spec.records(leaf), range) <= budget);
     };
-    let keys: Vec<u32> = (0..e.len())
+    let keys: Vec<u32> = range
+        .clone()
         .map(|i| super::slots::le_u32(e.key(i)))
         .collect();
     let ku = p.built_len(&keys).map_err(|f| corrupt(id, f.0))?;
-    let ru: usize = (0..e.len()).map(|i| spec.recs.cost(e.rec(i).len())).sum();
+    let ru: usize = range.clone().map(|i| spec.recs.cost(e.rec(i).len())).sum();
     Ok(ku + ru <= budget)
 }
 

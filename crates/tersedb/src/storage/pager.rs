@@ -22,8 +22,12 @@
 //!   32..    n entries of 16 bytes: page id u64, id of the txn that freed it u64
 //! ```
 //! A page freed by txn `T` was part of the snapshots before `T`; it is reused only when every
-//! live reader's snapshot is at least `T`, and only when `T` is older than the last commit (so two
-//! committed states never depend on a reused page).
+//! live reader's snapshot is at least `T`, and only when `T` is older than the last commit (so
+//! the two states the meta pages describe never depend on a reused page), or `T` is the last
+//! commit and this process synced its meta (Durability::Immediate): then a crash can only fall
+//! back to that commit, whose pages stay intact, so the file holds two trees, not three, under
+//! writes that rewrite most pages. Free pages at the end of the file that no state needs are
+//! dropped at commit and the file is shortened after the meta is written.
 
 use super::meta::{self, Meta};
 use super::{Durability, Page, PageKind, PageSink, PageSource, Storage, PAGE_KIND_OFFSET};
@@ -97,6 +101,10 @@ struct Committed {
     meta: Meta,
     free: Arc<Vec<FreeEntry>>,
     free_pages: Arc<Vec<PageId>>,
+    /// Whether this state's meta page was synced by this process (Durability::Immediate).
+    /// Only then may the next txn reuse the pages this state freed: the state before it is
+    /// no longer what open falls back to after a crash.
+    synced: bool,
 }
 
 /// Clean pages as they are on disk, within a byte budget.
@@ -269,6 +277,7 @@ impl Pager {
                 meta: m,
                 free: Arc::new(free),
                 free_pages: Arc::new(free_pages),
+                synced: false,
             }),
             readers: Mutex::new(BTreeMap::new()),
             writer_active: AtomicBool::new(false),
@@ -329,10 +338,11 @@ impl Pager {
             .next()
             .copied()
             .unwrap_or(u64::MAX);
-        let (mut reusable, pending): (Vec<FreeEntry>, Vec<FreeEntry>) = c
-            .free
-            .iter()
-            .partition(|e| e.freed_by <= oldest_reader && e.freed_by < c.meta.txn_id);
+        let (mut reusable, pending): (Vec<FreeEntry>, Vec<FreeEntry>) =
+            c.free.iter().partition(|e| {
+                e.freed_by <= oldest_reader
+                    && (e.freed_by < c.meta.txn_id || (c.synced && e.freed_by == c.meta.txn_id))
+            });
         // Pop the lowest page ids first: keeps the file compact.
         reusable.sort_unstable_by_key(|e| std::cmp::Reverse(e.page));
         Ok(WritePages {
@@ -551,6 +561,25 @@ impl WritePages {
         }
     }
 
+    /// Drops the free pages at the end of the file from the free list and the page count, so
+    /// commit can shorten the file. Only `reusable` pages qualify: no committed state that open
+    /// may pick (this txn's or the one before) and no live reader can see them.
+    fn give_back_tail(&mut self) {
+        // Highest id first.
+        self.reusable
+            .sort_unstable_by_key(|e| std::cmp::Reverse(e.page));
+        let mut k = 0;
+        while k < self.reusable.len()
+            && self.page_count > 2
+            && self.reusable[k].page + 1 == self.page_count
+        {
+            self.page_count -= 1;
+            k += 1;
+        }
+        self.reusable.drain(..k);
+        // Still highest first: `take_page` pops the lowest id.
+    }
+
     /// Writes the changes durably (per `durability`) and makes them the committed state.
     pub fn commit(mut self, durability: Durability) -> Result<()> {
         self.finished = true;
@@ -584,6 +613,8 @@ impl WritePages {
             page,
             freed_by: txn,
         }));
+        let file_pages = self.page_count;
+        self.give_back_tail();
         let per_page = (ps - FREE_HEADER) / FREE_ENTRY;
         let mut list_pages: Vec<PageId> = Vec::new();
         loop {
@@ -659,6 +690,12 @@ impl WritePages {
         if durability == Durability::Immediate {
             pager.storage.sync().map_err(fail)?;
         }
+        if self.page_count < file_pages {
+            // The tail is free in the new state and in the one before it, and no reader sees
+            // it: give it back. A failure (or a crash before this) only leaves the file longer
+            // than its page count, which open accepts; nothing committed depends on the bytes.
+            let _ = pager.storage.set_len(self.page_count * ps as u64);
+        }
         // Published: readers from now on see the new state.
         let list_set: HashSet<PageId> = list_pages.iter().copied().collect();
         for (id, page) in out {
@@ -670,6 +707,7 @@ impl WritePages {
             meta: m,
             free: Arc::new(entries),
             free_pages: Arc::new(list_pages),
+            synced: durability == Durability::Immediate,
         };
         Ok(())
     }

@@ -1,0 +1,318 @@
+//! Files stay compact under what users do: random-order loads in batches, erases of most keys,
+//! retention (oldest first). Pins: live pages after a random-order load stay close to an
+//! ascending load's; erases repack blocks and merge leaves (key bytes close to a fresh load of
+//! the survivors); free pages at the end of the file are given back; `compact_file` rewrites a
+//! file into the size of an ascending load, keeps every entry, and survives a crash before its
+//! rename. Every codec and the uncompressed leaves. `SEED=` re-runs a seed.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use tersedb::{compact_file, CodecId, DbConfig, Env, EnvOptions, KeyType, RecordType};
+
+fn seed() -> u64 {
+    let s = std::env::var("SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(11);
+    println!("SEED={s}");
+    s
+}
+
+/// Clustered keys (runs of small gaps separated by large jumps), as ClusterData.
+fn clustered(n: usize, rng: &mut fastrand::Rng) -> Vec<u32> {
+    let mut v = Vec::with_capacity(n);
+    let mut k: u32 = 1000;
+    while v.len() < n {
+        let run = rng.usize(50..2000);
+        for _ in 0..run.min(n - v.len()) {
+            k += rng.u32(1..8);
+            v.push(k);
+        }
+        k += rng.u32(1000..200_000);
+    }
+    v
+}
+
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(tag: &str) -> TempDir {
+        let d = std::env::temp_dir().join(format!(
+            "tersedb-space-{tag}-{}-{:x}",
+            std::process::id(),
+            fastrand::u64(..)
+        ));
+        std::fs::create_dir_all(&d).unwrap();
+        TempDir(d)
+    }
+    fn file(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+const CODECS: [Option<CodecId>; 6] = [
+    None,
+    Some(CodecId::Bp128),
+    Some(CodecId::SimdFor),
+    Some(CodecId::PforDelta),
+    Some(CodecId::VByte),
+    Some(CodecId::StreamVByte),
+];
+
+fn name(c: Option<CodecId>) -> &'static str {
+    c.map_or("none", |c| c.name())
+}
+
+fn config(codec: Option<CodecId>) -> DbConfig {
+    DbConfig::u32_set().with_codec(codec)
+}
+
+/// Loads `keys` in this order, `batch` per commit.
+fn load(path: &Path, codec: Option<CodecId>, keys: &[u32], batch: usize) -> Env {
+    let env = Env::create(path, &EnvOptions::default()).unwrap();
+    for chunk in keys.chunks(batch) {
+        let mut w = env.begin_write().unwrap();
+        let db = w.open_or_create_db("k", config(codec)).unwrap();
+        for &k in chunk {
+            w.insert(&db, k, &[]).unwrap();
+        }
+        w.commit().unwrap();
+    }
+    env
+}
+
+/// (bytes of the tree's pages, bytes its leaves' key lists use)
+fn live(env: &Env) -> (u64, u64) {
+    let r = env.begin_read().unwrap();
+    let db = r.open_db("k").unwrap();
+    let s = r.stats(&db).unwrap();
+    (s.bytes, s.leaf_key_bytes)
+}
+
+fn file_len(p: &Path) -> u64 {
+    std::fs::metadata(p).unwrap().len()
+}
+
+fn keys_of(env: &Env) -> Vec<u32> {
+    let r = env.begin_read().unwrap();
+    let db = r.open_db("k").unwrap();
+    r.iter(&db)
+        .unwrap()
+        .map(|e| e.unwrap().0.as_key().as_u32().unwrap())
+        .collect()
+}
+
+#[test]
+fn random_loads_erases_and_compaction_stay_compact() {
+    let s = seed();
+    let n = 60_000;
+    for codec in CODECS {
+        let mut rng = fastrand::Rng::with_seed(s);
+        let keys = clustered(n, &mut rng);
+        let dir = TempDir::new(name(codec));
+        let asc = load(&dir.file("asc"), codec, &keys, 10_000);
+        let (asc_pages, _) = live(&asc);
+        drop(asc);
+
+        let mut order = keys.clone();
+        rng.shuffle(&mut order);
+        let path = dir.file("rnd");
+        let env = load(&path, codec, &order, 10_000);
+        let (rnd_pages, _) = live(&env);
+        let ratio = rnd_pages as f64 / asc_pages as f64;
+        println!(
+            "{}: random load live pages {ratio:.2}x ascending",
+            name(codec)
+        );
+        assert!(ratio <= 1.6, "{}: live pages {ratio:.2}x", name(codec));
+
+        // Erase 90% at random, in batches: the file never grows, key bytes repack.
+        let erased = n * 9 / 10;
+        let loaded_file = file_len(&path);
+        let mut file_before = loaded_file;
+        let mut grew = 0u64;
+        for chunk in order[..erased].chunks(10_000) {
+            let mut w = env.begin_write().unwrap();
+            let db = w.open_db("k").unwrap();
+            for &k in chunk {
+                assert!(w.erase(&db, k).unwrap());
+            }
+            w.commit().unwrap();
+            let now = file_len(&path);
+            grew = grew.max(now.saturating_sub(file_before));
+            file_before = now;
+        }
+        assert!(
+            file_len(&path) <= loaded_file,
+            "{}: erasing grew the file",
+            name(codec)
+        );
+        assert!(env.check().unwrap().is_clean());
+        let mut survivors = order[erased..].to_vec();
+        survivors.sort_unstable();
+        assert_eq!(keys_of(&env), survivors);
+        let fresh = load(&dir.file("fresh"), codec, &survivors, 10_000);
+        let (_, fresh_keys) = live(&fresh);
+        drop(fresh);
+        let (_, erased_keys) = live(&env);
+        let kr = erased_keys as f64 / fresh_keys as f64;
+        println!(
+            "{}: after erasing 90%, key bytes {kr:.2}x a fresh load; largest growth of the file in one erase batch {grew} bytes",
+            name(codec)
+        );
+        assert!(kr <= 1.35, "{}: key bytes {kr:.2}x", name(codec));
+        // Empty commits make the pages freed by the erases reusable; the free tail goes back.
+        for _ in 0..2 {
+            env.begin_write().unwrap().commit().unwrap();
+        }
+        let shrunk = file_len(&path);
+        let fresh_file = file_len(&dir.file("fresh"));
+        println!(
+            "{}: after erasing 90% and two commits the file is {shrunk} bytes, a fresh load of the survivors {fresh_file}",
+            name(codec)
+        );
+        assert!(
+            shrunk <= 3 * fresh_file + 8 * 16384,
+            "{}: file {shrunk} bytes after erasing 90% (fresh load: {fresh_file})",
+            name(codec)
+        );
+        let dbs_before = env.begin_read().unwrap().list_dbs().unwrap();
+        drop(env);
+
+        // Compaction: the ascending size, the same keys, a clean file.
+        let rep = compact_file(&path, &EnvOptions::default()).unwrap();
+        assert_eq!(rep.entries, survivors.len() as u64);
+        assert_eq!(rep.after_bytes, file_len(&path));
+        let cr = rep.after_bytes as f64 / fresh_file as f64;
+        println!(
+            "{}: compacted file {cr:.3}x a fresh ascending load",
+            name(codec)
+        );
+        assert!(cr <= 1.05, "{}: compacted {cr:.3}x", name(codec));
+        let env = Env::open(&path, &EnvOptions::default()).unwrap();
+        assert!(env.check().unwrap().is_clean());
+        assert_eq!(keys_of(&env), survivors);
+        assert_eq!(env.begin_read().unwrap().list_dbs().unwrap(), dbs_before);
+    }
+}
+
+#[test]
+fn retention_oldest_first_keeps_the_file_bounded() {
+    // A time series: append new keys, erase the oldest, many rounds. The file must level off.
+    let dir = TempDir::new("retention");
+    let path = dir.file("ts");
+    let env = Env::create(&path, &EnvOptions::default()).unwrap();
+    let mut next = 0u32;
+    let mut sizes = Vec::new();
+    for round in 0..40u32 {
+        let mut w = env.begin_write().unwrap();
+        let db = w
+            .open_or_create_db("k", config(Some(CodecId::Bp128)))
+            .unwrap();
+        for _ in 0..5_000 {
+            w.append(&db, next * 3, &[]).unwrap();
+            next += 1;
+        }
+        if round >= 4 {
+            let lo = (round - 4) * 5_000;
+            for k in lo..lo + 5_000 {
+                assert!(w.erase(&db, k * 3).unwrap());
+            }
+        }
+        w.commit().unwrap();
+        sizes.push(file_len(&path));
+    }
+    let r = env.begin_read().unwrap();
+    let db = r.open_db("k").unwrap();
+    assert_eq!(r.len(&db).unwrap(), 20_000);
+    assert!(env.check().unwrap().is_clean());
+    let late = sizes[20..].iter().max().unwrap();
+    let early = sizes[4..10].iter().max().unwrap();
+    assert!(
+        *late <= early + 8 * 16384,
+        "file keeps growing under retention: {sizes:?}"
+    );
+}
+
+#[test]
+fn records_survive_compaction_and_crash_before_rename_keeps_the_old_file() {
+    let dir = TempDir::new("records");
+    let path = dir.file("r");
+    let mut model = BTreeMap::new();
+    {
+        let env = Env::create(&path, &EnvOptions::default()).unwrap();
+        let mut w = env.begin_write().unwrap();
+        let a = w
+            .create_db("vals", DbConfig::new(KeyType::U64, RecordType::Variable))
+            .unwrap();
+        let b = w.create_db("set", config(Some(CodecId::Bp128))).unwrap();
+        let mut rng = fastrand::Rng::with_seed(seed());
+        for _ in 0..5_000 {
+            let k = rng.u64(..1 << 40);
+            let len = if rng.u8(..10) == 0 {
+                5000
+            } else {
+                rng.usize(0..40)
+            };
+            let v: Vec<u8> = (0..len).map(|_| rng.u8(..)).collect();
+            w.upsert(&a, k, &v).unwrap();
+            model.insert(k, v);
+            w.upsert(&b, rng.u32(..), &[]).unwrap();
+        }
+        w.commit().unwrap();
+        // Erase half, so the copy differs from the file.
+        let mut w = env.begin_write().unwrap();
+        let a = w.open_db("vals").unwrap();
+        let ks: Vec<u64> = model.keys().copied().step_by(2).collect();
+        for k in ks {
+            w.erase(&a, k).unwrap();
+            model.remove(&k);
+        }
+        w.commit().unwrap();
+
+        // A crash after the copy but before the rename: the temp file exists, the file is
+        // untouched; the next compaction removes the stale copy.
+        env.copy_compact(tersedb::compact::compact_temp_path(&path))
+            .unwrap();
+    }
+    let before = std::fs::read(&path).unwrap();
+    let env = Env::open(&path, &EnvOptions::default()).unwrap();
+    assert!(env.check().unwrap().is_clean());
+    drop(env);
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+
+    let rep = compact_file(&path, &EnvOptions::default()).unwrap();
+    assert_eq!(rep.dbs, 2);
+    assert!(rep.after_bytes <= rep.before_bytes);
+    assert!(!tersedb::compact::compact_temp_path(&path).exists());
+    let env = Env::open(&path, &EnvOptions::default()).unwrap();
+    assert!(env.check().unwrap().is_clean());
+    let r = env.begin_read().unwrap();
+    let a = r.open_db("vals").unwrap();
+    let got: BTreeMap<u64, Vec<u8>> = r
+        .iter(&a)
+        .unwrap()
+        .map(|e| {
+            let (k, v) = e.unwrap();
+            (k.as_key().as_u64().unwrap(), v)
+        })
+        .collect();
+    assert_eq!(got, model);
+}
+
+#[test]
+fn compaction_refuses_a_file_in_use() {
+    let dir = TempDir::new("locked");
+    let path = dir.file("l");
+    let env = Env::create(&path, &EnvOptions::default()).unwrap();
+    let err = compact_file(&path, &EnvOptions::default()).unwrap_err();
+    assert!(matches!(err, tersedb::Error::Locked), "{err}");
+    drop(env);
+    assert!(!tersedb::compact::compact_temp_path(&path).exists());
+}
