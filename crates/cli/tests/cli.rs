@@ -371,3 +371,51 @@ fn binary_key_compression_schemes() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("unknown key compression"));
     let _ = std::fs::remove_file(&f);
 }
+
+/// `tersedb compact` shrinks a file loaded in random order and then mostly erased, keeps every
+/// key, and leaves a clean file; `info` shows the free bytes that compaction gave back.
+#[test]
+fn compact_gives_back_free_space_and_keeps_every_key() {
+    let f = temp("compact");
+    let mut keys: Vec<u32> = (0..60_000u32).map(|i| i * 3 + 1).collect();
+    fastrand::Rng::with_seed(3).shuffle(&mut keys);
+    let text: String = keys.iter().map(|k| format!("{k}\n")).collect();
+    let o = tersedb(
+        &[
+            "import",
+            &f,
+            "--db",
+            "ids",
+            "--compression",
+            "bp128",
+            "--commit-every",
+            "5000",
+        ],
+        text.as_bytes(),
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let gone: String = keys[..50_000].iter().map(|k| format!("{k}\n")).collect();
+    let o = tersedb(&["erase", &f, "--db", "ids"], gone.as_bytes());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let before = std::fs::metadata(&f).unwrap().len();
+    let info = stdout(&tersedb(&["info", &f, "--json"], b""));
+    assert!(info.contains("\"free_bytes\":"), "{info}");
+
+    let o = tersedb(&["compact", &f], b"");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let after = std::fs::metadata(&f).unwrap().len();
+    assert!(after < before, "{before} -> {after}");
+    assert!(
+        stdout(&o).contains(&format!("{before} -> {after} bytes")),
+        "{}",
+        stdout(&o)
+    );
+    let info = stdout(&tersedb(&["info", &f, "--json"], b""));
+    assert!(info.contains("\"free_bytes\":0,"), "{info}");
+    let mut left: Vec<u32> = keys[50_000..].to_vec();
+    left.sort_unstable();
+    let want: String = left.iter().map(|k| format!("{k}\n")).collect();
+    assert_eq!(stdout(&tersedb(&["export", &f, "--db", "ids"], b"")), want);
+    assert!(tersedb(&["check", &f], b"").status.success());
+    let _ = std::fs::remove_file(&f);
+}
