@@ -16,10 +16,19 @@
 //! ids 16.. reserved for compressed KeyLists
 //! ```
 
-use super::packed::Packed;
+use super::packed::{Ins, Packed};
 use super::slots::{fixed, le_u32, le_u64, var, Fault, SResult};
 use super::strkeys::StrList;
 use super::Key;
+
+/// Outcome of a change to a list that may need more room: done, or the bytes the whole list
+/// would need (nothing changed). Compressed lists may need room even to remove a key (a BP128
+/// block that loses a key can grow).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fit {
+    Done,
+    NoRoom(usize),
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum KeyList {
@@ -219,9 +228,227 @@ impl KeyList {
         }
     }
 
+    /// Makes `region` an empty list.
+    pub fn init(&self, region: &mut [u8]) {
+        match self {
+            KeyList::Packed(_) => Packed::init(region),
+            KeyList::Str(s) => s.init(region),
+            _ => {}
+        }
+    }
+
+    /// The number of keys the list itself records, where it records one (compressed lists:
+    /// the blocks' counts), to check against the node's count.
+    pub fn own_count(&self, region: &[u8]) -> SResult<Option<usize>> {
+        match self {
+            KeyList::Packed(_) => {
+                let nb = Packed::blocks(region)?;
+                Ok(Some(Packed::block_slots(region, nb)?.0))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// A nominal share of the node's bytes a key takes beside its record, for dividing free
+    /// space between the two lists.
+    pub fn weight(&self) -> usize {
+        match *self {
+            KeyList::U32 => 4,
+            KeyList::U64 => 8,
+            KeyList::Fixed(w) => w,
+            KeyList::Var | KeyList::Str(_) => 18,
+            KeyList::Packed(_) => 1,
+        }
+    }
+
+    /// The largest key, `None` for an empty list (O(1) for compressed lists too).
+    pub fn last_key<'r>(&self, region: &'r [u8], n: usize) -> SResult<Option<Key<'r>>> {
+        if let KeyList::Packed(_) = self {
+            return Ok(Packed::last_key(region)?.map(Key::U32));
+        }
+        if n == 0 {
+            return Ok(None);
+        }
+        self.key(region, n, n - 1).map(Some)
+    }
+
+    /// Inserts the key with stored bytes `raw` at slot `i` of a list of `n` keys, or says how
+    /// many bytes the list would need (nothing changed).
+    pub fn insert_at(&self, region: &mut [u8], n: usize, i: usize, raw: &[u8]) -> SResult<Fit> {
+        if let KeyList::Packed(p) = self {
+            let k: [u8; 4] = raw
+                .try_into()
+                .map_err(|_| Fault("compressed key list given a key that is not a u32"))?;
+            return match p.insert(region, n, u32::from_le_bytes(k))? {
+                Ins::Inserted(slot) if slot == i => Ok(Fit::Done),
+                Ins::Inserted(_) => Err(Fault("compressed key list disagrees on a slot")),
+                Ins::Exists(_) => Err(Fault("inserting a key that is present")),
+                Ins::NoRoom(need) => Ok(Fit::NoRoom(need)),
+            };
+        }
+        let need = self.used(region, n)? + self.cost(raw.len());
+        if need > region.len() {
+            return Ok(Fit::NoRoom(need));
+        }
+        self.insert(region, n, i, raw)?;
+        Ok(Fit::Done)
+    }
+
+    /// Removes key `i` of a list of `n` keys, or says how many bytes the list would need.
+    pub fn remove_at(&self, region: &mut [u8], n: usize, i: usize) -> SResult<Fit> {
+        if i >= n {
+            return Err(Fault("remove position out of range"));
+        }
+        if let KeyList::Packed(p) = self {
+            return Ok(match p.remove(region, i)? {
+                None => Fit::Done,
+                Some(need) => Fit::NoRoom(need),
+            });
+        }
+        self.remove(region, n, i)?;
+        Ok(Fit::Done)
+    }
+
+    /// Rewrites the list smaller when it can (compressed lists repack their blocks; DB2
+    /// regroups its prefixes, as DB2 does when a page is nearly full). Returns the bytes freed.
+    pub fn vacuumize(&self, region: &mut [u8], n: usize) -> SResult<usize> {
+        match self {
+            KeyList::Packed(p) => p.vacuumize(region),
+            KeyList::Str(StrList::Db2(cap)) => {
+                let before = self.used(region, n)?;
+                match super::db2::optimize(region, n, *cap as usize)? {
+                    Some(img) if img.len() < before => {
+                        region
+                            .get_mut(..img.len())
+                            .ok_or(Fault("regrouped key list larger than its region"))?
+                            .copy_from_slice(&img);
+                        Ok(before - img.len())
+                    }
+                    _ => Ok(0),
+                }
+            }
+            _ => Ok(0),
+        }
+    }
+
+    /// Calls `f` with the stored bytes of every key in order (u32 keys of compressed lists as 4
+    /// little-endian bytes).
+    pub fn for_each_key(
+        &self,
+        region: &[u8],
+        n: usize,
+        mut f: impl FnMut(&[u8]) -> SResult<()>,
+    ) -> SResult<()> {
+        match self {
+            KeyList::Packed(p) => {
+                let mut keys = Vec::with_capacity(n.min(region.len() * 8));
+                p.decode_all(region, &mut keys)?;
+                if keys.len() != n {
+                    return Err(Fault("block key counts disagree with the node's"));
+                }
+                keys.iter().try_for_each(|k| f(&k.to_le_bytes()))
+            }
+            KeyList::Str(s) if !s.contiguous() => s.for_each(region, n, f),
+            _ => (0..n).try_for_each(|i| f(self.raw(region, n, i)?)),
+        }
+    }
+
+    /// Builds the image of a list holding `keys` (stored bytes, ascending) into `out`, for a
+    /// node whose fences share `prefix` (head compression). False when it would take more than
+    /// `cap` bytes.
+    pub fn build(
+        &self,
+        keys: &[&[u8]],
+        prefix: &[u8],
+        cap: usize,
+        out: &mut Vec<u8>,
+    ) -> SResult<bool> {
+        out.clear();
+        match self {
+            KeyList::Str(s) => {
+                s.build(keys, prefix, out)?;
+                Ok(out.len() <= cap)
+            }
+            KeyList::Packed(p) => {
+                let ks = keys
+                    .iter()
+                    .map(|k| {
+                        <[u8; 4]>::try_from(*k)
+                            .map(u32::from_le_bytes)
+                            .map_err(|_| Fault("compressed key list given a key that is not a u32"))
+                    })
+                    .collect::<SResult<Vec<u32>>>()?;
+                out.resize(cap, 0);
+                if !p.build(out, &ks)? {
+                    return Ok(false);
+                }
+                let used = Packed::used(out)?;
+                out.truncate(used);
+                Ok(true)
+            }
+            _ => {
+                let need: usize = keys.iter().map(|k| self.cost(k.len())).sum();
+                if need > cap {
+                    return Ok(false);
+                }
+                out.resize(need, 0);
+                for (i, k) in keys.iter().enumerate() {
+                    self.insert(out, i, i, k)?;
+                }
+                let used = self.used(out, keys.len())?;
+                out.truncate(used);
+                Ok(true)
+            }
+        }
+    }
+
+    /// Lines describing the list's structure for `tersedb dump` (blocks, prefixes), at most
+    /// `max` detail lines.
+    pub fn describe(&self, region: &[u8], n: usize, max: usize) -> SResult<Vec<String>> {
+        let mut lines = Vec::new();
+        match self {
+            KeyList::Packed(p) => {
+                let nb = Packed::blocks(region)?;
+                lines.push(format!(
+                    "{} key list: {nb} blocks of up to {} keys, {} bytes",
+                    p.codec.name(),
+                    p.block_keys,
+                    Packed::used(region)?
+                ));
+                for b in 0..nb.min(max) {
+                    let blk = Packed::block(region, b)?;
+                    lines.push(format!(
+                        "block {b}: {} keys {}..={} in {} bytes, b = {}",
+                        blk.desc.count,
+                        blk.first,
+                        blk.last,
+                        blk.at.len(),
+                        blk.desc.bits
+                    ));
+                }
+                if nb > max {
+                    lines.push(format!("... {} more blocks", nb - max));
+                }
+            }
+            KeyList::Str(s) => {
+                let p = s.prefix(region)?;
+                lines.push(format!(
+                    "{s:?} key list, {} bytes, head prefix {}",
+                    self.used(region, n)?,
+                    super::KeyBuf::Bytes(p.to_vec())
+                ));
+                if let StrList::Db2(_) = s {
+                    lines.push(format!("{} prefix groups", super::db2::groups(region, n)?));
+                }
+            }
+            _ => {}
+        }
+        Ok(lines)
+    }
+
     /// Inserts stored key bytes at `i`; the caller made room (`used + cost <= region.len()`).
-    /// Not for compressed lists (the node layer calls `Packed::insert`).
-    pub fn insert(&self, region: &mut [u8], n: usize, i: usize, raw: &[u8]) -> SResult<()> {
+    /// Not for compressed lists (see `insert_at`).
+    fn insert(&self, region: &mut [u8], n: usize, i: usize, raw: &[u8]) -> SResult<()> {
         match (self, self.width()) {
             (KeyList::Packed(_), _) => Err(Fault("plain insert into a compressed key list")),
             (KeyList::Str(s), _) => s.insert(region, n, i, raw),
@@ -230,8 +457,8 @@ impl KeyList {
         }
     }
 
-    /// Not for compressed lists (the node layer calls `Packed::remove`).
-    pub fn remove(&self, region: &mut [u8], n: usize, i: usize) -> SResult<()> {
+    /// Not for compressed lists (see `remove_at`).
+    fn remove(&self, region: &mut [u8], n: usize, i: usize) -> SResult<()> {
         match (self, self.width()) {
             (KeyList::Packed(_), _) => Err(Fault("plain remove from a compressed key list")),
             (KeyList::Str(s), _) => s.remove(region, n, i),

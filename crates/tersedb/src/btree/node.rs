@@ -2,7 +2,7 @@
 //! moving the KeyList/RecordList boundary, and rebuilding a node from a list of entries (splits
 //! and merges). See the module docs of `btree` for the byte layout.
 
-use super::packed::{Ins, Packed};
+use super::keys::Fit;
 use super::slots::{le_u16, le_u32, le_u64, Fault};
 use super::{Key, KeyList, RecordList, Spec, BRANCH_HEADER, LEAF_HEADER};
 use crate::error::{Error, PageId, Result};
@@ -168,15 +168,9 @@ impl Layout {
 
     /// The largest key of a node, `None` when it is empty (O(1) for compressed leaves too).
     pub fn last_key<'p>(&self, page: &'p [u8]) -> Result<Option<Key<'p>>> {
-        if self.keys.packed().is_some() {
-            return Ok(Packed::last_key(self.kregion(page))
-                .map_err(|f| self.err(f))?
-                .map(Key::U32));
-        }
-        if self.count == 0 {
-            return Ok(None);
-        }
-        self.key(page, self.count - 1).map(Some)
+        self.keys
+            .last_key(self.kregion(page), self.count)
+            .map_err(|f| self.err(f))
     }
 
     /// The child to descend into for `probe` (branches only).
@@ -224,16 +218,6 @@ impl Layout {
     }
 }
 
-fn key_weight(keys: KeyList) -> usize {
-    match keys {
-        KeyList::U32 => 4,
-        KeyList::U64 => 8,
-        KeyList::Fixed(w) => w,
-        KeyList::Var | KeyList::Str(_) => 18,
-        KeyList::Packed(_) => 1,
-    }
-}
-
 /// Record region size for a node whose lists use `ku` and `ru` bytes: the records get their
 /// bytes plus a share of the free space proportional to a nominal entry.
 fn rrange_for(keys: KeyList, recs: RecordList, capacity: usize, ku: usize, ru: usize) -> usize {
@@ -242,7 +226,7 @@ fn rrange_for(keys: KeyList, recs: RecordList, capacity: usize, ku: usize, ru: u
         return 0;
     }
     let free = capacity - ku - ru;
-    ru + free * rw / (rw + key_weight(keys))
+    ru + free * rw / (rw + keys.weight())
 }
 
 fn write_rrange(page: &mut [u8], rrange: usize) {
@@ -263,12 +247,7 @@ pub fn init(page: &mut [u8], spec: &Spec, leaf: bool, child0: PageId) {
         PageKind::Branch as u8
     };
     page[OFF_KLIST] = spec.keys(leaf).id();
-    if spec.keys(leaf).packed().is_some() {
-        Packed::init(&mut page[hdr..]);
-    }
-    if let Some(s) = spec.keys(leaf).str_list() {
-        s.init(&mut page[hdr..]);
-    }
+    spec.keys(leaf).init(&mut page[hdr..]);
     let cap = spec.page_size - hdr;
     write_rrange(
         page,
@@ -297,94 +276,48 @@ pub fn set_child(page: &mut [u8], l: &Layout, i: usize, id: PageId) -> Result<()
     }
 }
 
-/// Inserts an entry at `i` (for branches: separator `i` with right child `rec`). Returns false,
-/// changing nothing, when the node has no room even after moving the region boundary.
+/// Inserts an entry at `i` (for branches: separator `i` with right child `rec`). When the
+/// KeyList has no room it is vacuumized and retried, then the KeyList/RecordList boundary moves;
+/// returns false, changing nothing but a repack, when the node is full.
 pub fn insert(page: &mut [u8], l: &mut Layout, i: usize, key: &[u8], rec: &[u8]) -> Result<bool> {
-    if let Some(p) = l.keys.packed() {
-        return insert_packed(page, l, p, i, key, rec);
-    }
     let n = l.count;
     if i > n {
         return Err(corrupt(l.id, "insert position out of range"));
     }
-    let ku = l.keys.used(l.kregion(page), n).map_err(|f| l.err(f))?;
-    let ru = l.recs.used(l.rregion(page), n).map_err(|f| l.err(f))?;
-    let kc = l.keys.cost(key.len());
-    let rc = l.recs.cost(rec.len());
-    if ku + kc > l.rstart - l.hdr || ru + rc > l.psize - l.rstart {
-        if ku + kc + ru + rc > l.capacity() {
-            return Ok(false);
-        }
-        let rrange = rrange_for(l.keys, l.recs, l.capacity(), ku + kc, ru + rc);
-        let new_rstart = l.psize - rrange;
-        page.copy_within(l.rstart..l.rstart + ru, new_rstart);
-        write_rrange(page, rrange);
-        l.rstart = new_rstart;
-    }
-    let (hdr, rs) = (l.hdr, l.rstart);
-    l.keys
-        .insert(&mut page[hdr..rs], n, i, key)
-        .map_err(|f| l.err(f))?;
-    l.recs
-        .insert(&mut page[rs..], n, i, rec)
-        .map_err(|f| l.err(f))?;
-    l.count = n + 1;
-    write_count(page, l.count);
-    Ok(true)
-}
-
-/// Moves the KeyList/RecordList boundary so the record region has `rrange` bytes; the caller
-/// made sure both lists fit (`ku <= P - hdr - rrange`, `ru <= rrange`).
-fn move_boundary(page: &mut [u8], l: &mut Layout, ru: usize, rrange: usize) {
-    let new_rstart = l.psize - rrange;
-    page.copy_within(l.rstart..l.rstart + ru, new_rstart);
-    write_rrange(page, rrange);
-    l.rstart = new_rstart;
-}
-
-/// Insert into a leaf with a compressed KeyList: try; when the KeyList has no room, vacuumize
-/// it and retry, then move the boundary to the RecordList and retry; false (nothing changed but
-/// a repack) when the node is full.
-fn insert_packed(
-    page: &mut [u8],
-    l: &mut Layout,
-    p: Packed,
-    i: usize,
-    key: &[u8],
-    rec: &[u8],
-) -> Result<bool> {
-    if key.len() != 4 {
-        return Err(corrupt(
-            l.id,
-            "compressed key list given a key that is not a u32",
-        ));
-    }
-    let k = le_u32(key);
-    let n = l.count;
     let ru = l.recs.used(l.rregion(page), n).map_err(|f| l.err(f))?;
     let rc = l.recs.cost(rec.len());
     let cap = l.capacity();
     let mut vacuumized = false;
     for _ in 0..4 {
-        let ku = Packed::used(l.kregion(page)).map_err(|f| l.err(f))?;
         if ru + rc > l.psize - l.rstart {
             // The records need room first.
+            let ku = l.keys.used(l.kregion(page), n).map_err(|f| l.err(f))?;
+            let kc = l.keys.cost(key.len());
             if ku + ru + rc > cap {
-                if !vacuumized && vacuum(page, l, p)? {
+                if !vacuumized {
                     vacuumized = true;
-                    continue;
+                    if vacuum(page, l)? {
+                        continue;
+                    }
                 }
                 return Ok(false);
             }
+            // Give both lists room when the keys' share allows (plain lists: this insert).
+            let ku = if ku + kc + ru + rc <= cap {
+                ku + kc
+            } else {
+                ku
+            };
             let rrange = rrange_for(l.keys, l.recs, cap, ku, ru + rc);
             move_boundary(page, l, ru, rrange);
         }
         let (hdr, rs) = (l.hdr, l.rstart);
-        match p.insert(&mut page[hdr..rs], n, k).map_err(|f| l.err(f))? {
-            Ins::Inserted(slot) => {
-                if slot != i {
-                    return Err(corrupt(l.id, "compressed key list disagrees on a slot"));
-                }
+        match l
+            .keys
+            .insert_at(&mut page[hdr..rs], n, i, key)
+            .map_err(|f| l.err(f))?
+        {
+            Fit::Done => {
                 l.recs
                     .insert(&mut page[rs..], n, i, rec)
                     .map_err(|f| l.err(f))?;
@@ -392,15 +325,14 @@ fn insert_packed(
                 write_count(page, l.count);
                 return Ok(true);
             }
-            Ins::Exists(_) => return Err(corrupt(l.id, "inserting a key that is present")),
-            Ins::NoRoom(need) => {
+            Fit::NoRoom(need) => {
                 if !vacuumized {
                     vacuumized = true;
-                    if vacuum(page, l, p)? {
+                    if vacuum(page, l)? {
                         continue;
                     }
                 }
-                if need + ru + rc <= cap && l.psize - l.rstart > ru + rc {
+                if need + ru + rc <= cap && need > l.rstart - l.hdr {
                     // Give the KeyList what it needs, the records their bytes plus a share.
                     let rrange = rrange_for(l.keys, l.recs, cap, need, ru + rc);
                     move_boundary(page, l, ru, rrange);
@@ -413,47 +345,22 @@ fn insert_packed(
     Ok(false)
 }
 
-/// Vacuumizes a compressed KeyList; true when bytes were freed.
-fn vacuum(page: &mut [u8], l: &Layout, p: Packed) -> Result<bool> {
-    let (hdr, rs) = (l.hdr, l.rstart);
-    Ok(p.vacuumize(&mut page[hdr..rs]).map_err(|f| l.err(f))? > 0)
+/// Moves the KeyList/RecordList boundary so the record region has `rrange` bytes; the caller
+/// made sure both lists fit (`ku <= P - hdr - rrange`, `ru <= rrange`).
+fn move_boundary(page: &mut [u8], l: &mut Layout, ru: usize, rrange: usize) {
+    let new_rstart = l.psize - rrange;
+    page.copy_within(l.rstart..l.rstart + ru, new_rstart);
+    write_rrange(page, rrange);
+    l.rstart = new_rstart;
 }
 
-/// Removes entry `i` of a leaf with a compressed KeyList. False (nothing changed but a repack)
-/// when the block would grow (BP128 and the other packed codecs) and the node has no room.
-fn remove_packed(page: &mut [u8], l: &mut Layout, p: Packed, i: usize) -> Result<bool> {
-    let n = l.count;
-    if i >= n {
-        return Err(corrupt(l.id, "remove position out of range"));
-    }
-    let ru = l.recs.used(l.rregion(page), n).map_err(|f| l.err(f))?;
-    let mut vacuumized = false;
-    for _ in 0..3 {
-        let (hdr, rs) = (l.hdr, l.rstart);
-        match p.remove(&mut page[hdr..rs], i).map_err(|f| l.err(f))? {
-            None => {
-                l.recs.remove(&mut page[rs..], n, i).map_err(|f| l.err(f))?;
-                l.count = n - 1;
-                write_count(page, l.count);
-                return Ok(true);
-            }
-            Some(need) => {
-                if !vacuumized {
-                    vacuumized = true;
-                    if vacuum(page, l, p)? {
-                        continue;
-                    }
-                }
-                if need + ru <= l.capacity() {
-                    let rrange = rrange_for(l.keys, l.recs, l.capacity(), need, ru);
-                    move_boundary(page, l, ru, rrange);
-                    continue;
-                }
-                return Ok(false);
-            }
-        }
-    }
-    Ok(false)
+/// Vacuumizes the KeyList; true when bytes were freed.
+fn vacuum(page: &mut [u8], l: &Layout) -> Result<bool> {
+    let (hdr, rs) = (l.hdr, l.rstart);
+    Ok(l.keys
+        .vacuumize(&mut page[hdr..rs], l.count)
+        .map_err(|f| l.err(f))?
+        > 0)
 }
 
 /// Replaces the stored record of entry `i` (a leaf), moving the region boundary when needed.
@@ -479,39 +386,53 @@ pub fn set_record(page: &mut [u8], l: &mut Layout, i: usize, rec: &[u8]) -> Resu
     Ok(true)
 }
 
-/// Regroups a DB2 prefix-group KeyList when that makes it smaller (DB2 optimizes a page's
-/// prefixes when it is nearly full). True when bytes were freed.
+/// Makes the KeyList smaller when its kind can (compressed blocks repacked, DB2 prefix groups
+/// regrouped, as DB2 does when a page is nearly full). True when bytes were freed.
 pub fn reorganize(page: &mut [u8], l: &Layout, spec: &Spec) -> Result<bool> {
-    let Some(super::strkeys::StrList::Db2(cap)) = l.keys.str_list() else {
+    if !vacuum(page, l)? {
         return Ok(false);
-    };
-    let img = super::db2::optimize(l.kregion(page), l.count, cap as usize).map_err(|f| l.err(f))?;
-    match img {
-        Some(img) => {
-            page[l.hdr..l.hdr + img.len()].copy_from_slice(&img);
-            // The image must describe the same keys.
-            Layout::read(page, l.id, spec)?;
-            Ok(true)
-        }
-        None => Ok(false),
     }
+    // The rewritten list must describe the same keys.
+    Layout::read(page, l.id, spec)?;
+    Ok(true)
 }
 
 /// Removes entry `i` (for branches: separator `i` and child `i + 1`). False, changing nothing
-/// (but a repack), only for a compressed leaf without room for a block that grows.
+/// but a repack, only for a compressed leaf without room for a block that grows.
 pub fn remove(page: &mut [u8], l: &mut Layout, i: usize) -> Result<bool> {
-    if let Some(p) = l.keys.packed() {
-        return remove_packed(page, l, p, i);
-    }
     let n = l.count;
-    let (hdr, rs) = (l.hdr, l.rstart);
-    l.keys
-        .remove(&mut page[hdr..rs], n, i)
-        .map_err(|f| l.err(f))?;
-    l.recs.remove(&mut page[rs..], n, i).map_err(|f| l.err(f))?;
-    l.count = n - 1;
-    write_count(page, l.count);
-    Ok(true)
+    let ru = l.recs.used(l.rregion(page), n).map_err(|f| l.err(f))?;
+    let mut vacuumized = false;
+    for _ in 0..3 {
+        let (hdr, rs) = (l.hdr, l.rstart);
+        match l
+            .keys
+            .remove_at(&mut page[hdr..rs], n, i)
+            .map_err(|f| l.err(f))?
+        {
+            Fit::Done => {
+                l.recs.remove(&mut page[rs..], n, i).map_err(|f| l.err(f))?;
+                l.count = n - 1;
+                write_count(page, l.count);
+                return Ok(true);
+            }
+            Fit::NoRoom(need) => {
+                if !vacuumized {
+                    vacuumized = true;
+                    if vacuum(page, l)? {
+                        continue;
+                    }
+                }
+                if need + ru <= l.capacity() {
+                    let rrange = rrange_for(l.keys, l.recs, l.capacity(), need, ru);
+                    move_boundary(page, l, ru, rrange);
+                    continue;
+                }
+                return Ok(false);
+            }
+        }
+    }
+    Ok(false)
 }
 
 /// Entries copied out of nodes, for rebuilding (splits, merges).
@@ -544,36 +465,22 @@ impl Entries {
     /// Appends every entry of the node.
     pub fn extend_from(&mut self, page: &[u8], l: &Layout) -> Result<()> {
         self.items.reserve(l.count);
-        if let Some(p) = l.keys.packed() {
-            let mut keys = Vec::with_capacity(l.count);
-            p.decode_all(l.kregion(page), &mut keys)
-                .map_err(|f| l.err(f))?;
-            if keys.len() != l.count {
-                return Err(corrupt(l.id, "block key counts disagree with the node's"));
-            }
-            for (i, k) in keys.iter().enumerate() {
-                let r = l.record_raw(page, i)?;
-                self.push(&k.to_le_bytes(), r);
-            }
-            return Ok(());
-        }
-        if let (Some(s), false) = (l.keys.str_list(), l.keys.contiguous()) {
-            let mut keys = Vec::with_capacity(l.count);
-            s.for_each(l.kregion(page), l.count, |k| {
-                keys.push(k.to_vec());
+        let mut keys = Entries::default();
+        l.keys
+            .for_each_key(l.kregion(page), l.count, |k| {
+                keys.push(k, &[]);
                 Ok(())
             })
             .map_err(|f| l.err(f))?;
-            for (i, k) in keys.iter().enumerate() {
-                let r = l.record_raw(page, i)?;
-                self.push(k, r);
-            }
-            return Ok(());
+        if keys.len() != l.count {
+            return Err(corrupt(
+                l.id,
+                "key list disagrees with the node's key count",
+            ));
         }
         for i in 0..l.count {
-            let k = l.key_raw(page, i)?;
             let r = l.record_raw(page, i)?;
-            self.push(k, r);
+            self.push(keys.key(i), r);
         }
         Ok(())
     }
@@ -613,69 +520,18 @@ pub fn build_with(
     range: std::ops::Range<usize>,
     prefix: &[u8],
 ) -> Result<()> {
-    let keys = spec.keys(leaf);
-    if let Some(s) = keys.str_list() {
-        let ks: Vec<&[u8]> = range.clone().map(|i| e.key(i)).collect();
-        let mut img = Vec::new();
-        s.build(&ks, prefix, &mut img)
-            .map_err(|f| corrupt(id, f.0))?;
-        return build_image(page, id, spec, leaf, child0, &img, range.map(|i| e.rec(i)));
-    }
-    let recs = spec.records(leaf);
     let hdr = if leaf { LEAF_HEADER } else { BRANCH_HEADER };
     let cap = spec.page_size - hdr;
-    if let Some(p) = keys.packed() {
-        let ks: Vec<u32> = range.clone().map(|i| le_u32(e.key(i))).collect();
-        let mut img = vec![0u8; cap];
-        if !p.build(&mut img, &ks).map_err(|f| corrupt(id, f.0))? {
-            return Err(corrupt(id, "rebuilt node does not fit its page"));
-        }
-        let ku = Packed::used(&img).map_err(|f| corrupt(id, f.0))?;
-        img.truncate(ku);
-        let recs_iter = range.map(|i| e.rec(i));
-        return build_packed(page, id, spec, &img, recs_iter);
-    }
-    let mut ku = 0;
-    let mut ru = 0;
-    for i in range.clone() {
-        let (a, b, c) = e.items[i];
-        ku += keys.cost(b - a);
-        ru += recs.cost(c - b);
-    }
-    if ku + ru > cap {
+    let ks: Vec<&[u8]> = range.clone().map(|i| e.key(i)).collect();
+    let mut img = Vec::new();
+    if !spec
+        .keys(leaf)
+        .build(&ks, prefix, cap, &mut img)
+        .map_err(|f| corrupt(id, f.0))?
+    {
         return Err(corrupt(id, "rebuilt node does not fit its page"));
     }
-    init(page, spec, leaf, child0);
-    write_rrange(page, rrange_for(keys, recs, cap, ku, ru));
-    let mut l = Layout::read(page, id, spec)?;
-    for i in range {
-        let n = l.count;
-        if !insert(page, &mut l, n, e.key(i), e.rec(i))? {
-            return Err(corrupt(id, "rebuilt node does not fit its page"));
-        }
-    }
-    Ok(())
-}
-
-/// Rewrites `page` as a compressed leaf whose KeyList is the list image `img` and whose records
-/// are `recs` (one per key, in order).
-pub fn build_packed<'r>(
-    page: &mut [u8],
-    id: PageId,
-    spec: &Spec,
-    img: &[u8],
-    recs: impl Iterator<Item = &'r [u8]> + Clone,
-) -> Result<()> {
-    build_image(page, id, spec, true, 0, img, recs)?;
-    let l = Layout::read(page, id, spec)?;
-    let region = l.kregion(page);
-    let nb = Packed::blocks(region).map_err(|f| l.err(f))?;
-    // The slot base past the last block is the number of keys in the blocks.
-    let total = Packed::block_slots(region, nb).map_err(|f| l.err(f))?.0;
-    if total != l.count {
-        return Err(corrupt(id, "rebuilt node has keys without records"));
-    }
-    Ok(())
+    build_image(page, id, spec, leaf, child0, &img, range.map(|i| e.rec(i)))
 }
 
 /// Rewrites `page` as a node whose KeyList is the image `img` and whose records are `recs`
@@ -709,7 +565,12 @@ pub fn build_image<'r>(
     }
     write_count(page, n);
     // The image must hold exactly `n` keys.
-    Layout::read(page, id, spec)?;
+    let l = Layout::read(page, id, spec)?;
+    if let Some(k) = l.keys.own_count(l.kregion(page)).map_err(|f| l.err(f))? {
+        if k != n {
+            return Err(corrupt(id, "rebuilt node has keys without records"));
+        }
+    }
     Ok(())
 }
 
@@ -730,47 +591,12 @@ pub fn describe(page: &[u8], id: PageId, spec: &Spec, max_entries: usize) -> Res
     if !l.leaf {
         let _ = writeln!(s, "  child {}", l.child(page, 0)?);
     }
-    if let Some(p) = l.keys.packed() {
-        let kr = l.kregion(page);
-        let nb = Packed::blocks(kr).map_err(|f| l.err(f))?;
-        let _ = writeln!(
-            s,
-            "  {} key list: {nb} blocks of up to {} keys, {} bytes",
-            p.codec.name(),
-            p.block_keys,
-            Packed::used(kr).map_err(|f| l.err(f))?
-        );
-        for b in 0..nb.min(max_entries) {
-            let blk = Packed::block(kr, b).map_err(|f| l.err(f))?;
-            let _ = writeln!(
-                s,
-                "  block {b}: {} keys {}..={} in {} bytes, b = {}",
-                blk.desc.count,
-                blk.first,
-                blk.last,
-                blk.at.len(),
-                blk.desc.bits
-            );
-        }
-        if nb > max_entries {
-            let _ = writeln!(s, "  ... {} more blocks", nb - max_entries);
-        }
-    }
-    if let Some(sl) = l.keys.str_list() {
-        let p = sl.prefix(l.kregion(page)).map_err(|f| l.err(f))?;
-        let _ = writeln!(
-            s,
-            "  {:?} key list, {} bytes, head prefix {}",
-            sl,
-            l.keys
-                .used(l.kregion(page), l.count)
-                .map_err(|f| l.err(f))?,
-            super::KeyBuf::Bytes(p.to_vec())
-        );
-        if let super::strkeys::StrList::Db2(_) = sl {
-            let g = super::db2::groups(l.kregion(page), l.count).map_err(|f| l.err(f))?;
-            let _ = writeln!(s, "  {g} prefix groups");
-        }
+    for line in l
+        .keys
+        .describe(l.kregion(page), l.count, max_entries)
+        .map_err(|f| l.err(f))?
+    {
+        let _ = writeln!(s, "  {line}");
     }
     for i in 0..l.count.min(max_entries) {
         let k = l.key_owned(page, i)?;

@@ -640,8 +640,8 @@ impl Packed {
 
     /// An insert into the full block `b` (its keys with the new one: `keys`, the block's first
     /// slot `base`, the new key's position `pos`): instead of two half-full blocks, the keys are
-    /// shared with a neighbouring block, two blocks into two when the neighbour has room and
-    /// into three when it is nearly full (the B*-tree's rule, applied to blocks), so random
+    /// shared with a neighbouring block, two blocks into two when the pair keeps an eighth of a
+    /// block free and into three otherwise (the B*-tree's rule, applied to blocks), so random
     /// inserts leave blocks two-thirds to fully packed. `None` when there is no neighbour
     /// block to share with.
     fn share_with_neighbour(

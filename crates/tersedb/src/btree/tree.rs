@@ -1021,11 +1021,21 @@ fn split_packed_leaf<S: PageSink + ?Sized>(
         .first
         .to_le_bytes()
         .to_vec();
-    node::build_packed(page, child, spec, &limg, (0..base).map(|i| recs.rec(i)))?;
-    node::build_packed(
+    node::build_image(
+        page,
+        child,
+        spec,
+        true,
+        0,
+        &limg,
+        (0..base).map(|i| recs.rec(i)),
+    )?;
+    node::build_image(
         sink.page_mut(right)?,
         right,
         spec,
+        true,
+        0,
         &rimg,
         (base..recs.len()).map(|i| recs.rec(i)),
     )?;
