@@ -237,6 +237,89 @@ impl KeyList {
         }
     }
 
+    /// Whether `cost` is what an insert really takes, so a node can be split before an insert on
+    /// the way down. A compressed list's cost depends on the block the key lands in: its node is
+    /// split only when an insert reports no room.
+    pub fn cost_is_exact(&self) -> bool {
+        !matches!(self, KeyList::Packed(_))
+    }
+
+    /// Whether the list holds `probe`, for lookups that need no slot (key-only databases):
+    /// compressed lists then skip counting the keys of the blocks before the hit.
+    pub fn contains(
+        &self,
+        region: &[u8],
+        n: usize,
+        probe: &Key<'_>,
+        est: Option<(u64, u64)>,
+    ) -> SResult<bool> {
+        match (self, probe) {
+            (KeyList::Packed(p), Key::U32(k)) => p.contains(region, *k),
+            _ => Ok(self.search_est(region, n, probe, est)?.is_ok()),
+        }
+    }
+
+    /// A split of the list that copies its pieces as they are, where the kind has one: for a
+    /// compressed list, the block boundary nearest the middle of the node's bytes (`rec_cost(i)`
+    /// is what entry `i`'s record takes) with keys on both sides, or before the first block when
+    /// `below_first` (the new key goes below every key: descending loads). Re-encoding blocks
+    /// could make them larger, so they are copied. Returns the number of keys going left and the
+    /// two images; `None` when the kind has no such split (plain and byte-string lists, or a
+    /// compressed list with one non-empty block), and the caller rebuilds from the entries.
+    pub fn split_images(
+        &self,
+        region: &[u8],
+        n: usize,
+        below_first: bool,
+        rec_cost: impl Fn(usize) -> SResult<usize>,
+    ) -> SResult<Option<(usize, Vec<u8>, Vec<u8>)>> {
+        let KeyList::Packed(_) = self else {
+            return Ok(None);
+        };
+        let nb = Packed::blocks(region)?;
+        // Bytes and key count of each block, records included.
+        let mut blocks = Vec::with_capacity(nb.min(region.len()));
+        let mut slot = 0;
+        for b in 0..nb {
+            let blk = Packed::block(region, b)?;
+            let c = blk.desc.count as usize;
+            let mut bytes = super::packed::DESC + blk.at.len();
+            for i in slot..slot + c {
+                bytes += rec_cost(i)?;
+            }
+            blocks.push((bytes, c));
+            slot += c;
+        }
+        if slot != n {
+            return Err(Fault("block key counts disagree with the node's"));
+        }
+        let total: usize = blocks.iter().map(|b| b.0).sum();
+        let mut best: Option<(usize, usize)> = None;
+        if below_first {
+            best = Some((0, 0));
+        } else {
+            let (mut acc, mut keys_left) = (0usize, 0usize);
+            for (s, &(bytes, c)) in blocks.iter().enumerate() {
+                if keys_left > 0 && keys_left < n {
+                    let dist = (2 * acc).abs_diff(total);
+                    if best.is_none_or(|(_, d)| dist < d) {
+                        best = Some((s, dist));
+                    }
+                }
+                acc += bytes;
+                keys_left += c;
+            }
+        }
+        let Some((s, _)) = best else {
+            return Ok(None);
+        };
+        let left: usize = blocks[..s].iter().map(|b| b.1).sum();
+        let (mut limg, mut rimg) = (Vec::new(), Vec::new());
+        Packed::extract(region, 0..s, &mut limg)?;
+        Packed::extract(region, s..nb, &mut rimg)?;
+        Ok(Some((left, limg, rimg)))
+    }
+
     /// The number of keys the list itself records, where it records one (compressed lists:
     /// the blocks' counts), to check against the node's count.
     pub fn own_count(&self, region: &[u8]) -> SResult<Option<usize>> {

@@ -184,15 +184,16 @@ fn find<S: PageSource + ?Sized, T>(
             _ => None,
         };
         if l.leaf && spec.recs == RecordList::None {
-            if let (Some(p), Key::U32(k)) = (l.keys.packed(), probe) {
-                // Key-only compressed leaf: a hit needs no slot (the record is empty), so skip
-                // counting the keys of the blocks before it.
-                return if p.contains(l.kregion(&page), *k).map_err(|f| l.err(f))? {
-                    Ok(Some(f(&page, &l, 0)?))
-                } else {
-                    Ok(None)
-                };
-            }
+            // Key-only leaf: a hit needs no slot (the record is empty).
+            return if l
+                .keys
+                .contains(l.kregion(&page), l.count, probe, est)
+                .map_err(|f| l.err(f))?
+            {
+                Ok(Some(f(&page, &l, 0)?))
+            } else {
+                Ok(None)
+            };
         }
         let found = l.search_est(&page, probe, est)?;
         if l.leaf {
@@ -327,7 +328,8 @@ fn descend_put<S: PageSink + ?Sized>(
     let mut parent = None;
     let head = spec.head();
     let mut fences = FenceRef::default();
-    let packed_leaves = spec.leaf_keys.packed().is_some();
+    // Leaves split when an insert finds no room, not on the way down (compressed lists).
+    let packed_leaves = !spec.leaf_keys.cost_is_exact();
     for _ in 0..MAX_DEPTH {
         let page = sink.page_mut(cur)?;
         let l = Layout::read(page, cur, spec)?;
@@ -733,7 +735,7 @@ fn needs_split<S: PageSink + ?Sized>(
 ) -> Result<bool> {
     let page = sink.page_mut(id)?;
     let l = Layout::read(page, id, spec)?;
-    if l.leaf && l.keys.packed().is_some() {
+    if l.leaf && !l.keys.cost_is_exact() {
         // Split when an insert finds no room (`leaf_put_packed`), not on the way down.
         return Ok(false);
     }
@@ -824,7 +826,7 @@ fn split_child<S: PageSink + ?Sized>(
     let l = Layout::read(page, child, spec)?;
     let mut e = Entries::default();
     let sep: Vec<u8>;
-    if l.leaf && l.keys.packed().is_some() {
+    if l.leaf && !l.keys.cost_is_exact() {
         sep = split_packed_leaf(sink, spec, child, right, probe)?;
     } else if l.leaf {
         let s = match l.search(page, probe)? {
@@ -938,11 +940,11 @@ fn split_child<S: PageSink + ?Sized>(
     Ok((right, go_right))
 }
 
-/// Splits the compressed leaf `child` into itself and the empty page `right`; returns the
-/// separator's stored bytes. An insert past the last key gets a leaf of its own (ascending loads
-/// fill leaves); otherwise the leaf is cut at the block boundary nearest the middle of its bytes
-/// and the blocks are copied as they are (re-encoding could make them larger); a leaf with a
-/// single non-empty block is split by re-encoding its entries.
+/// Splits the leaf `child`, whose list is split where an insert finds no room (a compressed
+/// list), into itself and the empty page `right`; returns the separator's stored bytes. An
+/// insert past the last key gets a leaf of its own (ascending loads fill leaves); otherwise the
+/// list's own split is used (`KeyList::split_images`: blocks copied as they are), or, when it has
+/// none, the entries are rebuilt in two halves.
 fn split_packed_leaf<S: PageSink + ?Sized>(
     sink: &mut S,
     spec: &Spec,
@@ -950,56 +952,20 @@ fn split_packed_leaf<S: PageSink + ?Sized>(
     right: PageId,
     probe: &Key<'_>,
 ) -> Result<Vec<u8>> {
-    use super::packed::{Packed, DESC};
     let page = sink.page_mut(child)?;
     let l = Layout::read(page, child, spec)?;
-    let p = probe
-        .as_u32()
-        .ok_or_else(|| corrupt(child, "u32 leaf probed with another key type"))?;
-    if l.last_key(page)?.is_none_or(|last| Key::U32(p) > last) {
+    if l.last_key(page)?.is_none_or(|last| *probe > last) {
         node::init(sink.page_mut(right)?, spec, true, 0);
-        return Ok(p.to_le_bytes().to_vec());
+        return Ok(spec.encode_key(probe)?.bytes().to_vec());
     }
-    let kr = l.kregion(page);
-    let nb = Packed::blocks(kr).map_err(|f| l.err(f))?;
-    // Bytes and key count of each block, records included.
-    let mut blocks = Vec::with_capacity(nb);
-    let mut slot = 0;
-    for b in 0..nb {
-        let blk = Packed::block(kr, b).map_err(|f| l.err(f))?;
-        let c = blk.desc.count as usize;
-        let mut bytes = DESC + blk.at.len();
-        for i in slot..slot + c {
-            bytes += l.recs.cost(l.record_raw(page, i)?.len());
-        }
-        blocks.push((bytes, c));
-        slot += c;
-    }
-    if slot != l.count {
-        return Err(corrupt(child, "block key counts disagree with the node's"));
-    }
-    let total: usize = blocks.iter().map(|b| b.0).sum();
-    let first = l.key(page, 0)?.as_u32().unwrap_or(0);
-    // The cut: before block s. A probe below every key leaves the left leaf empty (descending
-    // loads); otherwise both sides keep keys.
-    let mut best: Option<(usize, usize)> = None;
-    if p < first {
-        best = Some((0, 0));
-    } else {
-        let (mut acc, mut keys_left) = (0usize, 0usize);
-        for (s, &(bytes, c)) in blocks.iter().enumerate() {
-            if keys_left > 0 && keys_left < l.count {
-                let dist = (2 * acc).abs_diff(total);
-                if best.is_none_or(|(_, d)| dist < d) {
-                    best = Some((s, dist));
-                }
-            }
-            acc += bytes;
-            keys_left += c;
-        }
-    }
-    let Some((s, _)) = best else {
-        // One non-empty block: re-encode the entries in two halves.
+    let below_first = l.count > 0 && *probe < l.key(page, 0)?;
+    let split = l
+        .keys
+        .split_images(l.kregion(page), l.count, below_first, |i| {
+            Ok(l.recs.cost(l.recs.raw(l.rregion(page), l.count, i)?.len()))
+        })
+        .map_err(|f| l.err(f))?;
+    let Some((base, limg, rimg)) = split else {
         let mut e = Entries::default();
         e.extend_from(page, &l)?;
         let m = middle(&e, spec, true);
@@ -1008,19 +974,10 @@ fn split_packed_leaf<S: PageSink + ?Sized>(
         node::build(sink.page_mut(right)?, right, spec, true, 0, &e, m..e.len())?;
         return Ok(sep);
     };
-    let base: usize = blocks[..s].iter().map(|b| b.1).sum();
-    let (mut limg, mut rimg) = (Vec::new(), Vec::new());
-    Packed::extract(kr, 0..s, &mut limg).map_err(|f| l.err(f))?;
-    Packed::extract(kr, s..nb, &mut rimg).map_err(|f| l.err(f))?;
     let mut recs = Entries::default();
     for i in 0..l.count {
         recs.push(&[], l.record_raw(page, i)?);
     }
-    let sep = Packed::block(&rimg, 0)
-        .map_err(|f| l.err(f))?
-        .first
-        .to_le_bytes()
-        .to_vec();
     node::build_image(
         page,
         child,
@@ -1039,7 +996,10 @@ fn split_packed_leaf<S: PageSink + ?Sized>(
         &rimg,
         (base..recs.len()).map(|i| recs.rec(i)),
     )?;
-    Ok(sep)
+    // The separator: the right leaf's first key.
+    let page = sink.page_mut(right)?;
+    let rl = Layout::read(page, right, spec)?;
+    Ok(spec.encode_key(&rl.key(page, 0)?)?.bytes().to_vec())
 }
 
 /// Removes `key`. Returns false (changing nothing) when it is absent.
@@ -1055,7 +1015,7 @@ pub fn erase<S: PageSink + ?Sized>(
         return Ok(false);
     }
     *hint = None;
-    let packed = spec.leaf_keys.packed().is_some();
+    let packed = !spec.leaf_keys.cost_is_exact();
     let enc = spec.encode_key(&probe)?;
     let kb = enc.bytes();
     let mut done = false;
@@ -1296,28 +1256,19 @@ fn merged_fits(
     id: PageId,
     prefix: &[u8],
 ) -> Result<bool> {
-    if let Some(s) = spec.keys(leaf).str_list() {
-        // A merged node gets a shorter head prefix (and new prefix deltas): measure it.
-        let ks: Vec<&[u8]> = range.clone().map(|i| e.key(i)).collect();
-        let mut img = Vec::new();
-        s.build(&ks, prefix, &mut img)
-            .map_err(|f| corrupt(id, f.0))?;
-        let ru: usize = range
-            .clone()
-            .map(|i| spec.records(leaf).cost(e.rec(i).len()))
-            .sum();
-        return Ok(img.len() + ru <= budget);
+    // Measured: a compressed list is re-encoded (a block may now span a wide delta), a merged
+    // head-compressed node gets a shorter prefix and new prefix deltas.
+    let ks: Vec<&[u8]> = range.clone().map(|i| e.key(i)).collect();
+    let mut img = Vec::new();
+    if !spec
+        .keys(leaf)
+        .build(&ks, prefix, budget, &mut img)
+        .map_err(|f| corrupt(id, f.0))?
+    {
+        return Ok(false);
     }
-    let Some(p) = spec.keys(leaf).packed() else {
-        return Ok(e.cost(spec.keys(leaf), spec.records(leaf), range) <= budget);
-    };
-    let keys: Vec<u32> = range
-        .clone()
-        .map(|i| super::slots::le_u32(e.key(i)))
-        .collect();
-    let ku = p.built_len(&keys).map_err(|f| corrupt(id, f.0))?;
-    let ru: usize = range.clone().map(|i| spec.recs.cost(e.rec(i).len())).sum();
-    Ok(ku + ru <= budget)
+    let ru: usize = range.map(|i| spec.records(leaf).cost(e.rec(i).len())).sum();
+    Ok(img.len() + ru <= budget)
 }
 
 /// A callback for every node: `(page id, depth, page bytes, layout)`.
