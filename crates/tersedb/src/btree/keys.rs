@@ -30,6 +30,15 @@ pub enum Fit {
     NoRoom(usize),
 }
 
+/// A list cut in two images by [`KeyList::split_images`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SplitImages {
+    /// Keys in the left image (the first `left_keys` entries of the node).
+    pub left_keys: usize,
+    pub left: Vec<u8>,
+    pub right: Vec<u8>,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum KeyList {
     U32,
@@ -272,7 +281,7 @@ impl KeyList {
         n: usize,
         below_first: bool,
         rec_cost: impl Fn(usize) -> SResult<usize>,
-    ) -> SResult<Option<(usize, Vec<u8>, Vec<u8>)>> {
+    ) -> SResult<Option<SplitImages>> {
         let KeyList::Packed(_) = self else {
             return Ok(None);
         };
@@ -317,7 +326,11 @@ impl KeyList {
         let (mut limg, mut rimg) = (Vec::new(), Vec::new());
         Packed::extract(region, 0..s, &mut limg)?;
         Packed::extract(region, s..nb, &mut rimg)?;
-        Ok(Some((left, limg, rimg)))
+        Ok(Some(SplitImages {
+            left_keys: left,
+            left: limg,
+            right: rimg,
+        }))
     }
 
     /// The number of keys the list itself records, where it records one (compressed lists:

@@ -965,7 +965,12 @@ fn split_packed_leaf<S: PageSink + ?Sized>(
             Ok(l.recs.cost(l.recs.raw(l.rregion(page), l.count, i)?.len()))
         })
         .map_err(|f| l.err(f))?;
-    let Some((base, limg, rimg)) = split else {
+    let Some(super::keys::SplitImages {
+        left_keys: base,
+        left: limg,
+        right: rimg,
+    }) = split
+    else {
         let mut e = Entries::default();
         e.extend_from(page, &l)?;
         let m = middle(&e, spec, true);
