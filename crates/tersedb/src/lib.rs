@@ -69,6 +69,8 @@ pub mod error;
 pub mod query;
 pub mod storage;
 pub mod txn;
+#[cfg(test)]
+mod testing;
 
 pub use btree::fold::KeyFold;
 pub use check::{CheckFault, CheckReport, DbReport};

@@ -34,11 +34,7 @@ pub(crate) mod strkeys;
 pub(crate) mod tree;
 
 #[cfg(test)]
-pub(crate) mod memsink;
-#[cfg(test)]
 mod tests;
-#[cfg(test)]
-mod tests_txn;
 
 use crate::error::{Error, Result};
 use std::cmp::Ordering;

@@ -495,7 +495,7 @@ fn node<S: PageSource + ?Sized>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::btree::memsink::MemSink;
+    use crate::testing::mem_pages::MemSink;
     use crate::btree::tree::{self, PutMode};
     use crate::btree::RecordType;
     use crate::db::DbConfig;

@@ -4,7 +4,7 @@
 //! Seeded: prints the seed; re-run one with `SEED=n`.
 
 use super::cursor::RawCursor;
-use super::memsink::MemSink;
+use crate::testing::mem_pages::MemSink;
 use super::tree::{self, AppendHint, PutMode};
 use super::*;
 use crate::error::{Error, PageId};

@@ -1,7 +1,7 @@
 //! Transaction-layer tests over the in-memory pager stand-in: catalog operations, config checks,
 //! commit/abort visibility, write cursor erase.
 
-use super::memsink::MemPager;
+use super::mem_pages::MemPager;
 use crate::txn::{ReadTxn, WriteTxn};
 use crate::{DbConfig, Durability, Error, Key, KeyBuf, KeyType, RecordType};
 
@@ -190,7 +190,7 @@ fn check_finds_clean_trees_and_broken_order() {
 
 #[test]
 fn env_check_accounts_for_every_page_and_dump_describes_nodes() {
-    let (env, p) = super::memsink::mem_env(512);
+    let (env, p) = super::mem_pages::mem_env(512);
     let mut t = env.begin_write().unwrap();
     let d = t
         .create_db("d", DbConfig::new(KeyType::VarBinary, RecordType::Variable))
@@ -249,7 +249,7 @@ fn flipped_bytes_never_panic() {
         DbConfig::new(KeyType::Binary(3), RecordType::None),
     ];
     for cfg in configs {
-        let (env, p) = super::memsink::mem_env(512);
+        let (env, p) = super::mem_pages::mem_env(512);
         let mut t = env.begin_write().unwrap();
         let d = t.create_db("d", cfg).unwrap();
         for i in 0..400u32 {

@@ -1,8 +1,9 @@
-//! In-memory page stores: [`MemSink`], a tiny page sink for the tree's unit tests, and
-//! [`MemPager`], the backend of [`Env::in_memory`](crate::Env::in_memory): committed pages are
+//! In-memory page stores for unit tests: [`MemSink`], a tiny page sink for the tree's tests, and
+//! [`MemPager`], a stand-in for the pager under the transaction layer: committed pages are
 //! shared immutable `Arc`s, a writer works on its own copy of the page map and publishes it
 //! atomically at commit. A snapshot holds its own map, so reusing a freed page id in a later
-//! transaction can never change what an older reader sees.
+//! transaction can never change what an older reader sees. (`Env::in_memory` runs the real
+//! pager over `storage::MemStorage`.)
 
 use crate::error::{Error, PageId, Result};
 use crate::storage::{Page, PageSink, PageSource};
