@@ -68,9 +68,9 @@ mod env_pager;
 pub mod error;
 pub mod query;
 pub mod storage;
-pub mod txn;
 #[cfg(test)]
 mod testing;
+pub mod txn;
 
 pub use btree::fold::KeyFold;
 pub use check::{CheckFault, CheckReport, DbReport};

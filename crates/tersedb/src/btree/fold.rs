@@ -7,11 +7,13 @@
 
 use super::node::Layout;
 use super::packed::Packed;
-use super::scan::PLAIN_BLOCK;
 use super::slots::{le_u32, le_u64};
 use super::{Key, KeyList, Spec, MAX_DEPTH};
 use crate::error::{PageId, Result};
 use crate::storage::PageSource;
+
+/// Slots per block of a plain (uncompressed) leaf, as scans and folds count blocks.
+pub const PLAIN_BLOCK: usize = 256;
 
 /// COUNT, SUM, MIN and MAX of the keys in a range. SUM is exact (128 bits).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

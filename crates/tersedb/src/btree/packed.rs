@@ -186,7 +186,7 @@ fn block_at(region: &[u8], h: Hdr, b: usize) -> SResult<Block> {
 #[inline]
 fn find_block(region: &[u8], h: Hdr, key: u32) -> usize {
     let first = |i: usize| d_first(region, i) as u64;
-    let mut b = match super::keys::search_int(h.nb, first, key as u64, None) {
+    let mut b = match super::slots::search_int(h.nb, first, key as u64, None) {
         Ok(i) => i,
         Err(i) => i.saturating_sub(1),
     };

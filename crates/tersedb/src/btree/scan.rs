@@ -27,8 +27,7 @@ use crate::storage::PageSource;
 use std::ops::Range;
 use tersedb_codecs::Descriptor;
 
-/// Slots per block of a plain (uncompressed) leaf.
-pub const PLAIN_BLOCK: usize = 256;
+pub use super::fold::PLAIN_BLOCK;
 /// Keys a block may hold at most: the size of a decode buffer.
 pub const MAX_KEYS: usize = MAX_BLOCK_KEYS;
 
@@ -495,10 +494,10 @@ fn node<S: PageSource + ?Sized>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::mem_pages::MemSink;
     use crate::btree::tree::{self, PutMode};
     use crate::btree::RecordType;
     use crate::db::DbConfig;
+    use crate::testing::mem_pages::MemSink;
     use tersedb_codecs::CodecId;
 
     /// Blocks of every leaf list each key once, in order; `fold_keys` agrees with

@@ -203,6 +203,111 @@ pub mod var {
     }
 }
 
+/// Search over `n` ascending integers: one interpolation guess, then galloping from the guess
+/// to bracket the position, then binary search inside the bracket. Dense or uniform keys are
+/// found touching two or three cache lines instead of the ~12 of a binary search over a 16 KiB
+/// page; skewed keys cost at most about twice a binary search.
+///
+/// `est` is an estimate of the key range (the separators around this node in its parent,
+/// inclusive): it saves reading the last key (one cache line). Any value is correct — it only
+/// steers the first guess.
+#[inline]
+pub fn search_int(
+    n: usize,
+    key: impl Fn(usize) -> u64,
+    p: u64,
+    est: Option<(u64, u64)>,
+) -> Result<usize, usize> {
+    use std::cmp::Ordering::*;
+    if n < 16 {
+        return search_fixed(n, |i| key(i).cmp(&p));
+    }
+    let (a, b) = match est {
+        Some((a, b)) if a < b => (a, b),
+        _ => (key(0), key(n - 1)),
+    };
+    let guess = if p <= a {
+        0
+    } else if p >= b {
+        n - 1
+    } else {
+        // A float guess is exact enough (it is only a starting point) and avoids a 128-bit
+        // divide.
+        (((p - a) as f64 / (b - a) as f64 * (n - 1) as f64) as usize).min(n - 1)
+    };
+    let (lo, hi) = match key(guess).cmp(&p) {
+        Equal => return Ok(guess),
+        Less => {
+            // Every key up to `guess` is below p: gallop right.
+            let mut lo = guess + 1;
+            let mut step = 1;
+            loop {
+                let probe = guess + step;
+                if probe >= n {
+                    break (lo, n);
+                }
+                match key(probe).cmp(&p) {
+                    Equal => return Ok(probe),
+                    Less => {
+                        lo = probe + 1;
+                        step *= 2;
+                    }
+                    Greater => break (lo, probe),
+                }
+            }
+        }
+        Greater => {
+            // The answer is at or before `guess`: gallop left.
+            let mut hi = guess;
+            let mut step = 1;
+            loop {
+                if step > guess {
+                    break (0, hi);
+                }
+                let probe = guess - step;
+                match key(probe).cmp(&p) {
+                    Equal => return Ok(probe),
+                    Greater => {
+                        hi = probe;
+                        step *= 2;
+                    }
+                    Less => break (probe + 1, hi),
+                }
+            }
+        }
+    };
+    // The lower bound lies in [lo, hi]: key(hi) > p, or hi = n.
+    match search_fixed(hi - lo, |i| key(lo + i).cmp(&p)) {
+        Ok(i) => Ok(lo + i),
+        Err(i) => Err(lo + i),
+    }
+}
+
+/// Branch-light binary search over `n` fixed-width items; `cmp(i)` orders item `i` against the
+/// probe.
+#[inline]
+pub fn search_fixed(n: usize, cmp: impl Fn(usize) -> std::cmp::Ordering) -> Result<usize, usize> {
+    let mut lo = 0usize;
+    let mut len = n;
+    while len > 1 {
+        let half = len / 2;
+        if cmp(lo + half - 1) == std::cmp::Ordering::Less {
+            lo += half;
+        }
+        len -= half;
+    }
+    // `lo` is now the only candidate for the lower bound in [lo, lo + len).
+    if len == 1 {
+        match cmp(lo) {
+            std::cmp::Ordering::Less => Err(lo + 1),
+            std::cmp::Ordering::Equal => Ok(lo),
+            std::cmp::Ordering::Greater => Err(lo),
+        }
+    } else {
+        Err(lo)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

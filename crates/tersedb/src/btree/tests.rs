@@ -4,10 +4,10 @@
 //! Seeded: prints the seed; re-run one with `SEED=n`.
 
 use super::cursor::RawCursor;
-use crate::testing::mem_pages::MemSink;
 use super::tree::{self, AppendHint, PutMode};
 use super::*;
 use crate::error::{Error, PageId};
+use crate::testing::mem_pages::MemSink;
 use std::collections::{BTreeMap, BTreeSet};
 
 struct H {
