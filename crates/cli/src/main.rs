@@ -110,6 +110,9 @@ enum Command {
     },
     /// Verifies every page and tree invariant; exits non-zero on any fault.
     Check { file: PathBuf },
+    /// Repairs damaged meta pages; when the newest commit cannot be told apart from damage,
+    /// rolls back to the previous commit (the newest may be lost: only on request).
+    Recover { file: PathBuf },
     /// Prints one page decoded, for debugging.
     Dump {
         file: PathBuf,
@@ -387,6 +390,7 @@ fn main() -> ExitCode {
             stats,
         } => query::run(&file, &query, json, stats),
         Command::Check { file } => store::check(&file),
+        Command::Recover { file } => store::recover(&file),
         Command::Dump { file, page } => store::dump(&file, page),
     };
     match result {

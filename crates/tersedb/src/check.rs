@@ -48,7 +48,9 @@ pub struct DbReport {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CheckReport {
     pub page_size: usize,
-    /// Pages in the file.
+    /// The txn id of the commit checked (the newest).
+    pub commit: u64,
+    /// Pages of that commit (its page count; the file may hold more).
     pub total_pages: u64,
     /// Pages on the free list (including pages freed but still visible to old readers).
     pub free_pages: u64,
@@ -58,6 +60,9 @@ pub struct CheckReport {
     pub catalog_pages: u64,
     pub dbs: Vec<DbReport>,
     pub faults: Vec<CheckFault>,
+    /// Findings that are not faults: damage open repaired, pages past the page count left by
+    /// a commit that did not complete.
+    pub notes: Vec<String>,
 }
 
 impl CheckReport {
@@ -80,9 +85,17 @@ impl fmt::Display for CheckReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "{} pages of {} bytes: {} meta, {} catalog, {} free",
-            self.total_pages, self.page_size, self.meta_pages, self.catalog_pages, self.free_pages
+            "commit {}: {} pages of {} bytes: {} meta, {} catalog, {} free",
+            self.commit,
+            self.total_pages,
+            self.page_size,
+            self.meta_pages,
+            self.catalog_pages,
+            self.free_pages
         )?;
+        for n in &self.notes {
+            writeln!(f, "note: {n}")?;
+        }
         for d in &self.dbs {
             writeln!(
                 f,

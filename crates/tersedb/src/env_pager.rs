@@ -20,12 +20,19 @@ impl Snapshot for ReadPages {
     fn source(&self) -> &dyn PageSource {
         self
     }
+    fn txn_id(&self) -> u64 {
+        ReadPages::txn_id(self)
+    }
     fn pager_pages(&self) -> Result<PagerPages> {
         let (free, list) = self.free_pages();
+        let m = self.meta();
         let mut meta_pages = vec![0, 1];
+        meta_pages.extend(m.copies.iter().filter(|&&c| c != 0));
         meta_pages.extend(list);
         Ok(PagerPages {
-            total_pages: self.meta().page_count,
+            total_pages: m.page_count,
+            commit: m.txn_id,
+            meta: self.verify_meta()?,
             meta_pages,
             free_pages: free,
         })
@@ -63,6 +70,9 @@ impl Backend for PagerBackend {
     fn pager_pages(&self, snap: &ReadTxn) -> Result<PagerPages> {
         snap.snapshot().pager_pages()
     }
+    fn open_notes(&self) -> Vec<String> {
+        self.0.open_notes().to_vec()
+    }
 }
 
 fn pager_options(opts: &EnvOptions, read_only: bool) -> PagerOptions {
@@ -70,6 +80,7 @@ fn pager_options(opts: &EnvOptions, read_only: bool) -> PagerOptions {
         page_size: opts.page_size,
         cache_bytes: opts.cache_bytes,
         read_only,
+        recover: opts.recover,
     }
 }
 

@@ -48,6 +48,10 @@ pub(crate) trait Snapshot: PageSource + Send + Sync + std::fmt::Debug {
     /// The catalog's root page (0 when the file holds no database yet).
     fn root(&self) -> PageId;
     fn source(&self) -> &dyn PageSource;
+    /// The txn id of the commit this snapshot shows.
+    fn txn_id(&self) -> u64 {
+        0
+    }
     /// The pager's own pages and free pages as of this snapshot (for `Env::check`).
     fn pager_pages(&self) -> Result<crate::env::PagerPages> {
         Ok(crate::env::PagerPages::default())
@@ -303,6 +307,11 @@ impl ReadTxn {
 
     pub(crate) fn catalog_root(&self) -> PageId {
         self.pages.root()
+    }
+
+    /// The txn id of the commit this snapshot shows (0: the new file's empty state).
+    pub fn txn_id(&self) -> u64 {
+        self.pages.txn_id()
     }
 
     pub(crate) fn snapshot(&self) -> &dyn Snapshot {

@@ -16,6 +16,7 @@ fn opts() -> PagerOptions {
         page_size: PS,
         cache_bytes: 64 * PS,
         read_only: false,
+        recover: false,
     }
 }
 
@@ -185,6 +186,9 @@ fn free_list_survives_reopen_and_accounts_for_every_page() {
     let mut owner = vec![0u8; r.meta().page_count as usize];
     owner[0] = 1;
     owner[1] = 1;
+    for c in r.meta().copies {
+        owner[c as usize] += 1;
+    }
     let root = r.page(r.root()).unwrap();
     owner[r.root() as usize] += 1;
     let n = u64::from_le_bytes(root[16..24].try_into().unwrap()) as usize;

@@ -41,6 +41,10 @@ pub struct PagerOptions {
     pub cache_bytes: usize,
     /// Refuse write transactions.
     pub read_only: bool,
+    /// When the newest meta page is damaged and its copy cannot tell which commit it held, roll
+    /// back to the other meta page (and, unless read-only, rewrite the damaged one) instead of
+    /// failing with `Corrupted`. The newest commit may be lost: only on request.
+    pub recover: bool,
 }
 
 impl Default for PagerOptions {
@@ -49,6 +53,7 @@ impl Default for PagerOptions {
             page_size: super::DEFAULT_PAGE_SIZE,
             cache_bytes: 256 << 20,
             read_only: false,
+            recover: false,
         }
     }
 }
@@ -145,6 +150,8 @@ pub struct Pager {
     writer_active: AtomicBool,
     poisoned: AtomicBool,
     cache: Cache,
+    /// What open found wrong with the meta pages and did about it.
+    open_notes: Vec<String>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -181,19 +188,24 @@ impl Pager {
                 "cannot create: the file is not empty".into(),
             ));
         }
+        // Pages 2 and 3 hold the copies of the meta pages.
         let m = Meta {
             page_size: opts.page_size as u32,
-            page_count: 2,
+            page_count: 4,
+            copies: [2, 3],
             ..Meta::default()
         };
+        let ps = opts.page_size as u64;
         storage.write_at(0, &m.to_page(0))?;
-        storage.write_at(opts.page_size as u64, &m.to_page(1))?;
+        storage.write_at(ps, &m.to_page(1))?;
+        storage.write_at(2 * ps, &m.to_copy_page(2))?;
+        storage.write_at(3 * ps, &m.to_copy_page(3))?;
         storage.sync()?;
-        Ok(Self::new(storage, opts, m, Vec::new(), Vec::new()))
+        Ok(Self::new(storage, opts, m, Vec::new(), Vec::new(), Vec::new()))
     }
 
-    /// Opens an existing file: picks the valid meta page with the highest txn id and loads the
-    /// free list.
+    /// Opens an existing file: picks the newest commit from the meta pages and their copies
+    /// (`meta::choose`), repairs damaged meta pages unless read-only, and loads the free list.
     pub fn open(storage: Box<dyn Storage>, opts: &PagerOptions) -> Result<Arc<Pager>> {
         let len = storage.len()?;
         if len == 0 {
@@ -210,48 +222,54 @@ impl Pager {
             sizes.retain(|&s| s != ps);
             sizes.insert(0, ps);
         }
-        let mut best: Option<Meta> = None;
+        let mut chosen = None;
         let mut version_err = None;
         for ps in sizes {
-            for id in 0..2u64 {
-                let mut p = vec![0u8; ps];
-                if storage.read_at(id * ps as u64, &mut p).is_err() {
-                    continue;
+            match meta::choose(storage.as_ref(), ps, len, opts.recover) {
+                meta::Choice::Chosen(c) => {
+                    chosen = Some(c);
+                    break;
                 }
-                match Meta::from_page(id, &p) {
-                    Ok(m) if best.is_none_or(|b| m.txn_id > b.txn_id) => best = Some(m),
-                    Ok(_) => {}
-                    Err(Error::BadFormat(w)) => {
-                        version_err.get_or_insert(Error::BadFormat(w));
+                meta::Choice::Refused(e) => return Err(e),
+                meta::Choice::Invalid(errs) => {
+                    for e in errs {
+                        if let Error::BadFormat(w) = e {
+                            version_err.get_or_insert(Error::BadFormat(w));
+                        }
                     }
-                    Err(_) => {}
                 }
-            }
-            if best.is_some() {
-                break;
             }
         }
-        let m = match best {
-            Some(m) => m,
-            None => {
-                return Err(match version_err {
-                    Some(e) => e,
-                    None if head.get(16..24) != Some(&meta::MAGIC[..]) => {
-                        Error::BadFormat("not a tersedb file (no valid meta page)".into())
-                    }
-                    None => Error::Corrupted {
-                        page: 0,
-                        what: "both meta pages are invalid".into(),
-                    },
-                })
-            }
+        let Some(chosen) = chosen else {
+            return Err(match version_err {
+                Some(e) => e,
+                None if head.get(16..24) != Some(&meta::MAGIC[..]) => {
+                    Error::BadFormat("not a tersedb file (no valid meta page)".into())
+                }
+                None => Error::Corrupted {
+                    page: 0,
+                    what: "both meta pages are invalid".into(),
+                },
+            });
         };
+        let m = chosen.meta;
+        let mut notes = chosen.notes;
+        if !opts.read_only && !chosen.repairs.is_empty() {
+            // Each repair writes a page no committed state reads (a damaged meta page, or a
+            // copy): a crash half-way leaves the same choice for the next open.
+            for r in &chosen.repairs {
+                storage.write_at(r.page * m.page_size as u64, &r.bytes)?;
+            }
+            storage.sync()?;
+            let pages: Vec<String> = chosen.repairs.iter().map(|r| r.page.to_string()).collect();
+            notes.push(format!("rewrote page(s) {}", pages.join(", ")));
+        }
         let (free, free_pages) = load_free_list(storage.as_ref(), &m)?;
         let opts = PagerOptions {
             page_size: m.page_size as usize,
             ..opts.clone()
         };
-        Ok(Self::new(storage, &opts, m, free, free_pages))
+        Ok(Self::new(storage, &opts, m, free, free_pages, notes))
     }
 
     fn new(
@@ -260,6 +278,7 @@ impl Pager {
         m: Meta,
         free: Vec<FreeEntry>,
         free_pages: Vec<PageId>,
+        open_notes: Vec<String>,
     ) -> Arc<Pager> {
         Arc::new(Pager {
             storage,
@@ -277,7 +296,13 @@ impl Pager {
                 map: Mutex::new(IdMap::default()),
                 max_pages: opts.cache_bytes / m.page_size as usize,
             },
+            open_notes,
         })
+    }
+
+    /// What open found wrong with the meta pages and did about it (empty when all was well).
+    pub fn open_notes(&self) -> &[String] {
+        &self.open_notes
     }
 
     /// Page size in bytes.
@@ -487,6 +512,108 @@ impl ReadPages {
     }
 }
 
+/// What `check` finds in the meta pages, their copies and the file length (see
+/// [`ReadPages::verify_meta`]).
+#[derive(Clone, Debug, Default)]
+pub struct MetaCheck {
+    /// Whole pages in the file.
+    pub file_pages: u64,
+    /// Damage: (page, what).
+    pub faults: Vec<(Option<PageId>, String)>,
+    /// Harmless findings (and what open found and repaired).
+    pub notes: Vec<String>,
+}
+
+impl ReadPages {
+    /// Re-reads both meta pages, their copies and the file length, and compares them with this
+    /// snapshot. Bounded: four page reads, whatever the metas claim.
+    pub fn verify_meta(&self) -> Result<MetaCheck> {
+        let pager = &self.pager;
+        let st = pager.storage.as_ref();
+        let ps = pager.page_size;
+        let m = self.committed.meta;
+        let t = m.txn_id;
+        let len = st.len()?;
+        let mut out = MetaCheck {
+            file_pages: len / ps as u64,
+            notes: pager.open_notes.clone(),
+            ..MetaCheck::default()
+        };
+        if m.page_count > out.file_pages {
+            out.faults.push((
+                None,
+                format!(
+                    "commit {t} needs {} pages, the file holds {}",
+                    m.page_count, out.file_pages
+                ),
+            ));
+        } else if out.file_pages > m.page_count {
+            out.notes.push(format!(
+                "the file runs {} pages past commit {t}'s {} pages (written by a commit that \
+                 did not complete, or by a newer one); later commits reuse them",
+                out.file_pages - m.page_count,
+                m.page_count
+            ));
+        }
+        if m.copies == [0, 0] {
+            out.notes
+                .push("no meta copies (a file of an older version; the next commit adds them)".into());
+        }
+        for x in 0..2u64 {
+            let cp = m.copies[x as usize];
+            let copy = (cp != 0).then(|| meta::read_copy(st, cp, ps, u64::MAX));
+            // A copy newer than the snapshot: a commit is being written, or one did not complete.
+            let newer_copy = matches!(&copy, Some(Ok(c)) if c.txn_id > t);
+            let copy = copy.map(|c| c.and_then(|c| meta::check_len(cp, &c, len).map(|()| c)));
+            match meta::read_slot(st, x, ps, len) {
+                // The meta page is being written (step 3 of a commit, after its data pages).
+                Err(e) if matches!(&copy, Some(Ok(c)) if c.txn_id > t) => out.notes.push(format!(
+                    "meta page {x} does not read back ({e}) while a commit newer than {t} is \
+                     written"
+                )),
+                Err(e) => out.faults.push((
+                    Some(x),
+                    format!(
+                        "meta page {x} is damaged ({e}); {}",
+                        match &copy {
+                            Some(Ok(c)) => format!(
+                                "its copy in page {cp} holds commit {}: opening the file for \
+                                 writing rewrites it",
+                                c.txn_id
+                            ),
+                            _ => "its copy cannot replace it: `tersedb recover` rolls back to \
+                                  the other meta page"
+                                .into(),
+                        }
+                    ),
+                )),
+                Ok(p) => match copy {
+                    _ if newer_copy => {}
+                    Some(Ok(c)) if c == p => {}
+                    Some(c) if p.txn_id == t && x == t % 2 => out.faults.push((
+                        Some(cp),
+                        format!(
+                            "the copy of meta page {x} (commit {t}) {}: opening the file for \
+                             writing rewrites it",
+                            match c {
+                                Ok(c) => format!("holds commit {} instead", c.txn_id),
+                                Err(e) => format!("is damaged ({e})"),
+                            }
+                        ),
+                    )),
+                    Some(_) => out.notes.push(format!(
+                        "the copy of meta page {x} in page {cp} is not commit {} (left by a \
+                         commit that did not complete; the next commit to that slot rewrites it)",
+                        p.txn_id
+                    )),
+                    None => {}
+                },
+            }
+        }
+        Ok(out)
+    }
+}
+
 impl Drop for ReadPages {
     fn drop(&mut self) {
         let mut r = lock(&self.pager.readers);
@@ -584,6 +711,13 @@ impl WritePages {
             page,
             freed_by: txn,
         }));
+        // A file from before meta copies gets its two copy pages now.
+        let upgrade = self.base.copies == [0, 0];
+        let copies = if upgrade {
+            [self.take_page(), self.take_page()]
+        } else {
+            self.base.copies
+        };
         let per_page = (ps - FREE_HEADER) / FREE_ENTRY;
         let mut list_pages: Vec<PageId> = Vec::new();
         loop {
@@ -619,6 +753,25 @@ impl WritePages {
             out.push((id, p.into()));
         }
         out.sort_unstable_by_key(|(id, _)| *id);
+        let m = Meta {
+            page_size: ps as u32,
+            txn_id: txn,
+            root: self.root,
+            free_list: list_pages.first().copied().unwrap_or(0),
+            page_count: self.page_count,
+            free_count: entries.len() as u64,
+            copies,
+        };
+        // The meta's copy goes with the data pages, before the first sync: whenever the meta
+        // page itself may be on disk (torn or whole), so is its copy.
+        let slot = (txn % 2) as usize;
+        let mut pager_pages = vec![(copies[slot], m.to_copy_page(copies[slot]).into())];
+        if upgrade {
+            let o = copies[1 - slot];
+            pager_pages.push((o, self.base.to_copy_page(o).into()));
+        }
+        out.extend(pager_pages);
+        out.sort_unstable_by_key(|(id, _)| *id);
         // Every page is written once and never also listed as free. A violation means the
         // layer above freed a page twice or freed a page that was already free (a reference
         // to a free page in a damaged tree): refuse before writing anything.
@@ -644,14 +797,6 @@ impl WritePages {
         if durability == Durability::Immediate {
             pager.storage.sync().map_err(fail)?;
         }
-        let m = Meta {
-            page_size: ps as u32,
-            txn_id: txn,
-            root: self.root,
-            free_list: list_pages.first().copied().unwrap_or(0),
-            page_count: self.page_count,
-            free_count: entries.len() as u64,
-        };
         pager
             .storage
             .write_at((txn % 2) * ps as u64, &m.to_page(txn % 2))
@@ -660,7 +805,8 @@ impl WritePages {
             pager.storage.sync().map_err(fail)?;
         }
         // Published: readers from now on see the new state.
-        let list_set: HashSet<PageId> = list_pages.iter().copied().collect();
+        let mut list_set: HashSet<PageId> = list_pages.iter().copied().collect();
+        list_set.extend(copies);
         for (id, page) in out {
             if !list_set.contains(&id) {
                 pager.cache.put(id, page);
