@@ -117,7 +117,11 @@ fn every_flipped_byte_of_the_meta_pages_and_copies_opens_the_newest_commit() {
                 drop(env);
                 let (_, env) = open(disk.snapshot(), false, &opts());
                 let env = env.unwrap();
-                assert!(env.open_notes().is_empty(), "{what}: {:?}", env.open_notes());
+                assert!(
+                    env.open_notes().is_empty(),
+                    "{what}: {:?}",
+                    env.open_notes()
+                );
                 assert_eq!(&contents(&env), newest, "{what}: after repair");
                 flips += 1;
             }
@@ -237,7 +241,11 @@ fn check_reports_the_commit_and_a_short_file() {
     let (_, env) = open(long, true, &opts());
     let r = env.unwrap().check().unwrap();
     assert!(r.is_clean(), "{:?}", r.faults);
-    assert!(r.notes.iter().any(|n| n.contains("3 pages past")), "{:?}", r.notes);
+    assert!(
+        r.notes.iter().any(|n| n.contains("3 pages past")),
+        "{:?}",
+        r.notes
+    );
     // A file cut short: both metas name pages the file no longer holds.
     let short = good[..good.len() - PS].to_vec();
     assert!(matches!(

@@ -24,9 +24,7 @@
 //! from its copy instead of silently falling back to the older commit (see `Pager::open` and
 //! docs/FORMAT.md, "Torn writes and damaged meta pages").
 
-use super::{
-    PageKind, Storage, MAX_PAGE_SIZE, MIN_PAGE_SIZE, PAGE_CHECKSUM_LEN, PAGE_KIND_OFFSET,
-};
+use super::{PageKind, Storage, MAX_PAGE_SIZE, MIN_PAGE_SIZE, PAGE_CHECKSUM_LEN, PAGE_KIND_OFFSET};
 use crate::error::{Error, PageId, Result};
 
 /// Identifies a tersedb file.
@@ -188,7 +186,6 @@ impl Meta {
         Ok(m)
     }
 }
-
 
 /// Whether meta `m` fits a file of `len` bytes: every page it names must exist.
 pub fn check_len(id: PageId, m: &Meta, len: u64) -> Result<()> {

@@ -201,7 +201,14 @@ impl Pager {
         storage.write_at(2 * ps, &m.to_copy_page(2))?;
         storage.write_at(3 * ps, &m.to_copy_page(3))?;
         storage.sync()?;
-        Ok(Self::new(storage, opts, m, Vec::new(), Vec::new(), Vec::new()))
+        Ok(Self::new(
+            storage,
+            opts,
+            m,
+            Vec::new(),
+            Vec::new(),
+            Vec::new(),
+        ))
     }
 
     /// Opens an existing file: picks the newest commit from the meta pages and their copies
@@ -556,8 +563,9 @@ impl ReadPages {
             ));
         }
         if m.copies == [0, 0] {
-            out.notes
-                .push("no meta copies (a file of an older version; the next commit adds them)".into());
+            out.notes.push(
+                "no meta copies (a file of an older version; the next commit adds them)".into(),
+            );
         }
         for x in 0..2u64 {
             let cp = m.copies[x as usize];
