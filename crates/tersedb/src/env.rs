@@ -23,6 +23,9 @@ pub struct EnvOptions {
     /// (and, unless read-only, rewrites the damaged page so that later opens agree). The newest
     /// commit may be lost: set this only to recover a damaged file (`tersedb recover`).
     pub recover: bool,
+    /// How long opening a file for writing waits for another writer (another process, or
+    /// another handle in this one) to close it before failing with `Error::Locked`.
+    pub lock_wait: std::time::Duration,
 }
 
 impl Default for EnvOptions {
@@ -32,6 +35,7 @@ impl Default for EnvOptions {
             cache_bytes: 256 << 20,
             durability: Durability::Immediate,
             recover: false,
+            lock_wait: std::time::Duration::ZERO,
         }
     }
 }
@@ -51,6 +55,10 @@ impl EnvOptions {
     }
     pub fn recover(mut self, on: bool) -> Self {
         self.recover = on;
+        self
+    }
+    pub fn lock_wait(mut self, d: std::time::Duration) -> Self {
+        self.lock_wait = d;
         self
     }
 }
@@ -88,6 +96,11 @@ pub(crate) trait Backend: Send + Sync + std::fmt::Debug {
     fn page_size(&self) -> usize;
     fn begin_read(&self) -> Result<Box<dyn Snapshot>>;
     fn begin_write(&self) -> Result<Box<dyn Writer>>;
+    /// `begin_write`, waiting up to `timeout` for another thread's write transaction to end.
+    fn begin_write_wait(&self, timeout: std::time::Duration) -> Result<Box<dyn Writer>> {
+        let _ = timeout;
+        self.begin_write()
+    }
     /// The pager's own pages and free pages, as of `snap`.
     fn pager_pages(&self, snap: &ReadTxn) -> Result<PagerPages>;
     /// What open found wrong with the meta pages and did about it.
@@ -152,6 +165,19 @@ impl Env {
             return Err(Error::ReadOnly);
         }
         Ok(WriteTxn::new(self.backend.begin_write()?, self.durability))
+    }
+
+    /// The write transaction, waiting up to `timeout` for the write transaction of another
+    /// thread to end (`Error::WriteTxnActive` if it does not). Another process's writer holds
+    /// the file for as long as it has it open: see [`EnvOptions::lock_wait`].
+    pub fn begin_write_wait(&self, timeout: std::time::Duration) -> Result<WriteTxn> {
+        if self.read_only {
+            return Err(Error::ReadOnly);
+        }
+        Ok(WriteTxn::new(
+            self.backend.begin_write_wait(timeout)?,
+            self.durability,
+        ))
     }
 
     /// Verifies every page of the last committed state: checksums, node structure, key order,

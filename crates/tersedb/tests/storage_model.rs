@@ -100,7 +100,7 @@ fn read(src: &dyn PageSource, root: u64) -> Vec<u64> {
 
 fn account(pager: &Arc<Pager>) {
     let r = pager.begin_read().unwrap();
-    let (free, list) = r.free_pages();
+    let (free, list) = r.free_pages().unwrap();
     let [c0, c1] = r.meta().copies;
     let mut seen = BTreeSet::from([0u64, 1, c0, c1]);
     let mut id = r.root();

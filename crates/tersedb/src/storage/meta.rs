@@ -274,8 +274,8 @@ pub enum Choice {
 /// before the meta page was written, so a torn meta write and a damaged meta page both open the
 /// newest commit), an older one is ignored. When the copy cannot tell either, the damaged page
 /// may have held the newest commit: `Corrupted` naming it, unless `recover`, which rolls back to
-/// the other meta.
-pub fn choose(storage: &dyn Storage, ps: usize, len: u64, recover: bool) -> Choice {
+/// the other meta. Without `repair` (readers), the newest meta's copy is not read.
+pub fn choose(storage: &dyn Storage, ps: usize, len: u64, recover: bool, repair: bool) -> Choice {
     let r = [
         read_slot(storage, 0, ps, len),
         read_slot(storage, 1, ps, len),
@@ -285,7 +285,7 @@ pub fn choose(storage: &dyn Storage, ps: usize, len: u64, recover: bool) -> Choi
             let (y, m) = if b.txn_id > a.txn_id { (1, b) } else { (0, a) };
             let mut repairs = Vec::new();
             // The newest commit's copy must hold it; rewrite it if damaged or stale.
-            if m.copies[y] != 0 {
+            if repair && m.copies[y] != 0 {
                 let c = read_copy(storage, m.copies[y], ps, len);
                 if c.ok() != Some(m) {
                     repairs.push(Repair {

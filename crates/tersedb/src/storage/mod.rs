@@ -125,8 +125,9 @@ pub mod file;
 pub mod mem;
 pub mod meta;
 pub mod pager;
+pub mod readers;
 
 pub use faulty::{CrashMode, FaultyStorage};
 pub use file::FileStorage;
 pub use mem::MemStorage;
-pub use pager::{MetaCheck, Pager, PagerOptions, ReadPages, WritePages};
+pub use pager::{MetaCheck, Pager, PagerOptions, ReadPages, Sharing, WritePages};

@@ -26,11 +26,13 @@
 //! committed states never depend on a reused page).
 
 use super::meta::{self, Meta};
+use super::readers::{ReaderScan, ReaderSlot};
 use super::{Durability, Page, PageKind, PageSink, PageSource, Storage, PAGE_KIND_OFFSET};
 use crate::error::{Error, PageId, Result};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 /// How the pager is opened.
 #[derive(Clone, Debug)]
@@ -102,6 +104,22 @@ struct Committed {
     meta: Meta,
     free: Arc<Vec<FreeEntry>>,
     free_pages: Arc<Vec<PageId>>,
+    /// Whether `free` and `free_pages` were loaded (a reader of another process's commits
+    /// loads them only for `check`).
+    free_loaded: bool,
+}
+
+/// How a pager shares its file with other processes (see `storage::readers`).
+#[derive(Debug, Default)]
+pub enum Sharing {
+    /// Nobody else (memory, tests, or a reader holding a shared lock on the data file).
+    #[default]
+    Alone,
+    /// The writer: consults the reader table before reusing pages.
+    Writer(ReaderScan),
+    /// A read-only environment beside a possible writer: publishes its oldest snapshot in its
+    /// slot and reads the newest commit from the meta pages at each `begin_read`.
+    Reader(ReaderSlot),
 }
 
 /// Clean pages as they are on disk, within a byte budget.
@@ -117,6 +135,9 @@ impl Cache {
     }
     fn get(&self, id: PageId) -> Option<Page> {
         self.lock().get(&id).cloned()
+    }
+    fn clear(&self) {
+        self.lock().clear();
     }
     fn put(&self, id: PageId, page: Page) {
         let mut m = self.lock();
@@ -148,10 +169,16 @@ pub struct Pager {
     /// Live read snapshots: txn id -> count.
     readers: Mutex<BTreeMap<u64, usize>>,
     writer_active: AtomicBool,
+    /// Signalled when the write transaction ends (for `begin_write_wait`).
+    writer_done: (Mutex<()>, Condvar),
     poisoned: AtomicBool,
     cache: Cache,
     /// What open found wrong with the meta pages and did about it.
     open_notes: Vec<String>,
+    recover: bool,
+    sharing: Mutex<Sharing>,
+    /// `sharing` is `Reader` (read without taking the mutex on the read path).
+    shared_reader: AtomicBool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -214,6 +241,47 @@ impl Pager {
     /// Opens an existing file: picks the newest commit from the meta pages and their copies
     /// (`meta::choose`), repairs damaged meta pages unless read-only, and loads the free list.
     pub fn open(storage: Box<dyn Storage>, opts: &PagerOptions) -> Result<Arc<Pager>> {
+        // A read-only open may catch a meta page while a writer of another process writes it:
+        // damage is believed only when it stays.
+        let mut tries = if opts.read_only { 100 } else { 1 };
+        let chosen = loop {
+            match Self::choose_meta(storage.as_ref(), opts) {
+                Err(Error::Corrupted { .. }) if tries > 1 => {
+                    tries -= 1;
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                r => break r?,
+            }
+        };
+        let m = chosen.meta;
+        let mut notes = chosen.notes;
+        if !opts.read_only && !chosen.repairs.is_empty() {
+            // Each repair writes a page no committed state reads (a damaged meta page, or a
+            // copy): a crash half-way leaves the same choice for the next open.
+            for r in &chosen.repairs {
+                storage.write_at(r.page * m.page_size as u64, &r.bytes)?;
+            }
+            storage.sync()?;
+            let pages: Vec<String> = chosen.repairs.iter().map(|r| r.page.to_string()).collect();
+            notes.push(format!("rewrote page(s) {}", pages.join(", ")));
+        }
+        let opts = PagerOptions {
+            page_size: m.page_size as usize,
+            ..opts.clone()
+        };
+        if opts.read_only {
+            // Loaded by `check` only (a writer of another process may reuse these pages
+            // before this handle registers a snapshot).
+            let p = Self::new(storage, &opts, m, Vec::new(), Vec::new(), notes);
+            lock(&p.committed).free_loaded = false;
+            return Ok(p);
+        }
+        let (free, free_pages) = load_free_list(storage.as_ref(), &m)?;
+        Ok(Self::new(storage, &opts, m, free, free_pages, notes))
+    }
+
+    /// The commit to open: `meta::choose` at the page size meta 0 names, then at every other.
+    fn choose_meta(storage: &dyn Storage, opts: &PagerOptions) -> Result<meta::Chosen> {
         let len = storage.len()?;
         if len == 0 {
             return Err(Error::BadFormat("the file is empty".into()));
@@ -229,14 +297,10 @@ impl Pager {
             sizes.retain(|&s| s != ps);
             sizes.insert(0, ps);
         }
-        let mut chosen = None;
         let mut version_err = None;
         for ps in sizes {
-            match meta::choose(storage.as_ref(), ps, len, opts.recover) {
-                meta::Choice::Chosen(c) => {
-                    chosen = Some(c);
-                    break;
-                }
+            match meta::choose(storage, ps, len, opts.recover, !opts.read_only) {
+                meta::Choice::Chosen(c) => return Ok(c),
                 meta::Choice::Refused(e) => return Err(e),
                 meta::Choice::Invalid(errs) => {
                     for e in errs {
@@ -247,36 +311,16 @@ impl Pager {
                 }
             }
         }
-        let Some(chosen) = chosen else {
-            return Err(match version_err {
-                Some(e) => e,
-                None if head.get(16..24) != Some(&meta::MAGIC[..]) => {
-                    Error::BadFormat("not a tersedb file (no valid meta page)".into())
-                }
-                None => Error::Corrupted {
-                    page: 0,
-                    what: "both meta pages are invalid".into(),
-                },
-            });
-        };
-        let m = chosen.meta;
-        let mut notes = chosen.notes;
-        if !opts.read_only && !chosen.repairs.is_empty() {
-            // Each repair writes a page no committed state reads (a damaged meta page, or a
-            // copy): a crash half-way leaves the same choice for the next open.
-            for r in &chosen.repairs {
-                storage.write_at(r.page * m.page_size as u64, &r.bytes)?;
+        Err(match version_err {
+            Some(e) => e,
+            None if head.get(16..24) != Some(&meta::MAGIC[..]) => {
+                Error::BadFormat("not a tersedb file (no valid meta page)".into())
             }
-            storage.sync()?;
-            let pages: Vec<String> = chosen.repairs.iter().map(|r| r.page.to_string()).collect();
-            notes.push(format!("rewrote page(s) {}", pages.join(", ")));
-        }
-        let (free, free_pages) = load_free_list(storage.as_ref(), &m)?;
-        let opts = PagerOptions {
-            page_size: m.page_size as usize,
-            ..opts.clone()
-        };
-        Ok(Self::new(storage, &opts, m, free, free_pages, notes))
+            None => Error::Corrupted {
+                page: 0,
+                what: "both meta pages are invalid".into(),
+            },
+        })
     }
 
     fn new(
@@ -295,16 +339,116 @@ impl Pager {
                 meta: m,
                 free: Arc::new(free),
                 free_pages: Arc::new(free_pages),
+                free_loaded: true,
             }),
             readers: Mutex::new(BTreeMap::new()),
             writer_active: AtomicBool::new(false),
+            writer_done: (Mutex::new(()), Condvar::new()),
             poisoned: AtomicBool::new(false),
             cache: Cache {
                 map: Mutex::new(IdMap::default()),
                 max_pages: opts.cache_bytes / m.page_size as usize,
             },
             open_notes,
+            recover: opts.recover,
+            sharing: Mutex::new(Sharing::Alone),
+            shared_reader: AtomicBool::new(false),
         })
+    }
+
+    /// Says how the file is shared with other processes (set once, right after open).
+    pub fn set_sharing(&self, s: Sharing) {
+        let reader = matches!(s, Sharing::Reader(_));
+        *lock(&self.sharing) = s;
+        self.shared_reader.store(reader, Ordering::Release);
+    }
+
+    fn release_writer(&self) {
+        self.writer_active.store(false, Ordering::Release);
+        drop(lock(&self.writer_done.0));
+        self.writer_done.1.notify_all();
+    }
+
+    /// Publishes the oldest live snapshot in the reader slot (a reader of another process's
+    /// commits); returns what was published before.
+    fn publish_oldest(&self) -> Result<Option<u64>> {
+        let oldest = lock(&self.readers).keys().next().copied();
+        let mut sh = lock(&self.sharing);
+        match &mut *sh {
+            Sharing::Reader(slot) => {
+                let before = slot.published();
+                slot.set(oldest)?;
+                Ok(before)
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// The newest commit on disk, for a reader beside a writer of another process. A meta page
+    /// caught while it is written fails its checksum: the choice is then made from its copy
+    /// only when a second look agrees (the copy may be rewritten by a later commit meanwhile),
+    /// and a refusal is retried for a while before it is believed.
+    fn newest_on_disk(&self) -> Result<Meta> {
+        let st = self.storage.as_ref();
+        let ps = self.page_size;
+        for _ in 0..200 {
+            let len = st.len()?;
+            match meta::choose(st, ps, len, self.recover, false) {
+                meta::Choice::Chosen(c) if c.from < 2 => return Ok(c.meta),
+                meta::Choice::Chosen(c) => {
+                    if let meta::Choice::Chosen(d) = meta::choose(st, ps, len, self.recover, false)
+                    {
+                        if d.meta == c.meta {
+                            return Ok(c.meta);
+                        }
+                    }
+                }
+                meta::Choice::Refused(_) | meta::Choice::Invalid(_) => {}
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        match meta::choose(st, ps, st.len()?, self.recover, false) {
+            meta::Choice::Chosen(c) => Ok(c.meta),
+            meta::Choice::Refused(e) => Err(e),
+            meta::Choice::Invalid([e, _]) => Err(e),
+        }
+    }
+
+    /// `begin_read` of a reader beside a writer of another process (LMDB's protocol): take the
+    /// newest commit, publish it, and start over if more than one commit happened meanwhile (a
+    /// writer that scanned the table before the publication might reuse its pages).
+    fn begin_read_shared(self: &Arc<Self>) -> Result<ReadPages> {
+        for _ in 0..10_000 {
+            let m = self.newest_on_disk()?;
+            let c = {
+                let mut committed = lock(&self.committed);
+                if m.txn_id > committed.meta.txn_id {
+                    // Pages freed since may have been rewritten: forget every cached page.
+                    self.cache.clear();
+                    *committed = Committed {
+                        meta: m,
+                        free: Arc::new(Vec::new()),
+                        free_pages: Arc::new(Vec::new()),
+                        free_loaded: false,
+                    };
+                }
+                let c = committed.clone();
+                *lock(&self.readers).entry(c.meta.txn_id).or_insert(0) += 1;
+                c
+            };
+            let t = c.meta.txn_id;
+            let snap = ReadPages {
+                pager: self.clone(),
+                committed: c,
+            };
+            let before = self.publish_oldest()?;
+            if before.is_some_and(|b| b <= t) || self.newest_on_disk()?.txn_id <= t + 1 {
+                return Ok(snap);
+            }
+        }
+        Err(Error::Io(std::io::Error::other(
+            "could not register a read snapshot: the writer commits too fast",
+        )))
     }
 
     /// What open found wrong with the meta pages and did about it (empty when all was well).
@@ -327,8 +471,12 @@ impl Pager {
         self.poisoned.load(Ordering::Acquire)
     }
 
-    /// A snapshot of the last committed state.
+    /// A snapshot of the last committed state (for a reader beside a writer of another
+    /// process: the newest commit on disk).
     pub fn begin_read(self: &Arc<Self>) -> Result<ReadPages> {
+        if self.shared_reader.load(Ordering::Acquire) {
+            return self.begin_read_shared();
+        }
         // Register under the committed lock, so no commit slips in between.
         let committed = lock(&self.committed);
         let c = committed.clone();
@@ -356,11 +504,22 @@ impl Pager {
             return Err(Error::WriteTxnActive);
         }
         let c = lock(&self.committed).clone();
-        let oldest_reader = lock(&self.readers)
+        let mut oldest_reader = lock(&self.readers)
             .keys()
             .next()
             .copied()
             .unwrap_or(u64::MAX);
+        if let Sharing::Writer(scan) = &mut *lock(&self.sharing) {
+            // Readers in other processes: read after the in-process ones, so a snapshot taken
+            // meanwhile is at the newest commit (whose pages this txn does not reuse).
+            match scan.oldest() {
+                Ok(o) => oldest_reader = oldest_reader.min(o.unwrap_or(u64::MAX)),
+                Err(e) => {
+                    self.release_writer();
+                    return Err(e.into());
+                }
+            }
+        }
         let (mut reusable, pending): (Vec<FreeEntry>, Vec<FreeEntry>) = c
             .free
             .iter()
@@ -379,6 +538,30 @@ impl Pager {
             freed_now: IdSet::default(),
             finished: false,
         })
+    }
+
+    /// `begin_write`, waiting up to `timeout` for the write transaction of another thread to
+    /// end instead of failing with `Error::WriteTxnActive`.
+    pub fn begin_write_wait(self: &Arc<Self>, timeout: Duration) -> Result<WritePages> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            match self.begin_write() {
+                Err(Error::WriteTxnActive) => {}
+                r => return r,
+            }
+            let g = lock(&self.writer_done.0);
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(Error::WriteTxnActive);
+            }
+            if self.writer_active.load(Ordering::Acquire) {
+                let _ = self
+                    .writer_done
+                    .1
+                    .wait_timeout(g, deadline - now)
+                    .unwrap_or_else(|p| p.into_inner());
+            }
+        }
     }
 
     /// Reads, verifies and caches committed page `id`.
@@ -511,11 +694,16 @@ impl ReadPages {
         self.committed.meta
     }
     /// Pages in the free list, and the pages holding the free list, as of this snapshot.
-    pub fn free_pages(&self) -> (Vec<PageId>, Vec<PageId>) {
-        (
+    pub fn free_pages(&self) -> Result<(Vec<PageId>, Vec<PageId>)> {
+        if !self.committed.free_loaded {
+            // A commit of another process: its free list is protected by this snapshot.
+            let (free, pages) = load_free_list(self.pager.storage.as_ref(), &self.committed.meta)?;
+            return Ok((free.iter().map(|e| e.page).collect(), pages));
+        }
+        Ok((
             self.committed.free.iter().map(|e| e.page).collect(),
             self.committed.free_pages.to_vec(),
-        )
+        ))
     }
 }
 
@@ -632,6 +820,12 @@ impl Drop for ReadPages {
                 r.remove(&t);
             }
         }
+        drop(r);
+        if self.pager.shared_reader.load(Ordering::Acquire) {
+            // A failed update leaves an older txn published: pages are kept longer, never
+            // reused too early.
+            let _ = self.pager.publish_oldest();
+        }
     }
 }
 
@@ -691,7 +885,7 @@ impl WritePages {
         self.finished = true;
         let pager = self.pager.clone();
         let result = self.commit_inner(durability);
-        pager.writer_active.store(false, Ordering::Release);
+        pager.release_writer();
         result
     }
 
@@ -824,6 +1018,7 @@ impl WritePages {
             meta: m,
             free: Arc::new(entries),
             free_pages: Arc::new(list_pages),
+            free_loaded: true,
         };
         Ok(())
     }
@@ -831,14 +1026,14 @@ impl WritePages {
     /// Discards every change.
     pub fn abort(mut self) {
         self.finished = true;
-        self.pager.writer_active.store(false, Ordering::Release);
+        self.pager.release_writer();
     }
 }
 
 impl Drop for WritePages {
     fn drop(&mut self) {
         if !self.finished {
-            self.pager.writer_active.store(false, Ordering::Release);
+            self.pager.release_writer();
         }
     }
 }
