@@ -40,8 +40,11 @@ fn feed(args: &[&str], keys: std::ops::Range<u32>) {
     );
 }
 
-/// COUNT(*), MIN(key), MAX(key) read by a `tersedb query` process.
-fn query(f: &str) -> (u64, u64, u64) {
+/// COUNT(*), MIN(key), MAX(key).
+type Read = (u64, u64, u64);
+
+/// What a `tersedb query` process reads.
+fn query(f: &str) -> Read {
     let o = tersedb()
         .args([
             "query",
@@ -69,11 +72,7 @@ fn query(f: &str) -> (u64, u64, u64) {
 
 /// Runs `writer` while four threads query in a loop; each query's result goes to `judge`
 /// with the thread's previous one. Returns the number of reads.
-fn with_readers(
-    f: &str,
-    judge: fn((u64, u64, u64), (u64, u64, u64)),
-    writer: impl FnOnce(),
-) -> usize {
+fn with_readers(f: &str, judge: fn(Read, Read), writer: impl FnOnce()) -> usize {
     let done = Arc::new(AtomicBool::new(false));
     let readers: Vec<_> = (0..4)
         .map(|_| {

@@ -189,7 +189,7 @@ fn torn_newest_meta_opens_the_commit_from_its_copy() {
     // Commit 3 synced its data pages (sync `synced + 1`); its meta write is in flight.
     let pre = disk.crash_image(synced + 1, CrashMode::DropUnsynced);
     let post = disk.crash_image(synced + 2, CrashMode::DropUnsynced);
-    let slot = 3 % 2 * PS;
+    let slot = PS; // commit 3 writes meta 1
     for cut in [9, 20, 36, 44, 60, 80, 100] {
         let mut torn = pre.clone();
         torn[slot..slot + cut].copy_from_slice(&post[slot..slot + cut]);

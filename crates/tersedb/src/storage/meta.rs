@@ -90,15 +90,15 @@ pub fn valid_page_size(n: usize) -> bool {
 impl Meta {
     /// Serialises into a full page (checksum included) for slot `id` (0 or 1).
     pub fn to_page(&self, id: PageId) -> Vec<u8> {
-        self.to_page_of(id, PageKind::Meta)
+        self.page_of_kind(id, PageKind::Meta)
     }
 
     /// Serialises into the copy page `id` (kind `MetaCopy`).
     pub fn to_copy_page(&self, id: PageId) -> Vec<u8> {
-        self.to_page_of(id, PageKind::MetaCopy)
+        self.page_of_kind(id, PageKind::MetaCopy)
     }
 
-    fn to_page_of(&self, id: PageId, kind: PageKind) -> Vec<u8> {
+    fn page_of_kind(&self, id: PageId, kind: PageKind) -> Vec<u8> {
         let mut p = vec![0u8; self.page_size as usize];
         p[PAGE_KIND_OFFSET] = kind as u8;
         p[16..24].copy_from_slice(MAGIC);
