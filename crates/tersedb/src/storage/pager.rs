@@ -370,18 +370,15 @@ impl Pager {
     }
 
     /// Publishes the oldest live snapshot in the reader slot (a reader of another process's
-    /// commits); returns what was published before.
-    fn publish_oldest(&self) -> Result<Option<u64>> {
-        let oldest = lock(&self.readers).keys().next().copied();
+    /// commits).
+    fn publish_oldest(&self) -> Result<()> {
         let mut sh = lock(&self.sharing);
-        match &mut *sh {
-            Sharing::Reader(slot) => {
-                let before = slot.published();
-                slot.set(oldest)?;
-                Ok(before)
-            }
-            _ => Ok(None),
+        // Read under the slot's mutex: publications happen in the order of the map's states.
+        let oldest = lock(&self.readers).keys().next().copied();
+        if let Sharing::Reader(slot) = &mut *sh {
+            slot.set(oldest)?;
         }
+        Ok(())
     }
 
     /// The newest commit on disk, for a reader beside a writer of another process. A meta page
@@ -391,6 +388,22 @@ impl Pager {
     fn newest_on_disk(&self) -> Result<Meta> {
         let st = self.storage.as_ref();
         let ps = self.page_size;
+        // Fast path: the txn fields alone say nothing newer was written. The meta page of the
+        // last commit seen still names it and the other one an older commit: a newer commit
+        // would have written the other page, and one caught mid-write is not complete yet. (A
+        // damaged newer meta page read this way keeps the reader on the last commit it saw,
+        // whose pages its snapshot protects, until the next commit.)
+        let seen = lock(&self.committed).meta;
+        let mut txn = [0u64; 2];
+        for (slot, t) in txn.iter_mut().enumerate() {
+            let mut b = [0u8; 8];
+            st.read_at(slot as u64 * ps as u64 + 32, &mut b)?;
+            *t = u64::from_le_bytes(b);
+        }
+        let mine = (seen.txn_id % 2) as usize;
+        if txn[mine] == seen.txn_id && txn[1 - mine] < seen.txn_id {
+            return Ok(seen);
+        }
         for _ in 0..200 {
             let len = st.len()?;
             match meta::choose(st, ps, len, self.recover, false) {
@@ -414,41 +427,54 @@ impl Pager {
         }
     }
 
-    /// `begin_read` of a reader beside a writer of another process (LMDB's protocol): take the
-    /// newest commit, publish it, and start over if more than one commit happened meanwhile (a
-    /// writer that scanned the table before the publication might reuse its pages).
+    /// `begin_read` of a reader beside a writer of another process. The commit last seen, `t0`,
+    /// is published (as a pending snapshot) *before* the newest commit `T >= t0` is read: a
+    /// writer that scanned the table before the publication started from a commit `B <= T`
+    /// and reuses only pages freed by txns `< B`, which `T` no longer reads; every later writer
+    /// sees `t0 <= T`. (LMDB publishes `T` and checks the meta again; publishing a lower bound
+    /// first needs one meta read instead of two.)
     fn begin_read_shared(self: &Arc<Self>) -> Result<ReadPages> {
-        for _ in 0..10_000 {
-            let m = self.newest_on_disk()?;
-            let c = {
-                let mut committed = lock(&self.committed);
-                if m.txn_id > committed.meta.txn_id {
-                    // Pages freed since may have been rewritten: forget every cached page.
-                    self.cache.clear();
-                    *committed = Committed {
-                        meta: m,
-                        free: Arc::new(Vec::new()),
-                        free_pages: Arc::new(Vec::new()),
-                        free_loaded: false,
-                    };
+        let t0 = lock(&self.committed).meta.txn_id;
+        *lock(&self.readers).entry(t0).or_insert(0) += 1;
+        let unpend = || {
+            let mut r = lock(&self.readers);
+            if let Some(n) = r.get_mut(&t0) {
+                *n -= 1;
+                if *n == 0 {
+                    r.remove(&t0);
                 }
-                let c = committed.clone();
-                *lock(&self.readers).entry(c.meta.txn_id).or_insert(0) += 1;
-                c
-            };
-            let t = c.meta.txn_id;
-            let snap = ReadPages {
-                pager: self.clone(),
-                committed: c,
-            };
-            let before = self.publish_oldest()?;
-            if before.is_some_and(|b| b <= t) || self.newest_on_disk()?.txn_id <= t + 1 {
-                return Ok(snap);
             }
-        }
-        Err(Error::Io(std::io::Error::other(
-            "could not register a read snapshot: the writer commits too fast",
-        )))
+        };
+        let m = match self.publish_oldest().and_then(|_| self.newest_on_disk()) {
+            Ok(m) => m,
+            Err(e) => {
+                unpend();
+                let _ = self.publish_oldest();
+                return Err(e);
+            }
+        };
+        let c = {
+            let mut committed = lock(&self.committed);
+            if m.txn_id > committed.meta.txn_id {
+                // Pages freed since may have been rewritten: forget every cached page.
+                self.cache.clear();
+                *committed = Committed {
+                    meta: m,
+                    free: Arc::new(Vec::new()),
+                    free_pages: Arc::new(Vec::new()),
+                    free_loaded: false,
+                };
+            }
+            let c = committed.clone();
+            *lock(&self.readers).entry(c.meta.txn_id).or_insert(0) += 1;
+            c
+        };
+        // The published value stays at most t0 until this or another snapshot ends.
+        unpend();
+        Ok(ReadPages {
+            pager: self.clone(),
+            committed: c,
+        })
     }
 
     /// What open found wrong with the meta pages and did about it (empty when all was well).

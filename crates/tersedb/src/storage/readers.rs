@@ -12,9 +12,9 @@
 //! ```
 //!
 //! A read-only environment claims a slot by taking an exclusive `flock` on it and holds it for
-//! its lifetime. Before a read snapshot is used its txn id is published, then the newest commit
-//! is read again: if more than one commit happened in between, a writer may have missed the
-//! slot, and the snapshot starts over on the newest commit (LMDB's reader protocol).
+//! its lifetime. Before it reads the newest commit from the meta pages, it publishes the commit
+//! it saw last (a lower bound of what it will read; see `Pager::begin_read_shared`), and when a
+//! snapshot ends it publishes its oldest remaining snapshot, or none.
 //!
 //! The writer, at the start of each write transaction, tries a shared lock on every slot: a slot
 //! it can lock has no live holder (a process that died released its lock) and is ignored; the
@@ -41,11 +41,11 @@ pub fn dir_of(path: &Path) -> PathBuf {
     PathBuf::from(s)
 }
 
-fn encode(txn: u64) -> [u8; SLOT_LEN] {
+fn encode(txn: u64, pid: u32) -> [u8; SLOT_LEN] {
     let mut b = [0u8; SLOT_LEN];
     b[..8].copy_from_slice(&txn.to_le_bytes());
     b[8..16].copy_from_slice(&(!txn).to_le_bytes());
-    b[16..].copy_from_slice(&(std::process::id() as u64).to_le_bytes());
+    b[16..].copy_from_slice(&(pid as u64).to_le_bytes());
     b
 }
 
@@ -55,6 +55,7 @@ pub struct ReaderSlot {
     file: File,
     path: PathBuf,
     published: u64,
+    pid: u32,
 }
 
 impl ReaderSlot {
@@ -76,6 +77,7 @@ impl ReaderSlot {
                         file,
                         path: p,
                         published: 0,
+                        pid: std::process::id(),
                     };
                     slot.publish(IDLE)?;
                     return Ok(slot);
@@ -92,14 +94,9 @@ impl ReaderSlot {
         self.publish(oldest.unwrap_or(IDLE))
     }
 
-    /// The value last published (`None`: no snapshot).
-    pub fn published(&self) -> Option<u64> {
-        (self.published != IDLE).then_some(self.published)
-    }
-
     fn publish(&mut self, txn: u64) -> io::Result<()> {
         if txn != self.published {
-            self.file.write_all_at(&encode(txn), 0)?;
+            self.file.write_all_at(&encode(txn, self.pid), 0)?;
             self.published = txn;
         }
         Ok(())
