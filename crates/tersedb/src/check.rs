@@ -267,7 +267,7 @@ impl TreeWalk<'_> {
             }
         } else {
             self.stats.branch_pages += 1;
-            let mut keys = Vec::with_capacity(l.count);
+            let mut keys = Vec::with_capacity(prealloc(l.count, &page));
             keys.extend(node_keys(&page, &l)?);
             for c in 0..=l.count {
                 let child = l.child(&page, c)?;
@@ -282,13 +282,20 @@ impl TreeWalk<'_> {
     }
 }
 
+/// Room to reserve for `count` entries of a node, `count` read from the page: never more than
+/// the page has bytes (a forged count must not size an allocation; the vector grows past this
+/// only with entries actually decoded).
+pub(crate) fn prealloc(count: usize, page: &[u8]) -> usize {
+    count.min(page.len())
+}
+
 /// Every key of a node. A compressed leaf is checked block by block on the way: each block
 /// decodes and matches its descriptor (first, last, count, bit width), the block index is in key
 /// order, and the block counts add up to the node's.
 fn node_keys(page: &[u8], l: &Layout) -> Result<Vec<KeyBuf>> {
     let Some(p) = l.keys.packed() else {
         if let (Some(s), false) = (l.keys.str_list(), l.keys.contiguous()) {
-            let mut out = Vec::with_capacity(l.count);
+            let mut out = Vec::with_capacity(prealloc(l.count, page));
             s.for_each(l.kregion(page), l.count, |k| {
                 out.push(KeyBuf::Bytes(k.to_vec()));
                 Ok(())
@@ -302,7 +309,7 @@ fn node_keys(page: &[u8], l: &Layout) -> Result<Vec<KeyBuf>> {
     };
     let kr = l.kregion(page);
     let nb = Packed::blocks(kr).map_err(|f| l.err(f))?;
-    let mut out = Vec::with_capacity(l.count);
+    let mut out = Vec::with_capacity(prealloc(l.count, page));
     let mut buf = [0u32; crate::btree::packed::MAX_BLOCK_KEYS];
     let mut prev_last: Option<u32> = None;
     for b in 0..nb {

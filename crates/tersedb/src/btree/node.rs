@@ -543,9 +543,10 @@ impl Entries {
     }
     /// Appends every entry of the node.
     pub fn extend_from(&mut self, page: &[u8], l: &Layout) -> Result<()> {
-        self.items.reserve(l.count);
+        // Bounded by the page: `count` is read from it.
+        self.items.reserve(l.count.min(page.len()));
         if let Some(p) = l.keys.packed() {
-            let mut keys = Vec::with_capacity(l.count);
+            let mut keys = Vec::with_capacity(l.count.min(page.len()));
             p.decode_all(l.kregion(page), &mut keys)
                 .map_err(|f| l.err(f))?;
             if keys.len() != l.count {
@@ -558,7 +559,7 @@ impl Entries {
             return Ok(());
         }
         if let (Some(s), false) = (l.keys.str_list(), l.keys.contiguous()) {
-            let mut keys = Vec::with_capacity(l.count);
+            let mut keys = Vec::with_capacity(l.count.min(page.len()));
             s.for_each(l.kregion(page), l.count, |k| {
                 keys.push(k.to_vec());
                 Ok(())
