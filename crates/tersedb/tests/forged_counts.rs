@@ -19,7 +19,8 @@ fn build(cfg: DbConfig) -> (Vec<u8>, Vec<u32>) {
     let keys: Vec<u32> = (0..3000u32).map(|k| k * 7).collect();
     for &k in &keys {
         if cfg.key_type == KeyType::VarBinary {
-            w.insert(&db, format!("key/{k:08}").as_bytes(), &[]).unwrap();
+            w.insert(&db, format!("key/{k:08}").as_bytes(), &[])
+                .unwrap();
         } else {
             w.insert(&db, k, &[]).unwrap();
         }

@@ -760,7 +760,7 @@ impl ReadPages {
             notes: pager.open_notes.clone(),
             ..MetaCheck::default()
         };
-        if m.page_count > out.file_pages {
+        if m.page_count > out.file_pages && m.copies != [0, 0] {
             out.faults.push((
                 None,
                 format!(
@@ -1021,6 +1021,12 @@ impl WritePages {
             let p = Arc::get_mut(page).expect("a fresh copy is unique");
             meta::seal(*id, p);
             pager.storage.write_at(*id * ps as u64, p).map_err(fail)?;
+        }
+        // The file covers every page the meta counts, even pages taken from the end and freed
+        // again unwritten: open and `check` then treat a shorter file as damage.
+        let need = self.page_count * ps as u64;
+        if pager.storage.len().map_err(fail)? < need {
+            pager.storage.set_len(need).map_err(fail)?;
         }
         if durability == Durability::Immediate {
             pager.storage.sync().map_err(fail)?;
