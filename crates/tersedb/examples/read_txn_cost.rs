@@ -1,6 +1,7 @@
 //! What a read transaction costs on the writer's handle and on a read-only handle beside it
 //! (which reads the newest commit from the meta pages and publishes its snapshot in the reader
-//! table at each `begin_read`): `begin_read` + one lookup, many times, alternating batches.
+//! table at each `begin_read`): `begin_read` + one lookup, many times, alternating batches. And
+//! what the writer's `begin_write` + `abort` costs with and without a reader slot to scan.
 //!
 //! `cargo run --release -p tersedb --example read_txn_cost [ROUNDS]`
 
@@ -48,7 +49,32 @@ fn main() {
          {ma:.0}, read-only handle {mb:.0} (+{:.0})",
         mb - ma
     );
-    drop((w, ro));
+    let run_w = |env: &Env| {
+        let start = Instant::now();
+        for _ in 0..N {
+            env.begin_write().unwrap().abort();
+        }
+        start.elapsed().as_nanos() as f64 / N as f64
+    };
+    let mut with = Vec::new();
+    for _ in 0..rounds {
+        with.push(run_w(&w));
+    }
+    drop(ro);
+    let _ = std::fs::remove_dir_all(tersedb::storage::readers::dir_of(&path));
+    let mut without = Vec::new();
+    for _ in 0..rounds {
+        without.push(run_w(&w));
+    }
+    with.sort_by(f64::total_cmp);
+    without.sort_by(f64::total_cmp);
+    println!(
+        "begin_write + abort, ns (median of {rounds} batches of {N}): no reader table {:.0}, \
+         one reader slot {:.0}",
+        without[without.len() / 2],
+        with[with.len() / 2]
+    );
+    drop(w);
     let _ = std::fs::remove_file(&path);
     let _ = std::fs::remove_dir_all(tersedb::storage::readers::dir_of(&path));
 }

@@ -25,7 +25,6 @@
 //! Readers never wait for the writer and the writer never waits for readers: both only try
 //! locks. The data file itself is locked by the writer alone (exclusively).
 
-use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io;
 use std::os::unix::fs::FileExt;
@@ -112,34 +111,33 @@ impl ReaderSlot {
 #[derive(Debug)]
 pub struct ReaderScan {
     dir: PathBuf,
-    slots: BTreeMap<String, File>,
+    /// Slots `r0 ..`, opened in order: readers create them in order and never delete them, so
+    /// one failed open of the next name says there are no more.
+    slots: Vec<File>,
 }
 
 impl ReaderScan {
     pub fn new(path: &Path) -> ReaderScan {
         ReaderScan {
             dir: dir_of(path),
-            slots: BTreeMap::new(),
+            slots: Vec::new(),
         }
     }
 
-    /// The oldest snapshot held by a live reader of the table, if any.
+    /// The oldest snapshot held by a live reader of the table, if any. A slot created after
+    /// this looks is missed, which is safe: its reader publishes before it reads the newest
+    /// commit, which is at least the one this writer starts from.
     pub fn oldest(&mut self) -> io::Result<Option<u64>> {
-        let entries = match std::fs::read_dir(&self.dir) {
-            Ok(e) => e,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(e),
-        };
-        for e in entries {
-            let e = e?;
-            let name = e.file_name().to_string_lossy().into_owned();
-            if name.starts_with('r') && !self.slots.contains_key(&name) {
-                let f = OpenOptions::new().read(true).open(e.path())?;
-                self.slots.insert(name, f);
+        loop {
+            let p = self.dir.join(format!("r{}", self.slots.len()));
+            match OpenOptions::new().read(true).open(&p) {
+                Ok(f) => self.slots.push(f),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => break,
+                Err(e) => return Err(e),
             }
         }
         let mut oldest: Option<u64> = None;
-        for f in self.slots.values() {
+        for f in &self.slots {
             match f.try_lock_shared() {
                 // No holder: free, or its process died. Let go at once so a reader can claim it.
                 Ok(()) => {
