@@ -114,6 +114,9 @@ enum Command {
     /// free pages). Safe against crashes: the old file stays until the compact copy is complete
     /// and synced, then replaces it atomically. No other process may have the file open.
     Compact { file: PathBuf },
+    /// Repairs damaged meta pages; when the newest commit cannot be told apart from damage,
+    /// rolls back to the previous commit (the newest may be lost: only on request).
+    Recover { file: PathBuf },
     /// Prints one page decoded, for debugging.
     Dump {
         file: PathBuf,
@@ -392,6 +395,7 @@ fn main() -> ExitCode {
         } => query::run(&file, &query, json, stats),
         Command::Check { file } => store::check(&file),
         Command::Compact { file } => store::compact(&file),
+        Command::Recover { file } => store::recover(&file),
         Command::Dump { file, page } => store::dump(&file, page),
     };
     match result {

@@ -517,10 +517,14 @@ pub fn check(file: &Path) -> Result<(), String> {
     let env = Env::open_read_only(file, &EnvOptions::default())
         .map_err(|e| format!("{}: {e}", file.display()))?;
     let report = env.check().map_err(err)?;
+    for n in &report.notes {
+        outln!("note: {n}");
+    }
     if report.is_clean() {
         outln!(
-            "{}: clean ({} pages: {} free, {} pager, {} catalog; {} databases)",
+            "{}: clean (commit {}, {} pages: {} free, {} pager, {} catalog; {} databases)",
             file.display(),
+            report.commit,
             report.total_pages,
             report.free_pages,
             report.meta_pages,
@@ -536,11 +540,29 @@ pub fn check(file: &Path) -> Result<(), String> {
             }
         }
         Err(format!(
-            "{}: {} fault(s) found",
+            "{}: {} fault(s) found in commit {}",
             file.display(),
-            report.faults.len()
+            report.faults.len(),
+            report.commit
         ))
     }
+}
+
+/// `tersedb recover FILE`: opens for writing with recovery, which repairs damaged meta pages
+/// and, when it must, rolls back to the older commit; says what it did.
+pub fn recover(file: &Path) -> Result<(), String> {
+    let env = Env::open(file, &EnvOptions::default().recover(true))
+        .map_err(|e| format!("{}: {e}", file.display()))?;
+    let notes = env.open_notes();
+    let commit = env.begin_read().map_err(err)?.txn_id();
+    if notes.is_empty() {
+        outln!("{}: nothing to recover (commit {commit})", file.display());
+    }
+    for n in &notes {
+        outln!("{}: {n}", file.display());
+    }
+    outln!("{}: opens at commit {commit}", file.display());
+    Ok(())
 }
 
 /// `tersedb dump --page N`.

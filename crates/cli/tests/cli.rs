@@ -1,6 +1,8 @@
 //! Pins the `tersedb` command's store subcommands end to end: import/export round trips for every
 //! key type, a malformed line names its line number and commits nothing of its batch, erase
-//! counts absent keys, info and check report, and check fails on a damaged file.
+//! counts absent keys, info and check report, and check fails on a damaged file. A damaged
+//! newest meta page never rolls back silently: `export` shows the newest commit (from the meta's
+//! copy) or fails naming the meta page, and `recover` rolls back only when asked.
 
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
@@ -128,6 +130,66 @@ fn check_fails_on_a_damaged_file() {
         "check passed a damaged file: {}",
         stdout(&o)
     );
+    let _ = std::fs::remove_file(&f);
+}
+
+#[test]
+fn damaged_newest_meta_never_rolls_back_silently() {
+    let f = temp("meta");
+    let first: String = (0..100u32).map(|i| format!("{i}\n")).collect();
+    let second: String = (100..5000u32).map(|i| format!("{i}\n")).collect();
+    for keys in [&first, &second] {
+        let o = tersedb(
+            &["import", &f, "--db", "a", "--page-size", "512"],
+            keys.as_bytes(),
+        );
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let all = format!("{first}{second}");
+    let good = std::fs::read(&f).unwrap();
+    // The newest commit's meta page: the one with the higher txn id (bytes 32..40).
+    let txn = |slot: usize| {
+        u64::from_le_bytes(good[slot * 512 + 32..slot * 512 + 40].try_into().unwrap())
+    };
+    let newest = if txn(1) > txn(0) { 1 } else { 0 };
+    // One bit in its unused zero bytes: the copy restores it.
+    let mut bad = good.clone();
+    bad[newest * 512 + 300] ^= 1;
+    std::fs::write(&f, &bad).unwrap();
+    let o = tersedb(&["check", &f], b"");
+    assert!(!o.status.success(), "check reports the damaged meta page");
+    assert!(
+        stdout(&o).contains(&format!("page {newest}")),
+        "{}",
+        stdout(&o)
+    );
+    let o = tersedb(&["export", &f, "--db", "a"], b"");
+    assert!(o.status.success());
+    assert_eq!(stdout(&o), all, "export shows the newest commit");
+    // Its copy damaged too: export refuses, naming the meta page; recover rolls back on request.
+    let copy = u64::from_le_bytes(
+        good[(1 - newest) * 512 + 72 + 8 * newest..][..8]
+            .try_into()
+            .unwrap(),
+    );
+    bad[copy as usize * 512 + 300] ^= 1;
+    std::fs::write(&f, &bad).unwrap();
+    let o = tersedb(&["export", &f, "--db", "a"], b"");
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(
+        err.contains(&format!("page {newest}")) && err.contains("recover"),
+        "{err}"
+    );
+    let o = tersedb(&["recover", &f], b"");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(stdout(&o).contains("rolled back"), "{}", stdout(&o));
+    let o = tersedb(&["export", &f, "--db", "a"], b"");
+    assert_eq!(stdout(&o), first, "the older commit after recovery");
+    let o = tersedb(&["check", &f], b"");
+    assert!(o.status.success(), "{}", stdout(&o));
+    let o = tersedb(&["recover", &f], b"");
+    assert!(stdout(&o).contains("nothing to recover"), "{}", stdout(&o));
     let _ = std::fs::remove_file(&f);
 }
 

@@ -48,7 +48,9 @@ pub struct DbReport {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CheckReport {
     pub page_size: usize,
-    /// Pages in the file.
+    /// The txn id of the commit checked (the newest).
+    pub commit: u64,
+    /// Pages of that commit (its page count; the file may hold more).
     pub total_pages: u64,
     /// Pages on the free list (including pages freed but still visible to old readers).
     pub free_pages: u64,
@@ -58,6 +60,9 @@ pub struct CheckReport {
     pub catalog_pages: u64,
     pub dbs: Vec<DbReport>,
     pub faults: Vec<CheckFault>,
+    /// Findings that are not faults: damage open repaired, pages past the page count left by
+    /// a commit that did not complete.
+    pub notes: Vec<String>,
 }
 
 impl CheckReport {
@@ -80,9 +85,17 @@ impl fmt::Display for CheckReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "{} pages of {} bytes: {} meta, {} catalog, {} free",
-            self.total_pages, self.page_size, self.meta_pages, self.catalog_pages, self.free_pages
+            "commit {}: {} pages of {} bytes: {} meta, {} catalog, {} free",
+            self.commit,
+            self.total_pages,
+            self.page_size,
+            self.meta_pages,
+            self.catalog_pages,
+            self.free_pages
         )?;
+        for n in &self.notes {
+            writeln!(f, "note: {n}")?;
+        }
         for d in &self.dbs {
             writeln!(
                 f,
@@ -254,7 +267,7 @@ impl TreeWalk<'_> {
             }
         } else {
             self.stats.branch_pages += 1;
-            let mut keys = Vec::with_capacity(l.count);
+            let mut keys = Vec::with_capacity(prealloc(l.count, &page));
             keys.extend(node_keys(&page, &l)?);
             for c in 0..=l.count {
                 let child = l.child(&page, c)?;
@@ -269,13 +282,20 @@ impl TreeWalk<'_> {
     }
 }
 
+/// Room to reserve for `count` entries of a node, `count` read from the page: never more than
+/// the page has bytes (a forged count must not size an allocation; the vector grows past this
+/// only with entries actually decoded).
+pub(crate) fn prealloc(count: usize, page: &[u8]) -> usize {
+    count.min(page.len())
+}
+
 /// Every key of a node. A compressed leaf is checked block by block on the way: each block
 /// decodes and matches its descriptor (first, last, count, bit width), the block index is in key
 /// order, and the block counts add up to the node's.
 fn node_keys(page: &[u8], l: &Layout) -> Result<Vec<KeyBuf>> {
     let Some(p) = l.keys.packed() else {
         if let (Some(s), false) = (l.keys.str_list(), l.keys.contiguous()) {
-            let mut out = Vec::with_capacity(l.count);
+            let mut out = Vec::with_capacity(prealloc(l.count, page));
             s.for_each(l.kregion(page), l.count, |k| {
                 out.push(KeyBuf::Bytes(k.to_vec()));
                 Ok(())
@@ -289,7 +309,7 @@ fn node_keys(page: &[u8], l: &Layout) -> Result<Vec<KeyBuf>> {
     };
     let kr = l.kregion(page);
     let nb = Packed::blocks(kr).map_err(|f| l.err(f))?;
-    let mut out = Vec::with_capacity(l.count);
+    let mut out = Vec::with_capacity(prealloc(l.count, page));
     let mut buf = [0u32; crate::btree::packed::MAX_BLOCK_KEYS];
     let mut prev_last: Option<u32> = None;
     for b in 0..nb {

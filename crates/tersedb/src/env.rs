@@ -18,6 +18,14 @@ pub struct EnvOptions {
     pub cache_bytes: usize,
     /// Default durability of commits (a write transaction may change its own).
     pub durability: Durability,
+    /// Opening a file whose newest meta page is damaged, when its copy cannot tell which commit
+    /// it held, rolls back to the older commit instead of failing with `Error::Corrupted`
+    /// (and, unless read-only, rewrites the damaged page so that later opens agree). The newest
+    /// commit may be lost: set this only to recover a damaged file (`tersedb recover`).
+    pub recover: bool,
+    /// How long opening a file for writing waits for another writer (another process, or
+    /// another handle in this one) to close it before failing with `Error::Locked`.
+    pub lock_wait: std::time::Duration,
 }
 
 impl Default for EnvOptions {
@@ -26,6 +34,8 @@ impl Default for EnvOptions {
             page_size: DEFAULT_PAGE_SIZE,
             cache_bytes: 256 << 20,
             durability: Durability::Immediate,
+            recover: false,
+            lock_wait: std::time::Duration::ZERO,
         }
     }
 }
@@ -43,7 +53,18 @@ impl EnvOptions {
         self.durability = d;
         self
     }
+    pub fn recover(mut self, on: bool) -> Self {
+        self.recover = on;
+        self
+    }
+    pub fn lock_wait(mut self, d: std::time::Duration) -> Self {
+        self.lock_wait = d;
+        self
+    }
 }
+
+/// Leaked pages listed one by one in a check report; the rest are counted.
+const MAX_LISTED_LEAKS: u64 = 1000;
 
 fn check_page_size(n: usize) -> Result<()> {
     use crate::storage::{MAX_PAGE_SIZE, MIN_PAGE_SIZE};
@@ -76,8 +97,12 @@ pub struct SpaceUsage {
 /// What the pager tells `check` about its own pages.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct PagerPages {
-    /// Pages in the file.
+    /// Pages of the checked commit (its page count).
     pub total_pages: u64,
+    /// The checked commit's txn id.
+    pub commit: u64,
+    /// What the meta pages, their copies and the file length look like.
+    pub meta: crate::storage::MetaCheck,
     /// Meta pages and pages holding the free list.
     pub meta_pages: Vec<PageId>,
     /// Free pages (reusable now or once old readers finish).
@@ -89,8 +114,17 @@ pub(crate) trait Backend: Send + Sync + std::fmt::Debug {
     fn page_size(&self) -> usize;
     fn begin_read(&self) -> Result<Box<dyn Snapshot>>;
     fn begin_write(&self) -> Result<Box<dyn Writer>>;
+    /// `begin_write`, waiting up to `timeout` for another thread's write transaction to end.
+    fn begin_write_wait(&self, timeout: std::time::Duration) -> Result<Box<dyn Writer>> {
+        let _ = timeout;
+        self.begin_write()
+    }
     /// The pager's own pages and free pages, as of `snap`.
     fn pager_pages(&self, snap: &ReadTxn) -> Result<PagerPages>;
+    /// What open found wrong with the meta pages and did about it.
+    fn open_notes(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// An environment: one file, many named databases.
@@ -126,6 +160,13 @@ impl Env {
         self.backend.page_size()
     }
 
+    /// What opening found wrong with the meta pages and did about it: a damaged meta page
+    /// restored from its copy, or rolled back by recovery ([`EnvOptions::recover`]). Empty
+    /// when the meta pages were intact.
+    pub fn open_notes(&self) -> Vec<String> {
+        self.backend.open_notes()
+    }
+
     /// Whether the environment was opened read-only.
     pub fn is_read_only(&self) -> bool {
         self.read_only
@@ -142,6 +183,19 @@ impl Env {
             return Err(Error::ReadOnly);
         }
         Ok(WriteTxn::new(self.backend.begin_write()?, self.durability))
+    }
+
+    /// The write transaction, waiting up to `timeout` for the write transaction of another
+    /// thread to end (`Error::WriteTxnActive` if it does not). Another process's writer holds
+    /// the file for as long as it has it open: see [`EnvOptions::lock_wait`].
+    pub fn begin_write_wait(&self, timeout: std::time::Duration) -> Result<WriteTxn> {
+        if self.read_only {
+            return Err(Error::ReadOnly);
+        }
+        Ok(WriteTxn::new(
+            self.backend.begin_write_wait(timeout)?,
+            self.durability,
+        ))
     }
 
     /// Verifies every page of the last committed state: checksums, node structure, key order,
@@ -168,8 +222,13 @@ impl Env {
             Err(e) => return Err(e),
         };
         report.total_pages = pp.total_pages;
+        report.commit = pp.commit;
         report.meta_pages = pp.meta_pages.len() as u64;
         report.free_pages = pp.free_pages.len() as u64;
+        report.notes = pp.meta.notes;
+        for (page, what) in pp.meta.faults {
+            report.faults.push(CheckFault { page, what });
+        }
         for &id in &pp.meta_pages {
             owners.claim(id, "the pager", &mut report.faults);
         }
@@ -177,15 +236,28 @@ impl Env {
             owners.claim(id, "the free list", &mut report.faults);
         }
         check::check_trees(snap.pages(), snap.catalog_root(), &mut owners, &mut report);
-        if pp.total_pages > 0 {
-            for id in 0..pp.total_pages {
-                if !owners.contains(id) {
+        // Bounded by the file, not by the page count the meta claims (a forged count would
+        // make this loop, and the faults it lists, as large as the count).
+        let pages = pp.total_pages.min(pp.meta.file_pages);
+        let mut leaked = 0u64;
+        for id in 0..pages {
+            if !owners.contains(id) {
+                leaked += 1;
+                if leaked <= MAX_LISTED_LEAKS {
                     report.faults.push(CheckFault {
                         page: Some(id),
                         what: "page is neither in a tree nor on the free list (leaked)".into(),
                     });
                 }
             }
+        }
+        if leaked > MAX_LISTED_LEAKS {
+            report.faults.push(CheckFault {
+                page: None,
+                what: format!("{} more leaked pages", leaked - MAX_LISTED_LEAKS),
+            });
+        }
+        if pp.total_pages > 0 {
             for id in owners.pages() {
                 if id >= pp.total_pages {
                     report.faults.push(CheckFault {

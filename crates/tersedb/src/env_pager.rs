@@ -3,12 +3,15 @@
 
 use crate::env::{Backend, Env, EnvOptions, PagerPages};
 use crate::error::{Error, PageId, Result};
+use crate::storage::readers::{ReaderScan, ReaderSlot};
+use crate::storage::Sharing;
 use crate::storage::{
     Durability, FileStorage, PageSource, Pager, PagerOptions, ReadPages, Storage, WritePages,
 };
 use crate::txn::{ReadTxn, Snapshot, Writer};
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 #[derive(Debug)]
 struct PagerBackend(Arc<Pager>);
@@ -20,12 +23,19 @@ impl Snapshot for ReadPages {
     fn source(&self) -> &dyn PageSource {
         self
     }
+    fn txn_id(&self) -> u64 {
+        ReadPages::txn_id(self)
+    }
     fn pager_pages(&self) -> Result<PagerPages> {
-        let (free, list) = self.free_pages();
+        let (free, list) = self.free_pages()?;
+        let m = self.meta();
         let mut meta_pages = vec![0, 1];
+        meta_pages.extend(m.copies.iter().filter(|&&c| c != 0));
         meta_pages.extend(list);
         Ok(PagerPages {
-            total_pages: self.meta().page_count,
+            total_pages: m.page_count,
+            commit: m.txn_id,
+            meta: self.verify_meta()?,
             meta_pages,
             free_pages: free,
         })
@@ -60,8 +70,14 @@ impl Backend for PagerBackend {
     fn begin_write(&self) -> Result<Box<dyn Writer>> {
         Ok(Box::new(self.0.begin_write()?))
     }
+    fn begin_write_wait(&self, timeout: Duration) -> Result<Box<dyn Writer>> {
+        Ok(Box::new(self.0.begin_write_wait(timeout)?))
+    }
     fn pager_pages(&self, snap: &ReadTxn) -> Result<PagerPages> {
         snap.snapshot().pager_pages()
+    }
+    fn open_notes(&self) -> Vec<String> {
+        self.0.open_notes().to_vec()
     }
 }
 
@@ -70,49 +86,93 @@ fn pager_options(opts: &EnvOptions, read_only: bool) -> PagerOptions {
         page_size: opts.page_size,
         cache_bytes: opts.cache_bytes,
         read_only,
+        recover: opts.recover,
     }
+}
+
+/// The writer's lock on `path`, waiting as the options say.
+fn open_writer(path: &Path, create: bool, opts: &EnvOptions) -> Result<FileStorage> {
+    FileStorage::open_wait(path, create, false, opts.lock_wait)
+}
+
+fn env_of(pager: Arc<Pager>, opts: &EnvOptions, read_only: bool) -> Env {
+    Env::from_backend(Arc::new(PagerBackend(pager)), opts, read_only)
+}
+
+/// The environment over a file opened for writing: it consults the reader table.
+fn writer_env(pager: Result<Arc<Pager>>, path: &Path, opts: &EnvOptions) -> Result<Env> {
+    let pager = pager?;
+    pager.set_sharing(Sharing::Writer(ReaderScan::new(path)));
+    Ok(env_of(pager, opts, false))
 }
 
 impl Env {
     /// Creates a new environment file at `path` (an error if it exists and is not empty).
     pub fn create(path: impl AsRef<Path>, opts: &EnvOptions) -> Result<Env> {
         let path = path.as_ref();
-        let storage = FileStorage::open(path, true, false)?;
+        let storage = open_writer(path, true, opts)?;
         if !storage.is_empty()? {
             return Err(Error::InvalidArgument(format!(
                 "{} already exists",
                 path.display()
             )));
         }
-        Self::create_with_storage(Box::new(storage), opts)
+        writer_env(
+            Pager::create(Box::new(storage), &pager_options(opts, false)),
+            path,
+            opts,
+        )
     }
 
-    /// Opens an existing environment file for reading and writing.
+    /// Opens an existing environment file for reading and writing (`Error::Locked` naming the
+    /// holder while another handle writes it; [`EnvOptions::lock_wait`] waits for it).
     pub fn open(path: impl AsRef<Path>, opts: &EnvOptions) -> Result<Env> {
-        Self::open_with_storage(
-            Box::new(FileStorage::open(path.as_ref(), false, false)?),
+        let path = path.as_ref();
+        let storage = open_writer(path, false, opts)?;
+        writer_env(
+            Pager::open(Box::new(storage), &pager_options(opts, false)),
+            path,
             opts,
-            false,
         )
     }
 
     /// Opens `path`, creating it when it does not exist or is empty.
     pub fn open_or_create(path: impl AsRef<Path>, opts: &EnvOptions) -> Result<Env> {
-        let storage = FileStorage::open(path.as_ref(), true, false)?;
-        if storage.is_empty()? {
-            Self::create_with_storage(Box::new(storage), opts)
+        let path = path.as_ref();
+        let storage = open_writer(path, true, opts)?;
+        let pager = if storage.is_empty()? {
+            Pager::create(Box::new(storage), &pager_options(opts, false))
         } else {
-            Self::open_with_storage(Box::new(storage), opts, false)
-        }
+            Pager::open(Box::new(storage), &pager_options(opts, false))
+        };
+        writer_env(pager, path, opts)
     }
 
-    /// Opens an existing environment file read-only (a shared lock: many readers, no writer).
+    /// Opens an existing environment file read-only, beside the writer (in this process or
+    /// another): it registers in the reader table next to the file (`FILE-readers/`), and each
+    /// read transaction shows the newest commit. Without write access there, it locks the file
+    /// shared instead and keeps writers out while open.
     pub fn open_read_only(path: impl AsRef<Path>, opts: &EnvOptions) -> Result<Env> {
-        Self::open_with_storage(
-            Box::new(FileStorage::open(path.as_ref(), false, true)?),
-            opts,
-            true,
-        )
+        let path = path.as_ref();
+        let storage = FileStorage::open(path, false, true)?;
+        let slot = match ReaderSlot::claim(path) {
+            Ok(s) => Some(s),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
+                ) =>
+            {
+                storage.lock_shared()?;
+                None
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let pager = Pager::open(Box::new(storage), &pager_options(opts, true))?;
+        if let Some(s) = slot {
+            pager.set_sharing(Sharing::Reader(s));
+        }
+        Ok(env_of(pager, opts, true))
     }
 
     /// Creates a new environment on empty `storage`.

@@ -22,8 +22,8 @@ pub enum Error {
     /// An earlier write or fsync failed; the environment refuses writes until it is reopened,
     /// because the state on disk is unknown (nothing committed before is lost).
     PreviousIo,
-    /// Another handle or process holds the file open for writing.
-    Locked,
+    /// Another handle or process holds the file open for writing; `holder` says which.
+    Locked { holder: String },
     /// A write was attempted on an environment opened read-only.
     ReadOnly,
     /// A write transaction is already active in this environment.
@@ -61,10 +61,9 @@ impl fmt::Display for Error {
                 "an earlier I/O error left the file in an unknown state; reopen the environment \
                  (committed data is safe)"
             ),
-            Error::Locked => write!(
-                f,
-                "the file is already open for writing by another handle or process"
-            ),
+            Error::Locked { holder } => {
+                write!(f, "the file is already open for writing by {holder}")
+            }
             Error::ReadOnly => write!(f, "the environment was opened read-only"),
             Error::WriteTxnActive => write!(f, "a write transaction is already active"),
             Error::DbNotFound(n) => write!(f, "no database named {n:?}"),

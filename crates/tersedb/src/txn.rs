@@ -48,6 +48,10 @@ pub(crate) trait Snapshot: PageSource + Send + Sync + std::fmt::Debug {
     /// The catalog's root page (0 when the file holds no database yet).
     fn root(&self) -> PageId;
     fn source(&self) -> &dyn PageSource;
+    /// The txn id of the commit this snapshot shows.
+    fn txn_id(&self) -> u64 {
+        0
+    }
     /// The pager's own pages and free pages as of this snapshot (for `Env::check`).
     fn pager_pages(&self) -> Result<crate::env::PagerPages> {
         Ok(crate::env::PagerPages::default())
@@ -305,6 +309,11 @@ impl ReadTxn {
         self.pages.root()
     }
 
+    /// The txn id of the commit this snapshot shows (0: the new file's empty state).
+    pub fn txn_id(&self) -> u64 {
+        self.pages.txn_id()
+    }
+
     pub(crate) fn snapshot(&self) -> &dyn Snapshot {
         &*self.pages
     }
@@ -328,8 +337,29 @@ pub struct WriteTxn {
     dbs: HashMap<Arc<str>, DbState, NameHasher>,
     durability: Durability,
     /// Set when an operation failed half-way (I/O error, full disk, corruption): the
-    /// transaction can only be aborted.
-    failed: bool,
+    /// transaction can only be aborted, and every later call reports this failure.
+    failed: Option<Failure>,
+}
+
+/// Why a write transaction failed (kept to report it again: `Error` is not `Clone`).
+#[derive(Clone, Debug)]
+enum Failure {
+    /// A page was damaged: later calls say `Corrupted` naming the same page.
+    Corrupted { page: PageId, what: String },
+    /// An I/O error or a full disk: later calls say `PreviousIo`.
+    Io,
+}
+
+impl Failure {
+    fn error(&self) -> Error {
+        match self {
+            Failure::Corrupted { page, what } => Error::Corrupted {
+                page: *page,
+                what: format!("the transaction failed earlier on this page: {what}"),
+            },
+            Failure::Io => Error::PreviousIo,
+        }
+    }
 }
 
 impl WriteTxn {
@@ -338,20 +368,20 @@ impl WriteTxn {
             pages: Some(pages),
             dbs: HashMap::default(),
             durability,
-            failed: false,
+            failed: None,
         }
     }
 
     fn w(&self) -> Result<&dyn Writer> {
-        if self.failed {
-            return Err(Error::PreviousIo);
+        if let Some(f) = &self.failed {
+            return Err(f.error());
         }
         self.pages.as_deref().ok_or(Error::PreviousIo)
     }
 
     fn wm(&mut self) -> Result<&mut Box<dyn Writer>> {
-        if self.failed {
-            return Err(Error::PreviousIo);
+        if let Some(f) = &self.failed {
+            return Err(f.error());
         }
         self.pages.as_mut().ok_or(Error::PreviousIo)
     }
@@ -368,7 +398,15 @@ impl WriteTxn {
                 | Error::DbNotFound(_)
                 | Error::DbExists(_)
                 | Error::ConfigMismatch { .. } => {}
-                _ => self.failed = true,
+                Error::Corrupted { page, what } => {
+                    self.failed.get_or_insert(Failure::Corrupted {
+                        page: *page,
+                        what: what.clone(),
+                    });
+                }
+                _ => {
+                    self.failed.get_or_insert(Failure::Io);
+                }
             }
         }
         r
@@ -665,8 +703,8 @@ impl WriteTxn {
 
     /// Writes the changed catalog entries, then commits (durably, per the durability level).
     pub fn commit(mut self) -> Result<()> {
-        if self.failed {
-            return Err(Error::PreviousIo);
+        if let Some(f) = &self.failed {
+            return Err(f.error());
         }
         let dirty: Vec<(Arc<str>, Entry)> = self
             .dbs

@@ -1,7 +1,7 @@
 //! Pins that damaged files never panic, hang or read out of bounds: every byte of a small
 //! database file is flipped in turn, and opening, point lookups, scans and `check` each return
-//! an error or a correct answer (the committed data, or the older committed state when the newest
-//! meta page is the damaged one).
+//! an error or a correct answer: the committed data, never the older (empty) state of the file
+//! (a damaged newest meta page is restored from its copy, issue 18).
 
 use std::collections::BTreeMap;
 use tersedb::storage::MemStorage;
@@ -67,7 +67,7 @@ fn every_flipped_byte_of_compressed_string_keys() {
 fn sweep(page_size: usize, cfg: DbConfig) {
     let (good, model) = build(page_size, cfg);
     assert!(
-        good.len() <= 16 * page_size,
+        good.len() <= 18 * page_size,
         "keep the sweep small: {} bytes",
         good.len()
     );
@@ -85,7 +85,13 @@ fn sweep(page_size: usize, cfg: DbConfig) {
             opened += 1;
             let _ = env.check();
             let Ok(r) = env.begin_read() else { continue };
-            let Ok(db) = r.open_db("d") else { continue };
+            let db = match r.open_db("d") {
+                Ok(db) => db,
+                Err(tersedb::Error::DbNotFound(_)) => {
+                    panic!("byte {i} ^ {flip:#x}: silent rollback to the empty state")
+                }
+                Err(_) => continue,
+            };
             for (k, v) in &model {
                 if let Ok(got) = r.get(&db, k) {
                     assert_eq!(

@@ -32,7 +32,12 @@ fn file_round_trip_reopen_and_check() {
         let mut w = env.begin_write().unwrap();
         w.insert(&db, 1u32, &[]).unwrap();
         w.abort();
-        assert!(matches!(Env::open(&path, &opts), Err(Error::Locked)));
+        match Env::open(&path, &opts) {
+            Err(Error::Locked { holder }) => {
+                assert!(holder.contains("this process"), "{holder}")
+            }
+            other => panic!("{:?}", other.map(|_| ())),
+        }
     }
     let env = Env::open(&path, &opts).unwrap();
     let r = env.begin_read().unwrap();

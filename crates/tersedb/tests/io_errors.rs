@@ -8,7 +8,9 @@
 //! * the Nth fsync fails: the same, except that reopening may also show the failed commit when
 //!   its meta page was written before the failed fsync (the data then is on disk);
 //! * the disk fills up at every page boundary of the workload: `Error::DiskFull`, nothing
-//!   committed lost.
+//!   committed lost;
+//! * a write transaction that failed on a damaged page keeps saying `Corrupted` naming that
+//!   page (not `PreviousIo`, which would send the user after a disk error).
 
 use std::collections::BTreeMap;
 use tersedb::storage::{FaultyStorage, MemStorage, Storage};
@@ -199,4 +201,53 @@ fn disk_full_at_every_page_boundary() {
     }
     eprintln!("{full} capacities hit a full disk ({end} bytes at the end)");
     assert!(full > 5, "{full}");
+}
+
+#[test]
+fn a_transaction_failed_on_corruption_reports_corrupted() {
+    let disk = MemStorage::new();
+    let env = Env::create_with_storage(Box::new(disk.clone()), &opts()).unwrap();
+    let mut model = Model::new();
+    for c in 1..=3 {
+        step(&env, &mut model, c, false).unwrap();
+    }
+    drop(env);
+    let mut bytes = disk.snapshot();
+    // Damage every leaf but the catalog's (the root named by the newest meta page).
+    let field = |slot: usize, at: usize| {
+        u64::from_le_bytes(
+            bytes[slot * PAGE + at..slot * PAGE + at + 8]
+                .try_into()
+                .unwrap(),
+        )
+    };
+    let newest = if field(1, 32) > field(0, 32) { 1 } else { 0 };
+    let catalog = field(newest, 40) as usize;
+    for page in 4..bytes.len() / PAGE {
+        if bytes[page * PAGE + 8] == 4 && page != catalog {
+            bytes[page * PAGE + 200] ^= 0x20;
+        }
+    }
+    let env =
+        Env::open_with_storage(Box::new(MemStorage::from_bytes(bytes)), &opts(), false).unwrap();
+    let mut w = env.begin_write().unwrap();
+    let db = w.open_db("io").unwrap();
+    let first = w.upsert(&db, 7u64, b"x").unwrap_err();
+    let Error::Corrupted { page, .. } = first else {
+        panic!("{first}")
+    };
+    for e in [
+        w.upsert(&db, 8u64, b"y").unwrap_err(),
+        w.commit().unwrap_err(),
+    ] {
+        match e {
+            Error::Corrupted { page: p, what } => {
+                assert_eq!(p, page);
+                assert!(what.contains("failed earlier"), "{what}");
+            }
+            e => panic!("{e}"),
+        }
+    }
+    // The environment itself is not poisoned: a damaged page is not an I/O error.
+    assert!(env.begin_write().is_ok());
 }

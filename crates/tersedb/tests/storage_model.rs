@@ -19,6 +19,7 @@ fn opts() -> PagerOptions {
         page_size: PS,
         cache_bytes: 8 * PS,
         read_only: false,
+        recover: false,
     }
 }
 
@@ -99,8 +100,9 @@ fn read(src: &dyn PageSource, root: u64) -> Vec<u64> {
 
 fn account(pager: &Arc<Pager>) {
     let r = pager.begin_read().unwrap();
-    let (free, list) = r.free_pages();
-    let mut seen = BTreeSet::from([0u64, 1]);
+    let (free, list) = r.free_pages().unwrap();
+    let [c0, c1] = r.meta().copies;
+    let mut seen = BTreeSet::from([0u64, 1, c0, c1]);
     let mut id = r.root();
     while id != 0 {
         assert!(seen.insert(id), "chain page {id} twice");

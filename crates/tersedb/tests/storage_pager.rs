@@ -16,6 +16,7 @@ fn opts() -> PagerOptions {
         page_size: PS,
         cache_bytes: 64 * PS,
         read_only: false,
+        recover: false,
     }
 }
 
@@ -185,6 +186,9 @@ fn free_list_survives_reopen_and_accounts_for_every_page() {
     let mut owner = vec![0u8; r.meta().page_count as usize];
     owner[0] = 1;
     owner[1] = 1;
+    for c in r.meta().copies {
+        owner[c as usize] += 1;
+    }
     let root = r.page(r.root()).unwrap();
     owner[r.root() as usize] += 1;
     let n = u64::from_le_bytes(root[16..24].try_into().unwrap()) as usize;
@@ -192,7 +196,7 @@ fn free_list_survives_reopen_and_accounts_for_every_page() {
         let c = u64::from_le_bytes(root[24 + 8 * i..32 + 8 * i].try_into().unwrap());
         owner[c as usize] += 1;
     }
-    let (free, list) = r.free_pages();
+    let (free, list) = r.free_pages().unwrap();
     for p in free.iter().chain(&list) {
         owner[*p as usize] += 1;
     }
@@ -367,27 +371,24 @@ fn garbage_files_are_rejected_clearly() {
 }
 
 #[test]
-fn file_lock_refuses_a_second_writer() {
-    let dir = std::env::temp_dir().join(format!("tersedb-lock-{}", std::process::id()));
-    let _ = std::fs::remove_file(&dir);
-    let a = tersedb::storage::FileStorage::open(&dir, true, false).unwrap();
-    assert!(matches!(
-        tersedb::storage::FileStorage::open(&dir, true, false),
-        Err(Error::Locked)
-    ));
-    assert!(matches!(
-        tersedb::storage::FileStorage::open(&dir, false, true),
-        Err(Error::Locked)
-    ));
+fn file_lock_refuses_a_second_writer_but_not_readers() {
+    let path = std::env::temp_dir().join(format!("tersedb-lock-{}", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    let a = tersedb::storage::FileStorage::open(&path, true, false).unwrap();
+    match tersedb::storage::FileStorage::open(&path, true, false) {
+        Err(Error::Locked { holder }) => assert!(
+            holder.contains(&std::process::id().to_string()),
+            "names the holder: {holder}"
+        ),
+        other => panic!("{other:?}"),
+    }
+    // Read-only handles do not lock the data file: they open beside the writer.
+    let r1 = tersedb::storage::FileStorage::open(&path, false, true).unwrap();
     drop(a);
-    let r1 = tersedb::storage::FileStorage::open(&dir, false, true).unwrap();
-    let _r2 = tersedb::storage::FileStorage::open(&dir, false, true).unwrap();
-    assert!(matches!(
-        tersedb::storage::FileStorage::open(&dir, false, false),
-        Err(Error::Locked)
-    ));
+    let _w = tersedb::storage::FileStorage::open(&path, false, false).unwrap();
     drop(r1);
-    let _ = std::fs::remove_file(&dir);
+    let _ = std::fs::remove_file(&path);
+    let _ = std::fs::remove_dir_all(tersedb::storage::readers::dir_of(&path));
 }
 
 /// Regression: when free-list pages are taken from the free list itself, the list can end up

@@ -437,7 +437,8 @@ impl KeyList {
     ) -> SResult<()> {
         match self {
             KeyList::Packed(p) => {
-                let mut keys = Vec::with_capacity(n.min(region.len() * 8));
+                // Bounded by the region: `n` is read from the page.
+                let mut keys = Vec::with_capacity(n.min(region.len()));
                 p.decode_all(region, &mut keys)?;
                 if keys.len() != n {
                     return Err(Fault("block key counts disagree with the node's"));

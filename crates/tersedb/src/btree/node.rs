@@ -464,7 +464,8 @@ impl Entries {
     }
     /// Appends every entry of the node.
     pub fn extend_from(&mut self, page: &[u8], l: &Layout) -> Result<()> {
-        self.items.reserve(l.count);
+        // Bounded by the page: `count` is read from it.
+        self.items.reserve(l.count.min(page.len()));
         let mut keys = Entries::default();
         l.keys
             .for_each_key(l.kregion(page), l.count, |k| {

@@ -144,7 +144,8 @@ pub fn walk<S: PageSource + ?Sized>(
 
 /// Reads a whole value.
 pub fn read<S: PageSource + ?Sized>(src: &S, first: PageId, len: u64) -> Result<Vec<u8>> {
-    let mut out = Vec::with_capacity(len as usize);
+    // `len` is read from a page: reserve at most 16 MiB up front, grow with the pages read.
+    let mut out = Vec::with_capacity(len.min(16 << 20) as usize);
     walk(src, first, len, |_, b| {
         out.extend_from_slice(b);
         Ok(())

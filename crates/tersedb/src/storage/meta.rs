@@ -13,12 +13,18 @@
 //!   48..56  free list  page id of the first free-list page (0 = empty list)
 //!   56..64  page count pages in use, i.e. the logical end of the file
 //!   64..72  free count entries in the free list (informational)
-//!   72..    zero
+//!   72..80  copy 0     page id of meta 0's copy (0 = no copies: a file from before copies)
+//!   80..88  copy 1     page id of meta 1's copy
+//!   88..    zero
 //! ```
 //!
-//! A commit writes meta `txn id % 2`; open takes the valid meta with the higher txn id.
+//! A commit writes meta `txn id % 2`; open takes the valid meta with the higher txn id. Each meta
+//! also has a *copy* (the same fields, page kind 6, sealed with the copy page's id) that the
+//! commit writes with its data pages, before the first sync: a damaged meta page is restored
+//! from its copy instead of silently falling back to the older commit (see `Pager::open` and
+//! docs/FORMAT.md, "Torn writes and damaged meta pages").
 
-use super::{PageKind, MAX_PAGE_SIZE, MIN_PAGE_SIZE, PAGE_CHECKSUM_LEN, PAGE_KIND_OFFSET};
+use super::{PageKind, Storage, MAX_PAGE_SIZE, MIN_PAGE_SIZE, PAGE_CHECKSUM_LEN, PAGE_KIND_OFFSET};
 use crate::error::{Error, PageId, Result};
 
 /// Identifies a tersedb file.
@@ -64,6 +70,8 @@ pub struct Meta {
     pub free_list: PageId,
     pub page_count: u64,
     pub free_count: u64,
+    /// Pages holding the copies of meta 0 and meta 1 (`[0, 0]`: none).
+    pub copies: [PageId; 2],
 }
 
 fn u32_at(p: &[u8], at: usize) -> u32 {
@@ -82,8 +90,17 @@ pub fn valid_page_size(n: usize) -> bool {
 impl Meta {
     /// Serialises into a full page (checksum included) for slot `id` (0 or 1).
     pub fn to_page(&self, id: PageId) -> Vec<u8> {
+        self.page_of_kind(id, PageKind::Meta)
+    }
+
+    /// Serialises into the copy page `id` (kind `MetaCopy`).
+    pub fn to_copy_page(&self, id: PageId) -> Vec<u8> {
+        self.page_of_kind(id, PageKind::MetaCopy)
+    }
+
+    fn page_of_kind(&self, id: PageId, kind: PageKind) -> Vec<u8> {
         let mut p = vec![0u8; self.page_size as usize];
-        p[PAGE_KIND_OFFSET] = PageKind::Meta as u8;
+        p[PAGE_KIND_OFFSET] = kind as u8;
         p[16..24].copy_from_slice(MAGIC);
         p[24..28].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
         p[28..32].copy_from_slice(&self.page_size.to_le_bytes());
@@ -92,6 +109,8 @@ impl Meta {
         p[48..56].copy_from_slice(&self.free_list.to_le_bytes());
         p[56..64].copy_from_slice(&self.page_count.to_le_bytes());
         p[64..72].copy_from_slice(&self.free_count.to_le_bytes());
+        p[72..80].copy_from_slice(&self.copies[0].to_le_bytes());
+        p[80..88].copy_from_slice(&self.copies[1].to_le_bytes());
         seal(id, &mut p);
         p
     }
@@ -119,13 +138,25 @@ impl Meta {
 
     /// Parses and verifies meta page `id` (a full page).
     pub fn from_page(id: PageId, p: &[u8]) -> Result<Meta> {
+        Self::from_page_of(id, p, PageKind::Meta)
+    }
+
+    /// Parses and verifies the copy page `id` (a full page of kind `MetaCopy`).
+    pub fn from_copy_page(id: PageId, p: &[u8]) -> Result<Meta> {
+        Self::from_page_of(id, p, PageKind::MetaCopy)
+    }
+
+    fn from_page_of(id: PageId, p: &[u8], kind: PageKind) -> Result<Meta> {
         let bad = |what: &str| Error::Corrupted {
             page: id,
             what: what.into(),
         };
         verify(id, p)?;
-        if p[PAGE_KIND_OFFSET] != PageKind::Meta as u8 {
-            return Err(bad("not a meta page"));
+        if p[PAGE_KIND_OFFSET] != kind as u8 {
+            return Err(bad(match kind {
+                PageKind::Meta => "not a meta page",
+                _ => "not a meta copy page",
+            }));
         }
         let ps = Meta::peek_page_size(p)?;
         if ps != p.len() {
@@ -138,6 +169,7 @@ impl Meta {
             free_list: u64_at(p, 48),
             page_count: u64_at(p, 56),
             free_count: u64_at(p, 64),
+            copies: [u64_at(p, 72), u64_at(p, 80)],
         };
         if m.page_count < 2 || m.root >= m.page_count || m.free_list >= m.page_count {
             return Err(bad("page references beyond the page count"));
@@ -145,7 +177,211 @@ impl Meta {
         if (m.root != 0 && m.root < 2) || (m.free_list != 0 && m.free_list < 2) {
             return Err(bad("page reference to a meta page"));
         }
+        let [c0, c1] = m.copies;
+        if (c0, c1) != (0, 0)
+            && (c0 < 2 || c1 < 2 || c0 == c1 || c0 >= m.page_count || c1 >= m.page_count)
+        {
+            return Err(bad("bad meta copy page ids"));
+        }
         Ok(m)
+    }
+}
+
+/// Whether meta `m` fits a file of `len` bytes: every page it counts must exist. (Files from
+/// before meta copies may end before their page count: pages taken from the end and freed
+/// unwritten were not written then.)
+pub fn check_len(id: PageId, m: &Meta, len: u64) -> Result<()> {
+    let pages = len / m.page_size as u64;
+    if m.page_count > pages && m.copies != [0, 0] {
+        return Err(Error::Corrupted {
+            page: id,
+            what: format!(
+                "commit {} needs {} pages, the file holds {pages}",
+                m.txn_id, m.page_count
+            ),
+        });
+    }
+    Ok(())
+}
+
+fn read_page(storage: &dyn Storage, id: PageId, ps: usize) -> Result<Vec<u8>> {
+    let mut p = vec![0u8; ps];
+    let at = id.checked_mul(ps as u64).ok_or(Error::Corrupted {
+        page: id,
+        what: "page id overflows".into(),
+    })?;
+    storage.read_at(at, &mut p).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::UnexpectedEof {
+            Error::Corrupted {
+                page: id,
+                what: "page lies beyond the end of the file".into(),
+            }
+        } else {
+            Error::Io(e)
+        }
+    })?;
+    Ok(p)
+}
+
+/// Meta page `slot` (0 or 1) of a file of page size `ps` and length `len`.
+pub fn read_slot(storage: &dyn Storage, slot: PageId, ps: usize, len: u64) -> Result<Meta> {
+    let m = Meta::from_page(slot, &read_page(storage, slot, ps)?)?;
+    check_len(slot, &m, len)?;
+    Ok(m)
+}
+
+/// The copy in page `id`.
+pub fn read_copy(storage: &dyn Storage, id: PageId, ps: usize, len: u64) -> Result<Meta> {
+    let m = Meta::from_copy_page(id, &read_page(storage, id, ps)?)?;
+    check_len(id, &m, len)?;
+    Ok(m)
+}
+
+/// A page write that brings the meta pages back in line (done by a read-write open).
+#[derive(Clone, Debug)]
+pub struct Repair {
+    /// The page to write.
+    pub page: PageId,
+    /// Its new content: a meta page (slots 0 and 1) or a copy.
+    pub bytes: Vec<u8>,
+}
+
+/// What opening found in the meta pages.
+#[derive(Clone, Debug)]
+pub struct Chosen {
+    /// The commit to open.
+    pub meta: Meta,
+    /// Where it came from: the meta slot (0 or 1), or the copy page when the slot was damaged.
+    pub from: PageId,
+    /// Damage found and what was done about it, for `check` and `tersedb recover`.
+    pub notes: Vec<String>,
+    /// Writes that repair the meta pages (a read-write open applies them and syncs).
+    pub repairs: Vec<Repair>,
+}
+
+/// The outcome of [`choose`] at one page size.
+#[derive(Debug)]
+pub enum Choice {
+    /// The commit to open.
+    Chosen(Chosen),
+    /// A meta page is valid at this page size, but the file cannot be opened safely.
+    Refused(Error),
+    /// Neither meta page is valid at this page size: why, for slot 0 and slot 1.
+    Invalid([Error; 2]),
+}
+
+/// Picks the commit to open from the two meta pages (and their copies) of a file whose page
+/// size is `ps`: the valid meta with the higher txn id. When one meta page is damaged, its copy
+/// says which commit it held: a newer commit is opened from the copy (its data pages were synced
+/// before the meta page was written, so a torn meta write and a damaged meta page both open the
+/// newest commit), an older one is ignored. When the copy cannot tell either, the damaged page
+/// may have held the newest commit: `Corrupted` naming it, unless `recover`, which rolls back to
+/// the other meta. Without `repair` (readers), the newest meta's copy is not read.
+pub fn choose(storage: &dyn Storage, ps: usize, len: u64, recover: bool, repair: bool) -> Choice {
+    let r = [
+        read_slot(storage, 0, ps, len),
+        read_slot(storage, 1, ps, len),
+    ];
+    let (y, m, e) = match r {
+        [Ok(a), Ok(b)] => {
+            let (y, m) = if b.txn_id > a.txn_id { (1, b) } else { (0, a) };
+            let mut repairs = Vec::new();
+            // The newest commit's copy must hold it; rewrite it if damaged or stale.
+            if repair && m.copies[y] != 0 {
+                let c = read_copy(storage, m.copies[y], ps, len);
+                if c.ok() != Some(m) {
+                    repairs.push(Repair {
+                        page: m.copies[y],
+                        bytes: m.to_copy_page(m.copies[y]),
+                    });
+                }
+            }
+            return Choice::Chosen(Chosen {
+                meta: m,
+                from: y as PageId,
+                notes: Vec::new(),
+                repairs,
+            });
+        }
+        [Err(e0), Err(e1)] => return Choice::Invalid([e0, e1]),
+        [Ok(m), Err(e)] => (0usize, m, e),
+        [Err(e), Ok(m)] => (1usize, m, e),
+    };
+    let x = 1 - y;
+    let cp = m.copies[x];
+    let copy = (cp != 0).then(|| read_copy(storage, cp, ps, len));
+    match copy {
+        Some(Ok(c)) if c.txn_id.abs_diff(m.txn_id) <= 1 && c.copies == m.copies => {
+            let newer = c.txn_id > m.txn_id;
+            let mut repairs = vec![Repair {
+                page: x as PageId,
+                bytes: c.to_page(x as PageId),
+            }];
+            if !newer
+                && m.copies[y] != 0
+                && read_copy(storage, m.copies[y], ps, len).ok() != Some(m)
+            {
+                repairs.push(Repair {
+                    page: m.copies[y],
+                    bytes: m.to_copy_page(m.copies[y]),
+                });
+            }
+            let what = if newer {
+                "the newest: opened from the copy".to_string()
+            } else {
+                format!("older than commit {} of meta page {y}", m.txn_id)
+            };
+            Choice::Chosen(Chosen {
+                meta: if newer { c } else { m },
+                from: if newer { cp } else { y as PageId },
+                notes: vec![format!(
+                    "meta page {x} is damaged ({e}); its copy in page {cp} holds commit {}, {what}",
+                    c.txn_id
+                )],
+                repairs,
+            })
+        }
+        copy => {
+            let why = match copy {
+                None => "the file has no meta copies (written by an older version)".to_string(),
+                Some(Ok(c)) => format!("its copy in page {cp} holds commit {}", c.txn_id),
+                Some(Err(ce)) => format!("its copy in page {cp} is damaged too ({ce})"),
+            };
+            if !recover {
+                return Choice::Refused(Error::Corrupted {
+                    page: x as PageId,
+                    what: format!(
+                        "meta page {x} is damaged ({e}) and {why}: it may hold a commit newer \
+                         than commit {} of meta page {y}; refusing to roll back silently. \
+                         Recovery (`tersedb recover`, EnvOptions::recover) rolls back to \
+                         commit {}",
+                        m.txn_id, m.txn_id
+                    ),
+                });
+            }
+            let mut repairs = vec![Repair {
+                page: x as PageId,
+                bytes: m.to_page(x as PageId),
+            }];
+            for s in [x, y] {
+                if m.copies[s] != 0 {
+                    repairs.push(Repair {
+                        page: m.copies[s],
+                        bytes: m.to_copy_page(m.copies[s]),
+                    });
+                }
+            }
+            Choice::Chosen(Chosen {
+                meta: m,
+                from: y as PageId,
+                notes: vec![format!(
+                    "recovery: meta page {x} is damaged ({e}) and {why}; rolled back to \
+                     commit {} of meta page {y}",
+                    m.txn_id
+                )],
+                repairs,
+            })
+        }
     }
 }
 
@@ -162,6 +398,7 @@ mod tests {
             free_list: 4,
             page_count: 9,
             free_count: 2,
+            copies: [5, 6],
         };
         let p = m.to_page(1);
         assert_eq!(Meta::from_page(1, &p).unwrap(), m);
@@ -178,5 +415,12 @@ mod tests {
         bad.root = 9;
         assert!(Meta::from_page(0, &bad.to_page(0)).is_err());
         assert!(Meta::peek_page_size(&[0u8; 100]).is_err());
+        let c = m.to_copy_page(5);
+        assert_eq!(Meta::from_copy_page(5, &c).unwrap(), m);
+        assert!(Meta::from_page(5, &c).is_err(), "a copy is not a meta page");
+        assert!(Meta::from_copy_page(1, &p).is_err());
+        bad = m;
+        bad.copies = [5, 9];
+        assert!(Meta::from_page(0, &bad.to_page(0)).is_err());
     }
 }

@@ -39,6 +39,8 @@ pub enum PageKind {
     Leaf = 4,
     /// A page of a large record (overflow chain).
     Overflow = 5,
+    /// The copy of a meta page, written with the commit's data pages.
+    MetaCopy = 6,
 }
 
 impl PageKind {
@@ -49,6 +51,7 @@ impl PageKind {
             3 => PageKind::Branch,
             4 => PageKind::Leaf,
             5 => PageKind::Overflow,
+            6 => PageKind::MetaCopy,
             _ => return None,
         })
     }
@@ -122,8 +125,9 @@ pub mod file;
 pub mod mem;
 pub mod meta;
 pub mod pager;
+pub mod readers;
 
 pub use faulty::{CrashMode, FaultyStorage};
 pub use file::FileStorage;
 pub use mem::MemStorage;
-pub use pager::{Pager, PagerOptions, ReadPages, WritePages};
+pub use pager::{MetaCheck, Pager, PagerOptions, ReadPages, Sharing, WritePages};

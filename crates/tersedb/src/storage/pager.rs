@@ -30,11 +30,13 @@
 //! dropped at commit and the file is shortened after the meta is written.
 
 use super::meta::{self, Meta};
+use super::readers::{ReaderScan, ReaderSlot};
 use super::{Durability, Page, PageKind, PageSink, PageSource, Storage, PAGE_KIND_OFFSET};
 use crate::error::{Error, PageId, Result};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 /// How the pager is opened.
 #[derive(Clone, Debug)]
@@ -45,6 +47,10 @@ pub struct PagerOptions {
     pub cache_bytes: usize,
     /// Refuse write transactions.
     pub read_only: bool,
+    /// When the newest meta page is damaged and its copy cannot tell which commit it held, roll
+    /// back to the other meta page (and, unless read-only, rewrite the damaged one) instead of
+    /// failing with `Corrupted`. The newest commit may be lost: only on request.
+    pub recover: bool,
 }
 
 impl Default for PagerOptions {
@@ -53,6 +59,7 @@ impl Default for PagerOptions {
             page_size: super::DEFAULT_PAGE_SIZE,
             cache_bytes: 256 << 20,
             read_only: false,
+            recover: false,
         }
     }
 }
@@ -105,6 +112,22 @@ struct Committed {
     /// Only then may the next txn reuse the pages this state freed: the state before it is
     /// no longer what open falls back to after a crash.
     synced: bool,
+    /// Whether `free` and `free_pages` were loaded (a reader of another process's commits
+    /// loads them only for `check`).
+    free_loaded: bool,
+}
+
+/// How a pager shares its file with other processes (see `storage::readers`).
+#[derive(Debug, Default)]
+pub enum Sharing {
+    /// Nobody else (memory, tests, or a reader holding a shared lock on the data file).
+    #[default]
+    Alone,
+    /// The writer: consults the reader table before reusing pages.
+    Writer(ReaderScan),
+    /// A read-only environment beside a possible writer: publishes its oldest snapshot in its
+    /// slot and reads the newest commit from the meta pages at each `begin_read`.
+    Reader(ReaderSlot),
 }
 
 /// Clean pages as they are on disk, within a byte budget.
@@ -120,6 +143,9 @@ impl Cache {
     }
     fn get(&self, id: PageId) -> Option<Page> {
         self.lock().get(&id).cloned()
+    }
+    fn clear(&self) {
+        self.lock().clear();
     }
     fn put(&self, id: PageId, page: Page) {
         let mut m = self.lock();
@@ -151,8 +177,16 @@ pub struct Pager {
     /// Live read snapshots: txn id -> count.
     readers: Mutex<BTreeMap<u64, usize>>,
     writer_active: AtomicBool,
+    /// Signalled when the write transaction ends (for `begin_write_wait`).
+    writer_done: (Mutex<()>, Condvar),
     poisoned: AtomicBool,
     cache: Cache,
+    /// What open found wrong with the meta pages and did about it.
+    open_notes: Vec<String>,
+    recover: bool,
+    sharing: Mutex<Sharing>,
+    /// `sharing` is `Reader` (read without taking the mutex on the read path).
+    shared_reader: AtomicBool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -189,20 +223,73 @@ impl Pager {
                 "cannot create: the file is not empty".into(),
             ));
         }
+        // Pages 2 and 3 hold the copies of the meta pages.
         let m = Meta {
             page_size: opts.page_size as u32,
-            page_count: 2,
+            page_count: 4,
+            copies: [2, 3],
             ..Meta::default()
         };
+        let ps = opts.page_size as u64;
         storage.write_at(0, &m.to_page(0))?;
-        storage.write_at(opts.page_size as u64, &m.to_page(1))?;
+        storage.write_at(ps, &m.to_page(1))?;
+        storage.write_at(2 * ps, &m.to_copy_page(2))?;
+        storage.write_at(3 * ps, &m.to_copy_page(3))?;
         storage.sync()?;
-        Ok(Self::new(storage, opts, m, Vec::new(), Vec::new()))
+        Ok(Self::new(
+            storage,
+            opts,
+            m,
+            Vec::new(),
+            Vec::new(),
+            Vec::new(),
+        ))
     }
 
-    /// Opens an existing file: picks the valid meta page with the highest txn id and loads the
-    /// free list.
+    /// Opens an existing file: picks the newest commit from the meta pages and their copies
+    /// (`meta::choose`), repairs damaged meta pages unless read-only, and loads the free list.
     pub fn open(storage: Box<dyn Storage>, opts: &PagerOptions) -> Result<Arc<Pager>> {
+        // A read-only open may catch a meta page while a writer of another process writes it:
+        // damage is believed only when it stays.
+        let mut tries = if opts.read_only { 100 } else { 1 };
+        let chosen = loop {
+            match Self::choose_meta(storage.as_ref(), opts) {
+                Err(Error::Corrupted { .. }) if tries > 1 => {
+                    tries -= 1;
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                r => break r?,
+            }
+        };
+        let m = chosen.meta;
+        let mut notes = chosen.notes;
+        if !opts.read_only && !chosen.repairs.is_empty() {
+            // Each repair writes a page no committed state reads (a damaged meta page, or a
+            // copy): a crash half-way leaves the same choice for the next open.
+            for r in &chosen.repairs {
+                storage.write_at(r.page * m.page_size as u64, &r.bytes)?;
+            }
+            storage.sync()?;
+            let pages: Vec<String> = chosen.repairs.iter().map(|r| r.page.to_string()).collect();
+            notes.push(format!("rewrote page(s) {}", pages.join(", ")));
+        }
+        let opts = PagerOptions {
+            page_size: m.page_size as usize,
+            ..opts.clone()
+        };
+        if opts.read_only {
+            // Loaded by `check` only (a writer of another process may reuse these pages
+            // before this handle registers a snapshot).
+            let p = Self::new(storage, &opts, m, Vec::new(), Vec::new(), notes);
+            lock(&p.committed).free_loaded = false;
+            return Ok(p);
+        }
+        let (free, free_pages) = load_free_list(storage.as_ref(), &m)?;
+        Ok(Self::new(storage, &opts, m, free, free_pages, notes))
+    }
+
+    /// The commit to open: `meta::choose` at the page size meta 0 names, then at every other.
+    fn choose_meta(storage: &dyn Storage, opts: &PagerOptions) -> Result<meta::Chosen> {
         let len = storage.len()?;
         if len == 0 {
             return Err(Error::BadFormat("the file is empty".into()));
@@ -218,48 +305,30 @@ impl Pager {
             sizes.retain(|&s| s != ps);
             sizes.insert(0, ps);
         }
-        let mut best: Option<Meta> = None;
         let mut version_err = None;
         for ps in sizes {
-            for id in 0..2u64 {
-                let mut p = vec![0u8; ps];
-                if storage.read_at(id * ps as u64, &mut p).is_err() {
-                    continue;
-                }
-                match Meta::from_page(id, &p) {
-                    Ok(m) if best.is_none_or(|b| m.txn_id > b.txn_id) => best = Some(m),
-                    Ok(_) => {}
-                    Err(Error::BadFormat(w)) => {
-                        version_err.get_or_insert(Error::BadFormat(w));
+            match meta::choose(storage, ps, len, opts.recover, !opts.read_only) {
+                meta::Choice::Chosen(c) => return Ok(c),
+                meta::Choice::Refused(e) => return Err(e),
+                meta::Choice::Invalid(errs) => {
+                    for e in errs {
+                        if let Error::BadFormat(w) = e {
+                            version_err.get_or_insert(Error::BadFormat(w));
+                        }
                     }
-                    Err(_) => {}
                 }
-            }
-            if best.is_some() {
-                break;
             }
         }
-        let m = match best {
-            Some(m) => m,
-            None => {
-                return Err(match version_err {
-                    Some(e) => e,
-                    None if head.get(16..24) != Some(&meta::MAGIC[..]) => {
-                        Error::BadFormat("not a tersedb file (no valid meta page)".into())
-                    }
-                    None => Error::Corrupted {
-                        page: 0,
-                        what: "both meta pages are invalid".into(),
-                    },
-                })
+        Err(match version_err {
+            Some(e) => e,
+            None if head.get(16..24) != Some(&meta::MAGIC[..]) => {
+                Error::BadFormat("not a tersedb file (no valid meta page)".into())
             }
-        };
-        let (free, free_pages) = load_free_list(storage.as_ref(), &m)?;
-        let opts = PagerOptions {
-            page_size: m.page_size as usize,
-            ..opts.clone()
-        };
-        Ok(Self::new(storage, &opts, m, free, free_pages))
+            None => Error::Corrupted {
+                page: 0,
+                what: "both meta pages are invalid".into(),
+            },
+        })
     }
 
     fn new(
@@ -268,6 +337,7 @@ impl Pager {
         m: Meta,
         free: Vec<FreeEntry>,
         free_pages: Vec<PageId>,
+        open_notes: Vec<String>,
     ) -> Arc<Pager> {
         Arc::new(Pager {
             storage,
@@ -278,15 +348,148 @@ impl Pager {
                 free: Arc::new(free),
                 free_pages: Arc::new(free_pages),
                 synced: false,
+                free_loaded: true,
             }),
             readers: Mutex::new(BTreeMap::new()),
             writer_active: AtomicBool::new(false),
+            writer_done: (Mutex::new(()), Condvar::new()),
             poisoned: AtomicBool::new(false),
             cache: Cache {
                 map: Mutex::new(IdMap::default()),
                 max_pages: opts.cache_bytes / m.page_size as usize,
             },
+            open_notes,
+            recover: opts.recover,
+            sharing: Mutex::new(Sharing::Alone),
+            shared_reader: AtomicBool::new(false),
         })
+    }
+
+    /// Says how the file is shared with other processes (set once, right after open).
+    pub fn set_sharing(&self, s: Sharing) {
+        let reader = matches!(s, Sharing::Reader(_));
+        *lock(&self.sharing) = s;
+        self.shared_reader.store(reader, Ordering::Release);
+    }
+
+    fn release_writer(&self) {
+        self.writer_active.store(false, Ordering::Release);
+        drop(lock(&self.writer_done.0));
+        self.writer_done.1.notify_all();
+    }
+
+    /// Publishes the oldest live snapshot in the reader slot (a reader of another process's
+    /// commits).
+    fn publish_oldest(&self) -> Result<()> {
+        let mut sh = lock(&self.sharing);
+        // Read under the slot's mutex: publications happen in the order of the map's states.
+        let oldest = lock(&self.readers).keys().next().copied();
+        if let Sharing::Reader(slot) = &mut *sh {
+            slot.set(oldest)?;
+        }
+        Ok(())
+    }
+
+    /// The newest commit on disk, for a reader beside a writer of another process. A meta page
+    /// caught while it is written fails its checksum: the choice is then made from its copy
+    /// only when a second look agrees (the copy may be rewritten by a later commit meanwhile),
+    /// and a refusal is retried for a while before it is believed.
+    fn newest_on_disk(&self) -> Result<Meta> {
+        let st = self.storage.as_ref();
+        let ps = self.page_size;
+        // Fast path: the txn fields alone say nothing newer was written. The meta page of the
+        // last commit seen still names it and the other one an older commit: a newer commit
+        // would have written the other page, and one caught mid-write is not complete yet. (A
+        // damaged newer meta page read this way keeps the reader on the last commit it saw,
+        // whose pages its snapshot protects, until the next commit.)
+        let seen = lock(&self.committed).meta;
+        let mut txn = [0u64; 2];
+        for (slot, t) in txn.iter_mut().enumerate() {
+            let mut b = [0u8; 8];
+            st.read_at(slot as u64 * ps as u64 + 32, &mut b)?;
+            *t = u64::from_le_bytes(b);
+        }
+        let mine = (seen.txn_id % 2) as usize;
+        if txn[mine] == seen.txn_id && txn[1 - mine] < seen.txn_id {
+            return Ok(seen);
+        }
+        for _ in 0..200 {
+            let len = st.len()?;
+            match meta::choose(st, ps, len, self.recover, false) {
+                meta::Choice::Chosen(c) if c.from < 2 => return Ok(c.meta),
+                meta::Choice::Chosen(c) => {
+                    if let meta::Choice::Chosen(d) = meta::choose(st, ps, len, self.recover, false)
+                    {
+                        if d.meta == c.meta {
+                            return Ok(c.meta);
+                        }
+                    }
+                }
+                meta::Choice::Refused(_) | meta::Choice::Invalid(_) => {}
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        match meta::choose(st, ps, st.len()?, self.recover, false) {
+            meta::Choice::Chosen(c) => Ok(c.meta),
+            meta::Choice::Refused(e) => Err(e),
+            meta::Choice::Invalid([e, _]) => Err(e),
+        }
+    }
+
+    /// `begin_read` of a reader beside a writer of another process. The commit last seen, `t0`,
+    /// is published (as a pending snapshot) *before* the newest commit `T >= t0` is read: a
+    /// writer that scanned the table before the publication started from a commit `B <= T`
+    /// and reuses only pages freed by txns `< B`, which `T` no longer reads; every later writer
+    /// sees `t0 <= T`. (LMDB publishes `T` and checks the meta again; publishing a lower bound
+    /// first needs one meta read instead of two.)
+    fn begin_read_shared(self: &Arc<Self>) -> Result<ReadPages> {
+        let t0 = lock(&self.committed).meta.txn_id;
+        *lock(&self.readers).entry(t0).or_insert(0) += 1;
+        let unpend = || {
+            let mut r = lock(&self.readers);
+            if let Some(n) = r.get_mut(&t0) {
+                *n -= 1;
+                if *n == 0 {
+                    r.remove(&t0);
+                }
+            }
+        };
+        let m = match self.publish_oldest().and_then(|_| self.newest_on_disk()) {
+            Ok(m) => m,
+            Err(e) => {
+                unpend();
+                let _ = self.publish_oldest();
+                return Err(e);
+            }
+        };
+        let c = {
+            let mut committed = lock(&self.committed);
+            if m.txn_id > committed.meta.txn_id {
+                // Pages freed since may have been rewritten: forget every cached page.
+                self.cache.clear();
+                *committed = Committed {
+                    meta: m,
+                    free: Arc::new(Vec::new()),
+                    free_pages: Arc::new(Vec::new()),
+                    synced: false,
+                    free_loaded: false,
+                };
+            }
+            let c = committed.clone();
+            *lock(&self.readers).entry(c.meta.txn_id).or_insert(0) += 1;
+            c
+        };
+        // The published value stays at most t0 until this or another snapshot ends.
+        unpend();
+        Ok(ReadPages {
+            pager: self.clone(),
+            committed: c,
+        })
+    }
+
+    /// What open found wrong with the meta pages and did about it (empty when all was well).
+    pub fn open_notes(&self) -> &[String] {
+        &self.open_notes
     }
 
     /// Page size in bytes.
@@ -304,8 +507,12 @@ impl Pager {
         self.poisoned.load(Ordering::Acquire)
     }
 
-    /// A snapshot of the last committed state.
+    /// A snapshot of the last committed state (for a reader beside a writer of another
+    /// process: the newest commit on disk).
     pub fn begin_read(self: &Arc<Self>) -> Result<ReadPages> {
+        if self.shared_reader.load(Ordering::Acquire) {
+            return self.begin_read_shared();
+        }
         // Register under the committed lock, so no commit slips in between.
         let committed = lock(&self.committed);
         let c = committed.clone();
@@ -333,11 +540,22 @@ impl Pager {
             return Err(Error::WriteTxnActive);
         }
         let c = lock(&self.committed).clone();
-        let oldest_reader = lock(&self.readers)
+        let mut oldest_reader = lock(&self.readers)
             .keys()
             .next()
             .copied()
             .unwrap_or(u64::MAX);
+        if let Sharing::Writer(scan) = &mut *lock(&self.sharing) {
+            // Readers in other processes: read after the in-process ones, so a snapshot taken
+            // meanwhile is at the newest commit (whose pages this txn does not reuse).
+            match scan.oldest() {
+                Ok(o) => oldest_reader = oldest_reader.min(o.unwrap_or(u64::MAX)),
+                Err(e) => {
+                    self.release_writer();
+                    return Err(e.into());
+                }
+            }
+        }
         let (mut reusable, pending): (Vec<FreeEntry>, Vec<FreeEntry>) =
             c.free.iter().partition(|e| {
                 e.freed_by <= oldest_reader
@@ -357,6 +575,30 @@ impl Pager {
             freed_now: IdSet::default(),
             finished: false,
         })
+    }
+
+    /// `begin_write`, waiting up to `timeout` for the write transaction of another thread to
+    /// end instead of failing with `Error::WriteTxnActive`.
+    pub fn begin_write_wait(self: &Arc<Self>, timeout: Duration) -> Result<WritePages> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            match self.begin_write() {
+                Err(Error::WriteTxnActive) => {}
+                r => return r,
+            }
+            let g = lock(&self.writer_done.0);
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(Error::WriteTxnActive);
+            }
+            if self.writer_active.load(Ordering::Acquire) {
+                let _ = self
+                    .writer_done
+                    .1
+                    .wait_timeout(g, deadline - now)
+                    .unwrap_or_else(|p| p.into_inner());
+            }
+        }
     }
 
     /// Reads, verifies and caches committed page `id`.
@@ -489,11 +731,119 @@ impl ReadPages {
         self.committed.meta
     }
     /// Pages in the free list, and the pages holding the free list, as of this snapshot.
-    pub fn free_pages(&self) -> (Vec<PageId>, Vec<PageId>) {
-        (
+    pub fn free_pages(&self) -> Result<(Vec<PageId>, Vec<PageId>)> {
+        if !self.committed.free_loaded {
+            // A commit of another process: its free list is protected by this snapshot.
+            let (free, pages) = load_free_list(self.pager.storage.as_ref(), &self.committed.meta)?;
+            return Ok((free.iter().map(|e| e.page).collect(), pages));
+        }
+        Ok((
             self.committed.free.iter().map(|e| e.page).collect(),
             self.committed.free_pages.to_vec(),
-        )
+        ))
+    }
+}
+
+/// What `check` finds in the meta pages, their copies and the file length (see
+/// [`ReadPages::verify_meta`]).
+#[derive(Clone, Debug, Default)]
+pub struct MetaCheck {
+    /// Whole pages in the file.
+    pub file_pages: u64,
+    /// Damage: (page, what).
+    pub faults: Vec<(Option<PageId>, String)>,
+    /// Harmless findings (and what open found and repaired).
+    pub notes: Vec<String>,
+}
+
+impl ReadPages {
+    /// Re-reads both meta pages, their copies and the file length, and compares them with this
+    /// snapshot. Bounded: four page reads, whatever the metas claim.
+    pub fn verify_meta(&self) -> Result<MetaCheck> {
+        let pager = &self.pager;
+        let st = pager.storage.as_ref();
+        let ps = pager.page_size;
+        let m = self.committed.meta;
+        let t = m.txn_id;
+        let len = st.len()?;
+        let mut out = MetaCheck {
+            file_pages: len / ps as u64,
+            notes: pager.open_notes.clone(),
+            ..MetaCheck::default()
+        };
+        if m.page_count > out.file_pages && m.copies != [0, 0] {
+            out.faults.push((
+                None,
+                format!(
+                    "commit {t} needs {} pages, the file holds {}",
+                    m.page_count, out.file_pages
+                ),
+            ));
+        } else if out.file_pages > m.page_count {
+            out.notes.push(format!(
+                "the file runs {} pages past commit {t}'s {} pages (written by a commit that \
+                 did not complete, or by a newer one); later commits reuse them",
+                out.file_pages - m.page_count,
+                m.page_count
+            ));
+        }
+        if m.copies == [0, 0] {
+            out.notes.push(
+                "no meta copies (a file of an older version; the next commit adds them)".into(),
+            );
+        }
+        for x in 0..2u64 {
+            let cp = m.copies[x as usize];
+            let copy = (cp != 0).then(|| meta::read_copy(st, cp, ps, u64::MAX));
+            // A copy newer than the snapshot: a commit is being written, or one did not complete.
+            let newer_copy = matches!(&copy, Some(Ok(c)) if c.txn_id > t);
+            let copy = copy.map(|c| c.and_then(|c| meta::check_len(cp, &c, len).map(|()| c)));
+            match meta::read_slot(st, x, ps, len) {
+                // The meta page is being written (step 3 of a commit, after its data pages).
+                Err(e) if matches!(&copy, Some(Ok(c)) if c.txn_id > t) => out.notes.push(format!(
+                    "meta page {x} does not read back ({e}) while a commit newer than {t} is \
+                     written"
+                )),
+                Err(e) => out.faults.push((
+                    Some(x),
+                    format!(
+                        "meta page {x} is damaged ({e}); {}",
+                        match &copy {
+                            Some(Ok(c)) => format!(
+                                "its copy in page {cp} holds commit {}: opening the file for \
+                                 writing rewrites it",
+                                c.txn_id
+                            ),
+                            _ => "its copy cannot replace it: `tersedb recover` rolls back to \
+                                  the other meta page"
+                                .into(),
+                        }
+                    ),
+                )),
+                Ok(p) => match copy {
+                    _ if newer_copy => {}
+                    Some(Ok(c)) if c == p => {}
+                    Some(c) if p.txn_id == t && x == t % 2 => out.faults.push((
+                        Some(cp),
+                        format!(
+                            "the copy of meta page {x} (commit {t}) {}: opening the file for \
+                             writing rewrites it",
+                            match c {
+                                Ok(c) => format!("holds commit {} instead", c.txn_id),
+                                Err(e) => format!("is damaged ({e})"),
+                            }
+                        ),
+                    )),
+                    Some(_) => out.notes.push(format!(
+                        "the copy of meta page {x} in page {cp} is not commit {} (left by a \
+                         commit that did not complete; the next commit to that slot rewrites it)",
+                        p.txn_id
+                    )),
+                    None => {}
+                },
+            }
+        }
+        Ok(out)
     }
 }
 
@@ -506,6 +856,12 @@ impl Drop for ReadPages {
             if *n == 0 {
                 r.remove(&t);
             }
+        }
+        drop(r);
+        if self.pager.shared_reader.load(Ordering::Acquire) {
+            // A failed update leaves an older txn published: pages are kept longer, never
+            // reused too early.
+            let _ = self.pager.publish_oldest();
         }
     }
 }
@@ -585,7 +941,7 @@ impl WritePages {
         self.finished = true;
         let pager = self.pager.clone();
         let result = self.commit_inner(durability);
-        pager.writer_active.store(false, Ordering::Release);
+        pager.release_writer();
         result
     }
 
@@ -613,8 +969,14 @@ impl WritePages {
             page,
             freed_by: txn,
         }));
-        let file_pages = self.page_count;
         self.give_back_tail();
+        // A file from before meta copies gets its two copy pages now.
+        let upgrade = self.base.copies == [0, 0];
+        let copies = if upgrade {
+            [self.take_page(), self.take_page()]
+        } else {
+            self.base.copies
+        };
         let per_page = (ps - FREE_HEADER) / FREE_ENTRY;
         let mut list_pages: Vec<PageId> = Vec::new();
         loop {
@@ -650,6 +1012,25 @@ impl WritePages {
             out.push((id, p.into()));
         }
         out.sort_unstable_by_key(|(id, _)| *id);
+        let m = Meta {
+            page_size: ps as u32,
+            txn_id: txn,
+            root: self.root,
+            free_list: list_pages.first().copied().unwrap_or(0),
+            page_count: self.page_count,
+            free_count: entries.len() as u64,
+            copies,
+        };
+        // The meta's copy goes with the data pages, before the first sync: whenever the meta
+        // page itself may be on disk (torn or whole), so is its copy.
+        let slot = (txn % 2) as usize;
+        let mut pager_pages = vec![(copies[slot], m.to_copy_page(copies[slot]).into())];
+        if upgrade {
+            let o = copies[1 - slot];
+            pager_pages.push((o, self.base.to_copy_page(o).into()));
+        }
+        out.extend(pager_pages);
+        out.sort_unstable_by_key(|(id, _)| *id);
         // Every page is written once and never also listed as free. A violation means the
         // layer above freed a page twice or freed a page that was already free (a reference
         // to a free page in a damaged tree): refuse before writing anything.
@@ -672,17 +1053,15 @@ impl WritePages {
             meta::seal(*id, p);
             pager.storage.write_at(*id * ps as u64, p).map_err(fail)?;
         }
+        // The file covers every page the meta counts, even pages taken from the end and freed
+        // again unwritten: open and `check` then treat a shorter file as damage.
+        let need = self.page_count * ps as u64;
+        if pager.storage.len().map_err(fail)? < need {
+            pager.storage.set_len(need).map_err(fail)?;
+        }
         if durability == Durability::Immediate {
             pager.storage.sync().map_err(fail)?;
         }
-        let m = Meta {
-            page_size: ps as u32,
-            txn_id: txn,
-            root: self.root,
-            free_list: list_pages.first().copied().unwrap_or(0),
-            page_count: self.page_count,
-            free_count: entries.len() as u64,
-        };
         pager
             .storage
             .write_at((txn % 2) * ps as u64, &m.to_page(txn % 2))
@@ -690,14 +1069,18 @@ impl WritePages {
         if durability == Durability::Immediate {
             pager.storage.sync().map_err(fail)?;
         }
-        if self.page_count < file_pages {
-            // The tail is free in the new state and in the one before it, and no reader sees
-            // it: give it back. A failure (or a crash before this) only leaves the file longer
-            // than its page count, which open accepts; nothing committed depends on the bytes.
-            let _ = pager.storage.set_len(self.page_count * ps as u64);
+        // The tail is free in the new state and in the one before it, and no reader sees it:
+        // give it back, down to what the other meta page counts (open treats a file shorter
+        // than a meta's page count as damage), so a shrink completes at the next commit. A
+        // failure (or a crash before this) only leaves the file longer than its page count,
+        // which open accepts; nothing committed depends on the bytes.
+        let keep = (self.page_count.max(self.base.page_count)) * ps as u64;
+        if pager.storage.len().is_ok_and(|len| keep < len) {
+            let _ = pager.storage.set_len(keep);
         }
         // Published: readers from now on see the new state.
-        let list_set: HashSet<PageId> = list_pages.iter().copied().collect();
+        let mut list_set: HashSet<PageId> = list_pages.iter().copied().collect();
+        list_set.extend(copies);
         for (id, page) in out {
             if !list_set.contains(&id) {
                 pager.cache.put(id, page);
@@ -708,6 +1091,7 @@ impl WritePages {
             free: Arc::new(entries),
             free_pages: Arc::new(list_pages),
             synced: durability == Durability::Immediate,
+            free_loaded: true,
         };
         Ok(())
     }
@@ -715,14 +1099,14 @@ impl WritePages {
     /// Discards every change.
     pub fn abort(mut self) {
         self.finished = true;
-        self.pager.writer_active.store(false, Ordering::Release);
+        self.pager.release_writer();
     }
 }
 
 impl Drop for WritePages {
     fn drop(&mut self) {
         if !self.finished {
-            self.pager.writer_active.store(false, Ordering::Release);
+            self.pager.release_writer();
         }
     }
 }

@@ -303,6 +303,11 @@ impl crate::env::Backend for MemBackend {
             total_pages: st.next,
             meta_pages: vec![0, 1],
             free_pages: st.freed.iter().copied().collect(),
+            meta: crate::storage::MetaCheck {
+                file_pages: st.next,
+                ..Default::default()
+            },
+            ..Default::default()
         })
     }
 }
