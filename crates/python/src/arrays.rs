@@ -300,7 +300,11 @@ impl ValVec {
             ValVec::U32(v) => v.push(raw.map(le::<4>).transpose()?.map_or(0, u32::from_le_bytes)),
             ValVec::U64(v) => v.push(raw.map(le::<8>).transpose()?.map_or(0, u64::from_le_bytes)),
             ValVec::I64(v) => v.push(raw.map(le::<8>).transpose()?.map_or(0, i64::from_le_bytes)),
-            ValVec::F64(v) => v.push(raw.map(le::<8>).transpose()?.map_or(0.0, f64::from_le_bytes)),
+            ValVec::F64(v) => v.push(
+                raw.map(le::<8>)
+                    .transpose()?
+                    .map_or(0.0, f64::from_le_bytes),
+            ),
             ValVec::Bytes(v) => v.push(raw.map(<[u8]>::to_vec)),
         }
         Ok(())
@@ -358,7 +362,9 @@ pub fn value(kind: RecKind, obj: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<u8>>
         (RecKind::None, None) => return Ok(Vec::new()),
         (RecKind::None, Some(o)) if o.is_none() => return Ok(Vec::new()),
         (RecKind::None, Some(_)) => {
-            return Err(PyTypeError::new_err("the database has no records: pass no value"))
+            return Err(PyTypeError::new_err(
+                "the database has no records: pass no value",
+            ))
         }
         (k, None) => {
             return Err(PyTypeError::new_err(format!(
@@ -377,13 +383,31 @@ pub fn value(kind: RecKind, obj: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<u8>>
     };
     Ok(match kind {
         RecKind::None => Vec::new(),
-        RecKind::U32 => obj.extract::<u32>().map_err(|e| range(e, "u32"))?.to_le_bytes().to_vec(),
-        RecKind::U64 => obj.extract::<u64>().map_err(|e| range(e, "u64"))?.to_le_bytes().to_vec(),
-        RecKind::I64 => obj.extract::<i64>().map_err(|e| range(e, "i64"))?.to_le_bytes().to_vec(),
-        RecKind::F64 => obj.extract::<f64>().map_err(|e| range(e, "f64"))?.to_le_bytes().to_vec(),
+        RecKind::U32 => obj
+            .extract::<u32>()
+            .map_err(|e| range(e, "u32"))?
+            .to_le_bytes()
+            .to_vec(),
+        RecKind::U64 => obj
+            .extract::<u64>()
+            .map_err(|e| range(e, "u64"))?
+            .to_le_bytes()
+            .to_vec(),
+        RecKind::I64 => obj
+            .extract::<i64>()
+            .map_err(|e| range(e, "i64"))?
+            .to_le_bytes()
+            .to_vec(),
+        RecKind::F64 => obj
+            .extract::<f64>()
+            .map_err(|e| range(e, "f64"))?
+            .to_le_bytes()
+            .to_vec(),
         RecKind::Bytes => obj
             .cast::<PyBytes>()
-            .map_err(|_| PyTypeError::new_err(format!("value must be bytes, not {}", type_name(obj))))?
+            .map_err(|_| {
+                PyTypeError::new_err(format!("value must be bytes, not {}", type_name(obj)))
+            })?
             .as_bytes()
             .to_vec(),
     })

@@ -176,9 +176,7 @@ impl Env {
     /// Opens an existing database (`DbNotFound` when absent).
     fn db(&self, py: Python<'_>, name: &str) -> PyResult<Db> {
         let env = self.env()?;
-        let db = py
-            .detach(|| env.begin_read()?.open_db(name))
-            .py_err()?;
+        let db = py.detach(|| env.begin_read()?.open_db(name)).py_err()?;
         Ok(Db::new(db))
     }
 

@@ -5,25 +5,110 @@ use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 
-create_exception!(tersedb, Error, PyException, "Base class of every tersedb error.");
-create_exception!(tersedb, IoError, Error, "The operating system reported an I/O error.");
-create_exception!(tersedb, Corrupted, Error, "A page failed its checksum or a structural check.");
-create_exception!(tersedb, BadFormat, Error, "Not a tersedb file, or an unsupported format version.");
-create_exception!(tersedb, PreviousIo, Error, "An earlier I/O error: reopen the environment.");
-create_exception!(tersedb, Locked, Error, "Another handle or process holds the file open for writing.");
-create_exception!(tersedb, ReadOnly, Error, "A write on an environment opened read-only.");
-create_exception!(tersedb, WriteTxnActive, Error, "A write transaction is already active.");
+create_exception!(
+    tersedb,
+    Error,
+    PyException,
+    "Base class of every tersedb error."
+);
+create_exception!(
+    tersedb,
+    IoError,
+    Error,
+    "The operating system reported an I/O error."
+);
+create_exception!(
+    tersedb,
+    Corrupted,
+    Error,
+    "A page failed its checksum or a structural check."
+);
+create_exception!(
+    tersedb,
+    BadFormat,
+    Error,
+    "Not a tersedb file, or an unsupported format version."
+);
+create_exception!(
+    tersedb,
+    PreviousIo,
+    Error,
+    "An earlier I/O error: reopen the environment."
+);
+create_exception!(
+    tersedb,
+    Locked,
+    Error,
+    "Another handle or process holds the file open for writing."
+);
+create_exception!(
+    tersedb,
+    ReadOnly,
+    Error,
+    "A write on an environment opened read-only."
+);
+create_exception!(
+    tersedb,
+    WriteTxnActive,
+    Error,
+    "A write transaction is already active."
+);
 create_exception!(tersedb, DbNotFound, Error, "No database of that name.");
-create_exception!(tersedb, DbExists, Error, "A database of that name already exists.");
-create_exception!(tersedb, ConfigMismatch, Error, "The database's stored configuration differs.");
-create_exception!(tersedb, KeyExists, Error, "Insert of a key that is already present.");
+create_exception!(
+    tersedb,
+    DbExists,
+    Error,
+    "A database of that name already exists."
+);
+create_exception!(
+    tersedb,
+    ConfigMismatch,
+    Error,
+    "The database's stored configuration differs."
+);
+create_exception!(
+    tersedb,
+    KeyExists,
+    Error,
+    "Insert of a key that is already present."
+);
 create_exception!(tersedb, KeyNotFound, Error, "The key is not present.");
-create_exception!(tersedb, InvalidKey, Error, "The key does not fit the database's key type.");
-create_exception!(tersedb, InvalidRecord, Error, "The value does not fit the database's record type.");
-create_exception!(tersedb, InvalidArgument, Error, "An argument is out of range.");
-create_exception!(tersedb, DiskFull, Error, "The disk is full; the transaction was not committed.");
-create_exception!(tersedb, QueryError, Error, "A query has a syntax or type error.");
-create_exception!(tersedb, TransactionClosed, Error, "The transaction was committed, aborted or closed.");
+create_exception!(
+    tersedb,
+    InvalidKey,
+    Error,
+    "The key does not fit the database's key type."
+);
+create_exception!(
+    tersedb,
+    InvalidRecord,
+    Error,
+    "The value does not fit the database's record type."
+);
+create_exception!(
+    tersedb,
+    InvalidArgument,
+    Error,
+    "An argument is out of range."
+);
+create_exception!(
+    tersedb,
+    DiskFull,
+    Error,
+    "The disk is full; the transaction was not committed."
+);
+create_exception!(
+    tersedb,
+    QueryError,
+    Error,
+    "A query has a syntax or type error."
+);
+create_exception!(
+    tersedb,
+    TransactionClosed,
+    Error,
+    "The transaction was committed, aborted or closed."
+);
 create_exception!(tersedb, Closed, Error, "The environment was closed.");
 
 /// The Python exception for an engine error, with the engine's message.
@@ -69,9 +154,26 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         ($($t:ident),*) => { $( m.add(stringify!($t), py.get_type::<$t>())?; )* };
     }
     add!(
-        Error, IoError, Corrupted, BadFormat, PreviousIo, Locked, ReadOnly, WriteTxnActive,
-        DbNotFound, DbExists, ConfigMismatch, KeyExists, KeyNotFound, InvalidKey, InvalidRecord,
-        InvalidArgument, DiskFull, QueryError, TransactionClosed, Closed
+        Error,
+        IoError,
+        Corrupted,
+        BadFormat,
+        PreviousIo,
+        Locked,
+        ReadOnly,
+        WriteTxnActive,
+        DbNotFound,
+        DbExists,
+        ConfigMismatch,
+        KeyExists,
+        KeyNotFound,
+        InvalidKey,
+        InvalidRecord,
+        InvalidArgument,
+        DiskFull,
+        QueryError,
+        TransactionClosed,
+        Closed
     );
     Ok(())
 }

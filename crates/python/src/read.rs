@@ -147,13 +147,7 @@ impl ReadTxn {
     /// `.keys`, `.values` (None for a key-only database, a list for bytes records), that
     /// unpacks as `keys, values = r.range(db)` and converts with `to_pandas()` / `to_arrow()`.
     #[pyo3(signature = (db, lo=None, hi=None))]
-    fn range(
-        &self,
-        py: Python<'_>,
-        db: &Db,
-        lo: Option<u64>,
-        hi: Option<u64>,
-    ) -> PyResult<Range> {
+    fn range(&self, py: Python<'_>, db: &Db, lo: Option<u64>, hi: Option<u64>) -> PyResult<Range> {
         int_keys(db)?;
         let (lo, hi) = (lo.unwrap_or(0), hi.unwrap_or(u64::MAX));
         let (keys, vals) = self.with(py, |t| {
@@ -161,7 +155,17 @@ impl ReadTxn {
             let n = t.fold_keys(&db.db, lo, hi, false)?.count as usize;
             let mut keys = key_vec(db.key, n);
             let mut vals = ValVec::new(db.rec, n);
-            ops::collect_range(t, &db.db, db.key, db.rec, lo, hi, usize::MAX, &mut keys, &mut vals)?;
+            ops::collect_range(
+                t,
+                &db.db,
+                db.key,
+                db.rec,
+                lo,
+                hi,
+                usize::MAX,
+                &mut keys,
+                &mut vals,
+            )?;
             Ok((keys, vals))
         })?;
         Ok(Range {
@@ -379,6 +383,7 @@ impl Iter {
 
 #[pymethods]
 impl Iter {
+    #[allow(clippy::self_named_constructors)] // Python's iterator protocol, not a constructor
     fn __iter__(slf: Py<Self>) -> Py<Self> {
         slf
     }
@@ -394,8 +399,9 @@ impl Iter {
                 .detach(|| {
                     let mut keys = key_vec(kind, BATCH);
                     let mut vals = ValVec::new(rec, BATCH);
-                    let done =
-                        ops::collect_range(&txn, &db, kind, rec, lo, hi, BATCH, &mut keys, &mut vals)?;
+                    let done = ops::collect_range(
+                        &txn, &db, kind, rec, lo, hi, BATCH, &mut keys, &mut vals,
+                    )?;
                     Ok((keys, vals, done))
                 })
                 .py_err()?;

@@ -239,7 +239,10 @@ impl WriteTxn {
     /// Whether the transaction was committed or aborted.
     #[getter]
     fn closed(&self) -> bool {
-        self.inner.lock().unwrap_or_else(|p| p.into_inner()).is_none()
+        self.inner
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_none()
     }
 
     fn __enter__(slf: Py<Self>) -> Py<Self> {
