@@ -256,8 +256,9 @@ def test_bulk_calls_release_the_gil(env):
     took = time.perf_counter() - start
     stop.set()
     t.join()
-    # While put_many ran, the other thread kept running Python code.
-    assert len(ticks) - before > max(3, took / 0.001 * 0.2), (len(ticks) - before, took)
+    # While put_many ran (about a second), the other thread kept running Python code; with the
+    # GIL held it would not have ticked at all (Rust code never reaches the eval loop's switch).
+    assert len(ticks) - before >= 10, (len(ticks) - before, took)
 
 
 def test_write_txn_reads_its_own_writes(env):
