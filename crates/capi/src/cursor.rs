@@ -1,0 +1,329 @@
+//! Cursors over a read transaction's snapshot. The engine's cursor borrows its transaction, so
+//! a C cursor keeps the snapshot (an `Arc`) and a window of entries around its position, fetched
+//! with one short-lived engine cursor per window (up to 256 entries or 1 MiB of values); moving
+//! inside the window touches no page.
+
+use crate::env::{read_txn, tersedb_db, tersedb_txn};
+use crate::ffi::{self, fail, run, Res};
+use crate::handles::{self, Obj};
+use crate::tersedb_status::{self, *};
+use std::ffi::c_void;
+use std::sync::{Arc, Mutex};
+use tersedb::{Db, KeyBuf, KeyType};
+
+/// A cursor over one database of a read transaction.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct tersedb_cursor {
+    pub id: u64,
+}
+
+const WINDOW: usize = 256;
+const WINDOW_BYTES: usize = 1 << 20;
+
+pub struct CursorObj {
+    txn: Arc<tersedb::ReadTxn>,
+    db: Db,
+    /// Entries in key order; `pos` indexes the current one.
+    window: Vec<(KeyBuf, Vec<u8>)>,
+    pos: Option<usize>,
+}
+
+enum Start<'a> {
+    First,
+    Last,
+    /// The first key >= this one (forward only).
+    At(&'a KeyBuf),
+    /// The first key > this one / the last key < it.
+    After(&'a KeyBuf),
+}
+
+impl CursorObj {
+    /// Fills a window going forward (`fwd`) or backward from `start`.
+    fn fetch(&self, start: Start<'_>, fwd: bool) -> Res<Vec<(KeyBuf, Vec<u8>)>> {
+        let mut c = self.txn.cursor(&self.db)?;
+        let mut ok = match start {
+            Start::First => c.first()?,
+            Start::Last => c.last()?,
+            Start::At(k) => c.lower_bound(k)?,
+            Start::After(k) if fwd => {
+                if c.lower_bound(k)? {
+                    if c.key() == Some(k.as_key()) {
+                        c.next()? // false at the end: nothing after k
+                    } else {
+                        true
+                    }
+                } else {
+                    false
+                }
+            }
+            Start::After(k) => {
+                if c.lower_bound(k)? {
+                    c.prev()? // false at the start: nothing before k
+                } else {
+                    c.last()?
+                }
+            }
+        };
+        let mut out = Vec::new();
+        let mut bytes = 0;
+        while ok && out.len() < WINDOW && bytes < WINDOW_BYTES {
+            let Some(k) = c.key().map(|k| k.to_owned()) else {
+                break;
+            };
+            let v = c.value()?.unwrap_or_default();
+            bytes += v.len() + 16;
+            out.push((k, v));
+            ok = if fwd { c.next()? } else { c.prev()? };
+        }
+        if !fwd {
+            out.reverse();
+        }
+        Ok(out)
+    }
+
+    fn current(&self) -> Option<&(KeyBuf, Vec<u8>)> {
+        self.pos.and_then(|p| self.window.get(p))
+    }
+
+    /// Positions at the window fetched from `start` (unpositioned when it is empty).
+    fn reset(&mut self, start: Start<'_>, fwd: bool) -> Res<tersedb_status> {
+        let w = self.fetch(start, fwd)?;
+        self.pos = if w.is_empty() {
+            None
+        } else if fwd {
+            Some(0)
+        } else {
+            Some(w.len() - 1)
+        };
+        self.window = w;
+        Ok(if self.pos.is_some() {
+            TERSEDB_OK
+        } else {
+            TERSEDB_NOTFOUND
+        })
+    }
+
+    fn step(&mut self, fwd: bool) -> Res<tersedb_status> {
+        let Some(p) = self.pos else {
+            return Ok(TERSEDB_NOTFOUND);
+        };
+        if fwd && p + 1 < self.window.len() {
+            self.pos = Some(p + 1);
+            return Ok(TERSEDB_OK);
+        }
+        if !fwd && p > 0 {
+            self.pos = Some(p - 1);
+            return Ok(TERSEDB_OK);
+        }
+        let k = self.window[p].0.clone();
+        let w = self.fetch(Start::After(&k), fwd)?;
+        if w.is_empty() {
+            return Ok(TERSEDB_NOTFOUND); // stays on the end key
+        }
+        self.pos = Some(if fwd { 0 } else { w.len() - 1 });
+        self.window = w;
+        Ok(TERSEDB_OK)
+    }
+}
+
+fn cursor(c: tersedb_cursor) -> Res<Arc<Mutex<CursorObj>>> {
+    handles::get(c.id, "a cursor", |o| match o {
+        Obj::Cursor(c) => Ok(c),
+        o => Err(o),
+    })
+}
+
+fn with<T>(c: tersedb_cursor, f: impl FnOnce(&mut CursorObj) -> Res<T>) -> Res<T> {
+    let c = cursor(c)?;
+    let mut g = c.lock().unwrap_or_else(|p| p.into_inner());
+    f(&mut g)
+}
+
+/// Opens an unpositioned cursor on `db` in a read transaction. It keeps the snapshot alive
+/// until closed, even after the transaction handle is closed.
+///
+/// # Safety
+/// `out` must be NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn tersedb_cursor_open(
+    txn: tersedb_txn,
+    db: tersedb_db,
+    out: *mut tersedb_cursor,
+) -> tersedb_status {
+    run(|| {
+        // SAFETY: the caller's contract.
+        let out = unsafe { ffi::out(out, "out")? };
+        let db = handles::db(db.id)?;
+        let txn = read_txn(txn.id, "a cursor")?;
+        txn.len(&db)?; // the database exists in this snapshot
+        let obj = CursorObj {
+            txn,
+            db,
+            window: Vec::new(),
+            pos: None,
+        };
+        out.id = handles::insert(Obj::Cursor(Arc::new(Mutex::new(obj))));
+        Ok(TERSEDB_OK)
+    })
+}
+
+/// Closes a cursor.
+#[no_mangle]
+pub extern "C" fn tersedb_cursor_close(c: tersedb_cursor) -> tersedb_status {
+    run(|| {
+        handles::remove(c.id, "a cursor", |o| match o {
+            Obj::Cursor(c) => Ok(c),
+            o => Err(o),
+        })?;
+        Ok(TERSEDB_OK)
+    })
+}
+
+/// Moves to the smallest key (`TERSEDB_NOTFOUND` when the database is empty).
+#[no_mangle]
+pub extern "C" fn tersedb_cursor_first(c: tersedb_cursor) -> tersedb_status {
+    run(|| with(c, |c| c.reset(Start::First, true)))
+}
+
+/// Moves to the largest key (`TERSEDB_NOTFOUND` when the database is empty).
+#[no_mangle]
+pub extern "C" fn tersedb_cursor_last(c: tersedb_cursor) -> tersedb_status {
+    run(|| with(c, |c| c.reset(Start::Last, false)))
+}
+
+/// Moves to the next key; `TERSEDB_NOTFOUND` (staying put) at the end or when unpositioned.
+#[no_mangle]
+pub extern "C" fn tersedb_cursor_next(c: tersedb_cursor) -> tersedb_status {
+    run(|| with(c, |c| c.step(true)))
+}
+
+/// Moves to the previous key; `TERSEDB_NOTFOUND` (staying put) at the start or when
+/// unpositioned.
+#[no_mangle]
+pub extern "C" fn tersedb_cursor_prev(c: tersedb_cursor) -> tersedb_status {
+    run(|| with(c, |c| c.step(false)))
+}
+
+/// Moves to `key` (`exact` != 0) or to the first key >= `key` (`exact` == 0);
+/// `TERSEDB_NOTFOUND` (unpositioned) when there is none.
+///
+/// # Safety
+/// `key` must point to `key_len` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn tersedb_cursor_seek(
+    c: tersedb_cursor,
+    key: *const c_void,
+    key_len: usize,
+    exact: i32,
+) -> tersedb_status {
+    run(|| {
+        // SAFETY: the caller's contract.
+        let raw = unsafe { ffi::bytes(key, key_len, "key")? };
+        with(c, |c| {
+            let k = owned_key(&c.db, raw)?;
+            let s = c.reset(Start::At(&k), true)?;
+            if exact != 0 && c.current().is_some_and(|(x, _)| *x != k) {
+                c.pos = None;
+                return Ok(TERSEDB_NOTFOUND);
+            }
+            Ok(s)
+        })
+    })
+}
+
+fn owned_key(db: &Db, raw: &[u8]) -> Res<KeyBuf> {
+    let bad = |w: usize| {
+        fail(
+            TERSEDB_EINVALIDKEY,
+            format!(
+                "a key of database {:?} has {w} bytes, not {}",
+                db.name(),
+                raw.len()
+            ),
+        )
+    };
+    Ok(match db.config().key_type {
+        KeyType::U32 => KeyBuf::U32(u32::from_ne_bytes(raw.try_into().map_err(|_| bad(4))?)),
+        KeyType::U64 => KeyBuf::U64(u64::from_ne_bytes(raw.try_into().map_err(|_| bad(8))?)),
+        _ => KeyBuf::Bytes(raw.to_vec()),
+    })
+}
+
+fn unpositioned() -> ffi::Fail {
+    fail(TERSEDB_NOTFOUND, "the cursor is not positioned")
+}
+
+/// Copies the current key into `buf` (a u32 or u64 key as its native-order bytes) and its
+/// length into `*len`; `TERSEDB_NOTFOUND` when unpositioned, `TERSEDB_EBUFFER` when too small.
+///
+/// # Safety
+/// `buf` must be NULL or point to `cap` writable bytes; `len` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn tersedb_cursor_key(
+    c: tersedb_cursor,
+    buf: *mut c_void,
+    cap: usize,
+    len: *mut usize,
+) -> tersedb_status {
+    run(|| {
+        ffi::need_len(len)?;
+        with(c, |c| {
+            let (k, _) = c.current().ok_or_else(unpositioned)?;
+            let bytes = match k {
+                KeyBuf::U32(v) => v.to_ne_bytes().to_vec(),
+                KeyBuf::U64(v) => v.to_ne_bytes().to_vec(),
+                KeyBuf::Bytes(b) => b.clone(),
+            };
+            // SAFETY: the caller's contract.
+            unsafe { ffi::copy_out(&bytes, buf, cap, len)? };
+            Ok(TERSEDB_OK)
+        })
+    })
+}
+
+/// The current key of a u32 or u64 database as a u64.
+///
+/// # Safety
+/// `out` must be NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn tersedb_cursor_key_u64(
+    c: tersedb_cursor,
+    out: *mut u64,
+) -> tersedb_status {
+    run(|| {
+        // SAFETY: the caller's contract.
+        let out = unsafe { ffi::out(out, "out")? };
+        with(c, |c| {
+            let (k, _) = c.current().ok_or_else(unpositioned)?;
+            *out = k
+                .as_key()
+                .as_u64()
+                .ok_or_else(|| ffi::inval("the database's keys are byte strings"))?;
+            Ok(TERSEDB_OK)
+        })
+    })
+}
+
+/// Copies the current value into `buf` and its length into `*len`; `TERSEDB_NOTFOUND` when
+/// unpositioned, `TERSEDB_EBUFFER` when too small.
+///
+/// # Safety
+/// `buf` must be NULL or point to `cap` writable bytes; `len` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn tersedb_cursor_value(
+    c: tersedb_cursor,
+    buf: *mut c_void,
+    cap: usize,
+    len: *mut usize,
+) -> tersedb_status {
+    run(|| {
+        ffi::need_len(len)?;
+        with(c, |c| {
+            let (_, v) = c.current().ok_or_else(unpositioned)?;
+            // SAFETY: the caller's contract.
+            unsafe { ffi::copy_out(v, buf, cap, len)? };
+            Ok(TERSEDB_OK)
+        })
+    })
+}

@@ -1,0 +1,429 @@
+/* The C API from C: every function of tersedb.h, its error codes on misuse (null, stale, foreign
+ * and made-up handles, use after commit, small buffers, NULL and misaligned pointers), and a
+ * snapshot read by several threads. Run by scripts/test.d/c.sh (also under valgrind).
+ * Usage: test_capi DIR [N]   (DIR: a scratch directory; N: keys of the bulk tests) */
+#include "tersedb.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int passed, failed;
+
+#define CHECK(cond)                                                                  \
+  do {                                                                               \
+    if (cond) {                                                                      \
+      passed++;                                                                      \
+    } else {                                                                         \
+      failed++;                                                                      \
+      fprintf(stderr, "%s:%d: CHECK(%s) failed; last error: %s\n", __FILE__, __LINE__, \
+              #cond, tersedb_last_error_message());                                  \
+    }                                                                                \
+  } while (0)
+
+#define OK(call) CHECK((call) == TERSEDB_OK)
+#define IS(code, call) CHECK((call) == (code))
+
+static size_t n_keys = 100000;
+
+struct reader {
+  tersedb_txn txn;
+  tersedb_db db;
+  uint64_t expect_sum;
+  int ok;
+};
+
+static void *read_snapshot(void *arg) {
+  struct reader *r = arg;
+  r->ok = 1;
+  for (int round = 0; round < 3; round++) {
+    tersedb_fold f;
+    if (tersedb_fold_keys(r->txn, r->db, 0, UINT64_MAX, &f) != TERSEDB_OK || f.sum_lo != r->expect_sum ||
+        f.sum_hi != 0)
+      r->ok = 0;
+    uint32_t k = (uint32_t)(2 * (n_keys / 2));
+    if (tersedb_contains(r->txn, r->db, &k, sizeof k) != TERSEDB_OK) r->ok = 0;
+  }
+  return NULL;
+}
+
+static void test_handles_and_pointers(const char *dir) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/h.tdb", dir);
+  CHECK(strcmp(tersedb_version(), "") != 0);
+
+  tersedb_env zero = {0}, madeup = {987654321};
+  IS(TERSEDB_EBADHANDLE, tersedb_env_close(zero));
+  IS(TERSEDB_EBADHANDLE, tersedb_env_close(madeup));
+  CHECK(strstr(tersedb_last_error_message(), "never issued") != NULL);
+  IS(TERSEDB_EINVAL, tersedb_env_open(NULL, TERSEDB_CREATE, 0, &zero));
+  IS(TERSEDB_EINVAL, tersedb_env_open(path, TERSEDB_CREATE, 0, NULL));
+  IS(TERSEDB_EINVAL, tersedb_env_open(path, 0x100, 0, &zero));
+  IS(TERSEDB_EINVAL, tersedb_env_open(path, TERSEDB_CREATE, 1000, &zero)); /* not a power of two */
+  snprintf(path, sizeof path, "%s/missing.tdb", dir);
+  IS(TERSEDB_EIO, tersedb_env_open(path, 0, 0, &zero));
+
+  tersedb_env env;
+  OK(tersedb_env_open_memory(0, &env));
+  tersedb_txn w;
+  OK(tersedb_txn_begin_write(env, 0, &w));
+  tersedb_txn w2;
+  IS(TERSEDB_EWRITETXNACTIVE, tersedb_txn_begin_write(env, 0, &w2));
+  IS(TERSEDB_EINVAL, tersedb_txn_begin_write(env, 0x8, &w2));
+  tersedb_db_config cfg = {TERSEDB_KEY_U32, TERSEDB_RECORD_NONE, 0, 0, NULL};
+  tersedb_db db;
+  OK(tersedb_db_create(w, "set", &cfg, &db));
+  IS(TERSEDB_EDBEXISTS, tersedb_db_create(w, "set", &cfg, &db));
+  IS(TERSEDB_EINVAL, tersedb_db_create(w, "x", NULL, &db));
+  tersedb_db_config bad = {9, 0, 0, 0, NULL};
+  IS(TERSEDB_EINVAL, tersedb_db_create(w, "x", &bad, &db));
+  tersedb_db_config badcodec = {TERSEDB_KEY_U32, 0, 0, 0, "zip"};
+  IS(TERSEDB_EINVAL, tersedb_db_create(w, "x", &badcodec, &db));
+
+  /* A handle of another kind, NULL and misaligned pointers, wrong key lengths. */
+  tersedb_txn not_a_txn = {db.id};
+  uint32_t k = 7;
+  IS(TERSEDB_EBADHANDLE, tersedb_put(not_a_txn, db, &k, sizeof k, NULL, 0, TERSEDB_UPSERT));
+  CHECK(strstr(tersedb_last_error_message(), "a database, not a transaction") != NULL);
+  IS(TERSEDB_EINVAL, tersedb_put(w, db, NULL, 4, NULL, 0, TERSEDB_UPSERT));
+  IS(TERSEDB_EINVALIDKEY, tersedb_put(w, db, &k, 3, NULL, 0, TERSEDB_UPSERT));
+  IS(TERSEDB_EINVAL, tersedb_put(w, db, &k, sizeof k, NULL, 0, 99));
+  uint32_t keys[4] = {1, 2, 3, 4};
+  IS(TERSEDB_EINVAL, tersedb_put_many_u32(w, db, NULL, 4, NULL, 0, 0, NULL));
+  IS(TERSEDB_EINVAL, tersedb_put_many_u32(w, db, (const uint32_t *)((const char *)keys + 1), 2, NULL, 0, 0, NULL));
+  OK(tersedb_put_many_u32(w, db, keys, 0, NULL, 0, 0, NULL)); /* nothing to do */
+  uint64_t wide[2] = {1, 2};
+  IS(TERSEDB_EINVALIDKEY, tersedb_put_many_u64(w, db, wide, 2, NULL, 0, 0, NULL)); /* u64 into u32 */
+  OK(tersedb_put(w, db, &k, sizeof k, NULL, 0, TERSEDB_INSERT));
+  IS(TERSEDB_EKEYEXISTS, tersedb_put(w, db, &k, sizeof k, NULL, 0, TERSEDB_INSERT));
+  k = 3;
+  IS(TERSEDB_EINVALIDKEY, tersedb_put(w, db, &k, sizeof k, NULL, 0, TERSEDB_APPEND));
+  size_t len;
+  IS(TERSEDB_EINVAL, tersedb_get(w, db, &k, sizeof k, NULL, 0, NULL));
+  IS(TERSEDB_NOTFOUND, tersedb_get(w, db, &k, sizeof k, NULL, 0, &len));
+  k = 7;
+  OK(tersedb_get(w, db, &k, sizeof k, NULL, 0, &len)); /* a set: empty records */
+  CHECK(len == 0);
+
+  /* Use after commit: every call on the handle is TERSEDB_ECLOSED. */
+  OK(tersedb_txn_commit(w));
+  IS(TERSEDB_ECLOSED, tersedb_put(w, db, &k, sizeof k, NULL, 0, TERSEDB_UPSERT));
+  IS(TERSEDB_ECLOSED, tersedb_txn_commit(w));
+  IS(TERSEDB_ECLOSED, tersedb_txn_abort(w));
+
+  /* A read transaction cannot write; a write transaction cannot open cursors or queries. */
+  tersedb_txn r;
+  OK(tersedb_txn_begin_read(env, &r));
+  IS(TERSEDB_EREADONLY, tersedb_put(r, db, &k, sizeof k, NULL, 0, TERSEDB_UPSERT));
+  IS(TERSEDB_EREADONLY, tersedb_erase(r, db, &k, sizeof k));
+  IS(TERSEDB_EREADONLY, tersedb_erase_many_u32(r, db, keys, 4, NULL));
+  IS(TERSEDB_OK, tersedb_contains(r, db, &k, sizeof k));
+  k = 8;
+  IS(TERSEDB_NOTFOUND, tersedb_contains(r, db, &k, sizeof k));
+  tersedb_db missing;
+  IS(TERSEDB_EDBNOTFOUND, tersedb_db_open(r, "nope", &missing));
+  OK(tersedb_txn_begin_write(env, TERSEDB_NO_SYNC, &w));
+  tersedb_cursor c;
+  IS(TERSEDB_EINVAL, tersedb_cursor_open(w, db, &c));
+  tersedb_result res;
+  IS(TERSEDB_EINVAL, tersedb_query(w, "SELECT COUNT(*) FROM set", &res));
+  k = 7;
+  OK(tersedb_erase(w, db, &k, sizeof k));
+  IS(TERSEDB_NOTFOUND, tersedb_erase(w, db, &k, sizeof k));
+  OK(tersedb_txn_abort(w)); /* the erase is undone */
+  OK(tersedb_txn_abort(r)); /* closes a read transaction */
+  OK(tersedb_txn_begin_read(env, &r));
+  IS(TERSEDB_OK, tersedb_contains(r, db, &k, sizeof k));
+  uint64_t faults = 99;
+  OK(tersedb_env_check(env, &faults));
+  CHECK(faults == 0);
+  OK(tersedb_txn_commit(r));
+  OK(tersedb_db_close(db));
+  IS(TERSEDB_ECLOSED, tersedb_db_close(db));
+  OK(tersedb_env_close(env));
+  IS(TERSEDB_ECLOSED, tersedb_env_close(env));
+}
+
+static void test_u32_records(const char *dir) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/events.tdb", dir);
+  remove(path);
+  tersedb_env env;
+  OK(tersedb_env_open(path, TERSEDB_CREATE | TERSEDB_NO_SYNC, 4096, &env));
+  tersedb_env again;
+  IS(TERSEDB_ELOCKED, tersedb_env_open(path, TERSEDB_CREATE, 0, &again));
+
+  tersedb_txn w;
+  OK(tersedb_txn_begin_write(env, 0, &w));
+  tersedb_db_config cfg = {TERSEDB_KEY_U32, TERSEDB_RECORD_I64, 0, 0, "bp128"};
+  tersedb_db db;
+  OK(tersedb_db_create(w, "events", &cfg, &db));
+  uint32_t *keys = malloc(n_keys * sizeof *keys);
+  int64_t *vals = malloc(n_keys * sizeof *vals);
+  uint64_t sum = 0;
+  for (size_t i = 0; i < n_keys; i++) {
+    keys[i] = (uint32_t)(2 * i);
+    vals[i] = -(int64_t)i * 1000; /* little-endian hosts: the native bytes are the record */
+    sum += keys[i];
+  }
+  uint64_t added = 0;
+  IS(TERSEDB_EINVALIDRECORD, tersedb_put_many_u32(w, db, keys, 2, vals, 4, TERSEDB_UPSERT, NULL));
+  OK(tersedb_put_many_u32(w, db, keys, n_keys, vals, sizeof *vals, TERSEDB_APPEND, &added));
+  CHECK(added == n_keys);
+  OK(tersedb_put_many_u32(w, db, keys, 10, vals, sizeof *vals, TERSEDB_UPSERT, &added));
+  CHECK(added == 0);
+  OK(tersedb_txn_commit(w));
+
+  tersedb_txn r;
+  OK(tersedb_txn_begin_read(env, &r));
+  tersedb_db db2;
+  OK(tersedb_db_open(r, "events", &db2));
+  uint64_t n = 0;
+  OK(tersedb_len(r, db2, &n));
+  CHECK(n == n_keys);
+  uint32_t k = 20;
+  int64_t v = 1;
+  size_t len = 0;
+  OK(tersedb_get(r, db2, &k, sizeof k, &v, sizeof v, &len));
+  CHECK(len == 8 && v == -10000);
+  char small[4];
+  IS(TERSEDB_EBUFFER, tersedb_get(r, db2, &k, sizeof k, small, sizeof small, &len));
+  CHECK(len == 8);
+  k = 21;
+  IS(TERSEDB_NOTFOUND, tersedb_get(r, db2, &k, sizeof k, &v, sizeof v, &len));
+
+  uint32_t probe[4] = {0, 1, 4, (uint32_t)(2 * (n_keys - 1))};
+  int64_t got[4];
+  uint8_t found[4];
+  uint64_t hits = 0;
+  OK(tersedb_get_many_u32(r, db2, probe, 4, got, sizeof *got, found, &hits));
+  CHECK(hits == 3 && found[0] == 1 && found[1] == 0 && found[2] == 1 && found[3] == 1);
+  CHECK(got[0] == 0 && got[1] == 0 && got[2] == -2000 && got[3] == -(int64_t)(n_keys - 1) * 1000);
+  IS(TERSEDB_EBUFFER, tersedb_get_many_u32(r, db2, probe, 4, got, 2, NULL, NULL));
+  OK(tersedb_get_many_u32(r, db2, probe, 4, NULL, 0, NULL, &hits)); /* counts only */
+  CHECK(hits == 3);
+
+  tersedb_fold f;
+  OK(tersedb_fold_keys(r, db2, 0, UINT64_MAX, &f));
+  CHECK(f.count == n_keys && f.sum_lo == sum && f.sum_hi == 0 && f.min == 0 && f.max == 2 * (n_keys - 1));
+  OK(tersedb_fold_keys(r, db2, 10, 20, &f));
+  CHECK(f.count == 6 && f.sum_lo == 90 && f.min == 10 && f.max == 20);
+
+  /* Threads read one snapshot. */
+  pthread_t t[4];
+  struct reader rd[4];
+  for (int i = 0; i < 4; i++) {
+    rd[i] = (struct reader){r, db2, sum, 0};
+    pthread_create(&t[i], NULL, read_snapshot, &rd[i]);
+  }
+  for (int i = 0; i < 4; i++) {
+    pthread_join(t[i], NULL);
+    CHECK(rd[i].ok);
+  }
+
+  /* Queries. */
+  tersedb_result res;
+  OK(tersedb_query(r, "SELECT COUNT(*), SUM(key), AVG(key), MIN(record), TOP(3) FROM events WHERE key < 1000", &res));
+  size_t cols = 0;
+  OK(tersedb_result_columns(res, &cols));
+  CHECK(cols == 5);
+  const char *name = NULL;
+  OK(tersedb_result_name(res, 0, &name));
+  CHECK(name && strcmp(name, "COUNT(*)") == 0);
+  tersedb_value val;
+  OK(tersedb_result_value(res, 0, &val));
+  CHECK(val.kind == TERSEDB_INT && val.int_lo == 500 && val.int_hi == 0);
+  OK(tersedb_result_value(res, 1, &val));
+  CHECK(val.kind == TERSEDB_INT && val.int_lo == 249500);
+  OK(tersedb_result_value(res, 2, &val));
+  CHECK(val.kind == TERSEDB_FLOAT && val.f == 499.0);
+  OK(tersedb_result_value(res, 3, &val));
+  CHECK(val.kind == TERSEDB_INT && (int64_t)val.int_lo == -499000 && val.int_hi == -1);
+  OK(tersedb_result_value(res, 4, &val));
+  CHECK(val.kind == TERSEDB_LIST && val.len == 3);
+  OK(tersedb_result_item(res, 4, 0, &val));
+  CHECK(val.kind == TERSEDB_INT && val.int_lo == 998);
+  IS(TERSEDB_EINVAL, tersedb_result_item(res, 4, 3, &val));
+  IS(TERSEDB_EINVAL, tersedb_result_item(res, 0, 0, &val));
+  IS(TERSEDB_EINVAL, tersedb_result_value(res, 5, &val));
+  IS(TERSEDB_EINVAL, tersedb_result_name(res, 5, &name));
+  OK(tersedb_result_free(res));
+  IS(TERSEDB_ECLOSED, tersedb_result_columns(res, &cols));
+  OK(tersedb_query(r, "SELECT AVG(key) FROM events WHERE key > 4000000000", &res));
+  OK(tersedb_result_value(res, 0, &val));
+  CHECK(val.kind == TERSEDB_NULL);
+  OK(tersedb_result_free(res));
+  IS(TERSEDB_EQUERY, tersedb_query(r, "SELECT NOPE(key) FROM events", &res));
+  CHECK(strlen(tersedb_last_error_message()) > 0);
+
+  /* Cursors: both directions across windows, staying put at the ends, seeks. */
+  tersedb_cursor c;
+  OK(tersedb_cursor_open(r, db2, &c));
+  uint64_t key64 = 0;
+  IS(TERSEDB_NOTFOUND, tersedb_cursor_key_u64(c, &key64)); /* unpositioned */
+  IS(TERSEDB_NOTFOUND, tersedb_cursor_next(c));
+  OK(tersedb_cursor_first(c));
+  size_t steps = 1, in_order = 1;
+  uint64_t prev = 0;
+  OK(tersedb_cursor_key_u64(c, &prev));
+  while (tersedb_cursor_next(c) == TERSEDB_OK) {
+    uint64_t cur;
+    tersedb_cursor_key_u64(c, &cur);
+    in_order &= cur == prev + 2;
+    prev = cur;
+    steps++;
+  }
+  CHECK(steps == n_keys && in_order);
+  OK(tersedb_cursor_key_u64(c, &key64)); /* stayed on the last key */
+  CHECK(key64 == 2 * (n_keys - 1));
+  steps = 1;
+  while (tersedb_cursor_prev(c) == TERSEDB_OK) steps++;
+  CHECK(steps == n_keys);
+  OK(tersedb_cursor_key_u64(c, &key64));
+  CHECK(key64 == 0);
+  OK(tersedb_cursor_last(c));
+  IS(TERSEDB_NOTFOUND, tersedb_cursor_next(c));
+  OK(tersedb_cursor_prev(c));
+  OK(tersedb_cursor_key_u64(c, &key64));
+  CHECK(key64 == 2 * (n_keys - 2));
+  k = 1001;
+  IS(TERSEDB_NOTFOUND, tersedb_cursor_seek(c, &k, sizeof k, 1));
+  IS(TERSEDB_NOTFOUND, tersedb_cursor_key_u64(c, &key64));
+  OK(tersedb_cursor_seek(c, &k, sizeof k, 0));
+  uint32_t key32 = 0;
+  OK(tersedb_cursor_key(c, &key32, sizeof key32, &len));
+  CHECK(len == 4 && key32 == 1002);
+  IS(TERSEDB_EBUFFER, tersedb_cursor_key(c, small, 2, &len));
+  OK(tersedb_cursor_value(c, &v, sizeof v, &len));
+  CHECK(len == 8 && v == -501000);
+  OK(tersedb_cursor_prev(c));
+  OK(tersedb_cursor_key_u64(c, &key64));
+  CHECK(key64 == 1000);
+  k = 0xFFFFFFFFu;
+  IS(TERSEDB_NOTFOUND, tersedb_cursor_seek(c, &k, sizeof k, 0));
+  IS(TERSEDB_EINVALIDKEY, tersedb_cursor_seek(c, &k, 2, 0));
+
+  /* The cursor keeps its snapshot after the transaction handle is closed. */
+  OK(tersedb_txn_commit(r));
+  OK(tersedb_cursor_last(c));
+  OK(tersedb_cursor_close(c));
+  IS(TERSEDB_ECLOSED, tersedb_cursor_first(c));
+
+  /* Bulk erase, then the writes are visible to a new snapshot only. */
+  OK(tersedb_txn_begin_read(env, &r));
+  OK(tersedb_txn_begin_write(env, 0, &w));
+  uint64_t erased = 0;
+  OK(tersedb_erase_many_u32(w, db2, keys, n_keys / 2, &erased));
+  CHECK(erased == n_keys / 2);
+  OK(tersedb_len(w, db2, &n));
+  CHECK(n == n_keys - n_keys / 2);
+  OK(tersedb_get_many_u32(w, db2, probe, 4, NULL, 0, found, &hits)); /* a write txn reads too */
+  CHECK(hits == 1 && found[3] == 1);
+  OK(tersedb_txn_commit(w));
+  OK(tersedb_len(r, db2, &n));
+  CHECK(n == n_keys);
+  OK(tersedb_txn_abort(r));
+
+  uint64_t faults = 1;
+  OK(tersedb_env_check(env, &faults));
+  CHECK(faults == 0);
+  OK(tersedb_db_close(db));
+  OK(tersedb_db_close(db2));
+  OK(tersedb_env_close(env));
+  free(keys);
+  free(vals);
+
+  /* Reopen read-only. */
+  OK(tersedb_env_open(path, TERSEDB_READ_ONLY, 0, &env));
+  OK(tersedb_txn_begin_read(env, &r));
+  OK(tersedb_db_open(r, "events", &db));
+  OK(tersedb_len(r, db, &n));
+  CHECK(n == n_keys - n_keys / 2);
+  IS(TERSEDB_EREADONLY, tersedb_txn_begin_write(env, 0, &w));
+  OK(tersedb_txn_abort(r));
+  OK(tersedb_db_close(db));
+  OK(tersedb_env_close(env));
+}
+
+static void test_u64_and_bytes(void) {
+  tersedb_env env;
+  OK(tersedb_env_open_memory(4096, &env));
+  tersedb_txn w;
+  OK(tersedb_txn_begin_write(env, 0, &w));
+  tersedb_db_config c64 = {TERSEDB_KEY_U64, TERSEDB_RECORD_FIXED, 3, 0, NULL};
+  tersedb_db d64;
+  OK(tersedb_db_create(w, "wide", &c64, &d64));
+  uint64_t keys[3] = {UINT64_MAX, UINT64_MAX - 1, 1};
+  const char recs[9] = {'a', 'a', 'a', 'b', 'b', 'b', 'c', 'c', 'c'};
+  uint64_t added;
+  OK(tersedb_put_many_u64(w, d64, keys, 3, recs, 3, TERSEDB_UPSERT, &added));
+  CHECK(added == 3);
+  char out[3 * 4];
+  uint8_t found[3];
+  OK(tersedb_get_many_u64(w, d64, keys, 3, out, 4, found, NULL));
+  CHECK(memcmp(out, "aaa\0bbb\0ccc\0", 12) == 0 && found[0] && found[1] && found[2]);
+  uint64_t erased;
+  OK(tersedb_erase_many_u64(w, d64, keys + 2, 1, &erased));
+  CHECK(erased == 1);
+
+  tersedb_db_config cb = {TERSEDB_KEY_BINARY, TERSEDB_RECORD_BYTES, 0, 0, "head-tail"};
+  tersedb_db db;
+  OK(tersedb_db_create(w, "names", &cb, &db));
+  OK(tersedb_put(w, db, "alice", 5, "engineer", 8, TERSEDB_INSERT));
+  OK(tersedb_put(w, db, "bob", 3, "", 0, TERSEDB_INSERT));
+  OK(tersedb_txn_commit(w));
+
+  tersedb_txn r;
+  OK(tersedb_txn_begin_read(env, &r));
+  tersedb_fold f;
+  OK(tersedb_fold_keys(r, d64, 0, UINT64_MAX, &f));
+  CHECK(f.count == 2 && f.sum_hi == 1 && f.sum_lo == UINT64_MAX - 2 && f.min == UINT64_MAX - 1);
+  IS(TERSEDB_EINVAL, tersedb_fold_keys(r, db, 0, 1, &f)); /* byte-string keys */
+  char buf[16];
+  size_t len;
+  OK(tersedb_get(r, db, "alice", 5, buf, sizeof buf, &len));
+  CHECK(len == 8 && memcmp(buf, "engineer", 8) == 0);
+  tersedb_cursor c;
+  OK(tersedb_cursor_open(r, db, &c));
+  OK(tersedb_cursor_seek(c, "b", 1, 0));
+  OK(tersedb_cursor_key(c, buf, sizeof buf, &len));
+  CHECK(len == 3 && memcmp(buf, "bob", 3) == 0);
+  uint64_t k64;
+  IS(TERSEDB_EINVAL, tersedb_cursor_key_u64(c, &k64));
+  OK(tersedb_cursor_value(c, buf, sizeof buf, &len));
+  CHECK(len == 0);
+  OK(tersedb_cursor_close(c));
+  OK(tersedb_txn_commit(r));
+  OK(tersedb_db_close(db));
+  OK(tersedb_db_close(d64));
+  OK(tersedb_env_close(env));
+}
+
+static void test_not_a_tersedb_file(const char *dir) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/junk.tdb", dir);
+  FILE *f = fopen(path, "wb");
+  for (int i = 0; i < 5000; i++) fputs("junk", f);
+  fclose(f);
+  tersedb_env env;
+  int s = tersedb_env_open(path, 0, 0, &env);
+  CHECK(s == TERSEDB_EBADFORMAT || s == TERSEDB_ECORRUPTED);
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    fprintf(stderr, "usage: %s DIR [N]\n", argv[0]);
+    return 2;
+  }
+  if (argc > 2) n_keys = (size_t)strtoull(argv[2], NULL, 10);
+  test_handles_and_pointers(argv[1]);
+  test_u32_records(argv[1]);
+  test_u64_and_bytes();
+  test_not_a_tersedb_file(argv[1]);
+  size_t live = 99;
+  OK(tersedb_live_handles(&live));
+  CHECK(live == 0); /* every handle was closed */
+  printf("%d passed, %d failed\n", passed, failed);
+  return failed ? 1 : 0;
+}
