@@ -35,7 +35,7 @@ impl From<tersedb::Error> for Fail {
             E::Corrupted { .. } => TERSEDB_ECORRUPTED,
             E::BadFormat(_) => TERSEDB_EBADFORMAT,
             E::PreviousIo => TERSEDB_EPREVIOUSIO,
-            E::Locked => TERSEDB_ELOCKED,
+            E::Locked { .. } => TERSEDB_ELOCKED,
             E::ReadOnly => TERSEDB_EREADONLY,
             E::WriteTxnActive => TERSEDB_EWRITETXNACTIVE,
             E::DbNotFound(_) => TERSEDB_EDBNOTFOUND,

@@ -120,7 +120,7 @@ pub fn to_py(e: tersedb::Error) -> PyErr {
         E::Corrupted { .. } => Corrupted::new_err(msg),
         E::BadFormat(_) => BadFormat::new_err(msg),
         E::PreviousIo => PreviousIo::new_err(msg),
-        E::Locked => Locked::new_err(msg),
+        E::Locked { .. } => Locked::new_err(msg),
         E::ReadOnly => ReadOnly::new_err(msg),
         E::WriteTxnActive => WriteTxnActive::new_err(msg),
         E::DbNotFound(_) => DbNotFound::new_err(msg),
