@@ -1122,8 +1122,10 @@ fn merged_fits(
         // A merged node gets a shorter head prefix (and new prefix deltas): measure it.
         let ks: Vec<&[u8]> = (0..e.len()).map(|i| e.key(i)).collect();
         let mut img = Vec::new();
-        s.build(&ks, prefix, &mut img)
-            .map_err(|f| corrupt(id, f.0))?;
+        match s.build_keeping(&ks, e.shares(0..e.len()), prefix, &mut img) {
+            Err(f) if f == super::strkeys::TOO_LARGE => return Ok(false),
+            r => r.map_err(|f| corrupt(id, f.0))?,
+        }
         let ru: usize = (0..e.len())
             .map(|i| spec.records(leaf).cost(e.rec(i).len()))
             .sum();
