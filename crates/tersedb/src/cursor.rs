@@ -5,11 +5,15 @@
 //! of that path, so moving within a leaf touches no other page. At either end, `next`/`prev`
 //! return false and the cursor stays on the last/first key. A [`WriteCursor`] can also erase the
 //! key under it and then sits on the following key.
+//!
+//! `next` and `prev` compare each key with the one they left (one comparison per step): a
+//! damaged page behind a valid checksum can hold keys out of order, and a cursor returns
+//! `Error::Corrupted` rather than such a key.
 
 use crate::btree::cursor::RawCursor;
 use crate::btree::{Key, KeyBuf, Spec};
 use crate::db::Db;
-use crate::error::{PageId, Result};
+use crate::error::{Error, PageId, Result};
 use crate::storage::PageSource;
 use crate::txn::WriteTxn;
 use std::ops::{Bound, RangeBounds};
@@ -20,6 +24,43 @@ pub struct Cursor<'t> {
     spec: Spec,
     root: PageId,
     raw: RawCursor,
+    trail: Trail,
+}
+
+/// The key a cursor step started from (its buffer reused from step to step).
+#[derive(Debug, Default)]
+struct Trail(Option<KeyBuf>);
+
+impl Trail {
+    /// Remembers the key the cursor is on before it moves.
+    fn keep(&mut self, raw: &RawCursor) -> Result<()> {
+        match (&mut self.0, raw.key()?) {
+            (Some(KeyBuf::Bytes(b)), Some(Key::Bytes(k))) => {
+                b.clear();
+                b.extend_from_slice(k);
+            }
+            (slot, k) => *slot = k.map(|k| k.to_owned()),
+        }
+        Ok(())
+    }
+    /// Checks that a step that moved went past the kept key.
+    fn moved_past(&self, raw: &RawCursor, moved: bool, forward: bool) -> Result<bool> {
+        if let (true, Some(prev), Some(now)) = (moved, &self.0, raw.key()?) {
+            let prev = prev.as_key();
+            if (forward && now <= prev) || (!forward && now >= prev) {
+                return Err(Error::Corrupted {
+                    page: raw.leaf_id().unwrap_or(0),
+                    what: format!(
+                        "keys out of order: {} {} {}",
+                        now.to_owned(),
+                        if forward { "after" } else { "before" },
+                        prev.to_owned()
+                    ),
+                });
+            }
+        }
+        Ok(moved)
+    }
 }
 
 impl std::fmt::Debug for Cursor<'_> {
@@ -41,6 +82,7 @@ impl<'t> Cursor<'t> {
             spec,
             root,
             raw: RawCursor::new(),
+            trail: Trail::default(),
         }
     }
 
@@ -64,13 +106,17 @@ impl<'t> Cursor<'t> {
     }
     /// Moves to the next key; false (staying put) at the end or when unpositioned.
     pub fn next(&mut self) -> Result<bool> {
+        self.trail.keep(&self.raw)?;
         let m = self.raw.next(self.src, &self.spec)?;
-        self.checked(m)
+        let m = self.checked(m)?;
+        self.trail.moved_past(&self.raw, m, true)
     }
     /// Moves to the previous key; false (staying put) at the start or when unpositioned.
     pub fn prev(&mut self) -> Result<bool> {
+        self.trail.keep(&self.raw)?;
         let m = self.raw.prev(self.src, &self.spec)?;
-        self.checked(m)
+        let m = self.checked(m)?;
+        self.trail.moved_past(&self.raw, m, false)
     }
     /// Moves to `key` exactly; false (unpositioned) when absent.
     pub fn seek<'k>(&mut self, key: impl Into<Key<'k>>) -> Result<bool> {
@@ -110,6 +156,7 @@ pub struct WriteCursor<'t> {
     txn: &'t mut WriteTxn,
     db: Db,
     raw: RawCursor,
+    trail: Trail,
 }
 
 impl std::fmt::Debug for WriteCursor<'_> {
@@ -128,6 +175,7 @@ impl<'t> WriteCursor<'t> {
             txn,
             db,
             raw: RawCursor::new(),
+            trail: Trail::default(),
         }
     }
 
@@ -151,10 +199,14 @@ impl<'t> WriteCursor<'t> {
         self.go(|c, s, sp, r| c.last(s, sp, r))
     }
     pub fn next(&mut self) -> Result<bool> {
-        self.go(|c, s, sp, _| c.next(s, sp))
+        self.trail.keep(&self.raw)?;
+        let m = self.go(|c, s, sp, _| c.next(s, sp))?;
+        self.trail.moved_past(&self.raw, m, true)
     }
     pub fn prev(&mut self) -> Result<bool> {
-        self.go(|c, s, sp, _| c.prev(s, sp))
+        self.trail.keep(&self.raw)?;
+        let m = self.go(|c, s, sp, _| c.prev(s, sp))?;
+        self.trail.moved_past(&self.raw, m, false)
     }
     pub fn seek<'k>(&mut self, key: impl Into<Key<'k>>) -> Result<bool> {
         let probe = self.db.spec.probe(&key.into())?;

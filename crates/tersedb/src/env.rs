@@ -160,13 +160,33 @@ impl Env {
         }
         check::check_trees(snap.pages(), snap.catalog_root(), &mut owners, &mut report);
         if pp.total_pages > 0 {
-            for id in 0..pp.total_pages {
-                if !owners.contains(id) {
+            // Leaked pages are the gaps between owned ones. A damaged meta page may claim
+            // billions of pages: walk the gaps, not every id, and list at most `LIST` pages of
+            // a gap, then the rest of it as one fault.
+            const LIST: u64 = 64;
+            let mut owned: Vec<PageId> = owners.pages();
+            owned.retain(|&id| id < pp.total_pages);
+            owned.sort_unstable();
+            let mut next: PageId = 0;
+            for end in owned.into_iter().chain(std::iter::once(pp.total_pages)) {
+                for id in next..end.min(next.saturating_add(LIST)) {
                     report.faults.push(CheckFault {
                         page: Some(id),
                         what: "page is neither in a tree nor on the free list (leaked)".into(),
                     });
                 }
+                if end > next.saturating_add(LIST) {
+                    report.faults.push(CheckFault {
+                        page: Some(next + LIST),
+                        what: format!(
+                            "{} more pages up to {} are neither in a tree nor on the free list \
+                             (leaked)",
+                            end - next - LIST,
+                            end - 1
+                        ),
+                    });
+                }
+                next = next.max(end.saturating_add(1));
             }
             for id in owners.pages() {
                 if id >= pp.total_pages {

@@ -18,7 +18,7 @@
 //! (a quarter of the page).
 
 use super::slots::{le_u16, var, Fault, SResult};
-use super::strkeys::{lcp, var_image, KeyShare};
+use super::strkeys::{ascending, lcp, var_image, KeyShare};
 use std::cmp::Ordering;
 
 /// Bytes one more key of `len` bytes takes at most (a group of its own).
@@ -435,6 +435,7 @@ fn kept(s: &Sizer<'_>, old: &[KeyShare]) -> Plan {
 /// cannot produce a node that overflows its page (the prefix-area cap makes regrouping worse
 /// than the node's current groups when many long prefixes compete for the area).
 pub fn build(keys: &[&[u8]], cap: usize, old: &[KeyShare], out: &mut Vec<u8>) -> SResult<()> {
+    ascending(keys)?;
     let mut sum = Vec::with_capacity(keys.len() + 1);
     sum.push(0);
     for k in keys {

@@ -50,6 +50,16 @@ pub struct KeyShare {
     pub plen: u16,
 }
 
+/// Checks that keys to build a list from ascend strictly: the layouts rely on it (a key
+/// between two others has their common prefix), and keys read from a damaged page behind a
+/// valid checksum need not.
+pub fn ascending(keys: &[&[u8]]) -> SResult<()> {
+    if keys.windows(2).any(|w| w[0] >= w[1]) {
+        return Err(Fault("keys out of order"));
+    }
+    Ok(())
+}
+
 /// Length of the common prefix of two byte strings.
 #[inline]
 pub fn lcp(a: &[u8], b: &[u8]) -> usize {
@@ -773,6 +783,7 @@ impl StrList {
         out: &mut Vec<u8>,
     ) -> SResult<()> {
         out.clear();
+        ascending(keys)?;
         match *self {
             StrList::Head => {
                 let mut plen = prefix.len();

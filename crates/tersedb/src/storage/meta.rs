@@ -139,6 +139,9 @@ impl Meta {
             page_count: u64_at(p, 56),
             free_count: u64_at(p, 64),
         };
+        if m.page_count > i64::MAX as u64 / ps as u64 {
+            return Err(bad("page count beyond the largest file"));
+        }
         if m.page_count < 2 || m.root >= m.page_count || m.free_list >= m.page_count {
             return Err(bad("page references beyond the page count"));
         }
