@@ -124,8 +124,8 @@ fn sweep(page_size: usize, cfg: DbConfig) {
 // fixed and variable keys, every codec, every string scheme). Sealed damage may legitimately
 // change a value, so answers are not compared with the model; what must hold is: no panic, no
 // hang, every call returns Ok or a `Corrupted` error (a damaged meta page may also be
-// `BadFormat`, a damaged catalog entry may rename the database or change its key type), and a
-// cursor never returns keys out of order. Sampled (seeded, `SEED=n`); every byte of every file
+// `BadFormat`, a damaged catalog entry may rename the database or change its key or record
+// type), and a cursor never returns keys out of order. Sampled (seeded, `SEED=n`); every byte of every file
 // with `TERSEDB_LONG=1`. One case again: `CONFIG=i FLIP=page,byte,mask` (mask in decimal).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -193,11 +193,16 @@ fn kinds(file: &[u8], page_size: usize) -> Vec<Option<PageKind>> {
         .collect()
 }
 
-/// Errors a damaged file may give.
+/// Errors a damaged file may give: a damaged catalog entry may rename the database or change
+/// its key or record type, and then a key or record of the old type is refused as such.
 fn allowed(e: &Error) -> bool {
     matches!(
         e,
-        Error::Corrupted { .. } | Error::BadFormat(_) | Error::DbNotFound(_) | Error::InvalidKey(_)
+        Error::Corrupted { .. }
+            | Error::BadFormat(_)
+            | Error::DbNotFound(_)
+            | Error::InvalidKey(_)
+            | Error::InvalidRecord(_)
     )
 }
 
