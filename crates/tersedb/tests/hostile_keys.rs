@@ -291,7 +291,7 @@ fn scheme_on_every_page(scheme: KeyScheme) {
         for rt in [RecordType::None, RecordType::Variable] {
             let cfg = DbConfig::new(KeyType::VarBinary, rt).with_key_scheme(scheme);
             eprintln!("{} page {page} {rt:?}", scheme.name());
-            runner(3)
+            runner(6)
                 .run(
                     &(families(), prop::collection::vec(op(), 1..120)),
                     |(fams, ops)| run(page, cfg, &fams, &ops),
