@@ -133,7 +133,10 @@ struct LoadArgs {
     /// Input file; `-` or absent for standard input.
     #[arg(long)]
     input: Option<String>,
-    /// Commit after every N lines (default: one transaction for the whole input).
+    /// Commit after every N lines (default: one transaction for the whole input). A bad line
+    /// rolls back its batch; earlier batches stay. A command that fails before its first commit
+    /// leaves the file as it was (a file it created is removed, a database it would create is
+    /// not created).
     #[arg(long)]
     commit_every: Option<u64>,
     /// Binary keys and values are hex-encoded (an empty field is the empty string).

@@ -48,22 +48,36 @@ fn as_key(k: &ParsedKey) -> Key<'_> {
 }
 
 /// Reads lines, calling `apply` on each parsed entry inside write transactions of
-/// `commit_every` lines. A bad line aborts its batch (nothing of it is committed) and is reported
-/// with its number; earlier batches stay committed.
+/// `commit_every` lines; `open` gives the database inside the first one (so that a database it
+/// creates is committed with the first batch, or not at all). A bad line aborts its batch
+/// (nothing of it is committed) and is reported with its number; earlier batches stay
+/// committed. `committed` says whether any transaction was committed, on error too.
 fn run_batches(
     env: &Env,
-    db: &Db,
     opts: &LoadOptions,
     mut input: Box<dyn BufRead>,
-    mut apply: impl FnMut(&mut WriteTxn, &lines::Entry, u64) -> Result<(), String>,
+    committed: &mut bool,
+    open: impl FnOnce(&mut WriteTxn) -> Result<Db, String>,
+    mut apply: impl FnMut(&mut WriteTxn, &Db, &lines::Entry) -> Result<(), String>,
 ) -> Result<u64, String> {
-    let fmt = key_format(db.config().key_type);
     let every = opts.commit_every.unwrap_or(u64::MAX).max(1);
     let mut line_no = 0u64;
     let mut buf = Vec::new();
     let mut done = 0u64;
     let mut txn = env.begin_write().map_err(err)?;
+    let db = open(&mut txn)?;
+    let fmt = key_format(db.config().key_type);
     let mut in_batch = 0u64;
+    let mut kept = 0u64;
+    let fail = |line_no: u64, e: String, kept: u64, committed: bool| {
+        if committed {
+            format!(
+                "{e} (the {kept} lines before its batch are committed, nothing of the batch with this line)"
+            )
+        } else {
+            format!("{e} (nothing was committed: line {line_no} is in the first batch)")
+        }
+    };
     loop {
         buf.clear();
         let n = input
@@ -77,20 +91,39 @@ fn run_batches(
             buf.pop();
         }
         let entry = lines::parse_line(line_no, &buf, fmt, opts.hex)
-            .map_err(|e| format!("{e} (nothing of the batch with this line was committed)"))?;
-        apply(&mut txn, &entry, line_no).map_err(|e| {
-            format!("line {line_no}: {e} (nothing of the batch with this line was committed)")
-        })?;
+            .map_err(|e| fail(line_no, e.to_string(), kept, *committed))?;
+        apply(&mut txn, &db, &entry)
+            .map_err(|e| fail(line_no, format!("line {line_no}: {e}"), kept, *committed))?;
         in_batch += 1;
         done += 1;
         if in_batch >= every {
             txn.commit().map_err(err)?;
+            *committed = true;
+            kept = done;
             txn = env.begin_write().map_err(err)?;
             in_batch = 0;
         }
     }
     txn.commit().map_err(err)?;
+    *committed = true;
     Ok(done)
+}
+
+/// Puts a file that a command found absent (`before` = `None`) or empty back as it was, after
+/// the command failed without committing anything: removed, or truncated to nothing. A file
+/// that held an environment needs nothing: only commits write to it.
+fn restore(file: &Path, before: Option<u64>) {
+    match before {
+        None => {
+            let _ = std::fs::remove_file(file);
+        }
+        Some(0) => {
+            if let Ok(f) = std::fs::OpenOptions::new().write(true).open(file) {
+                let _ = f.set_len(0);
+            }
+        }
+        Some(_) => {}
+    }
 }
 
 /// How `tersedb import` creates a database that does not exist yet.
@@ -129,12 +162,30 @@ pub fn parse_scheme(name: &str) -> Result<KeyScheme, String> {
     })
 }
 
-/// `tersedb import`.
+/// `tersedb import`. A failure that committed nothing leaves the file as it was: a database
+/// the command would create is created in the first batch's transaction, and a file it
+/// created is removed. With `--commit-every`, batches committed before a failure stay.
 pub fn import(
     file: &Path,
     opts: &LoadOptions,
     new_db: &NewDb,
     durability: Durability,
+) -> Result<(), String> {
+    let before = std::fs::metadata(file).map(|m| m.len()).ok();
+    let mut committed = false;
+    let r = import_into(file, opts, new_db, durability, &mut committed);
+    if r.is_err() && !committed {
+        restore(file, before);
+    }
+    r
+}
+
+fn import_into(
+    file: &Path,
+    opts: &LoadOptions,
+    new_db: &NewDb,
+    durability: Durability,
+    committed: &mut bool,
 ) -> Result<(), String> {
     let (record_size, page_size) = (new_db.record_size, new_db.page_size);
     let key_type = match new_db.key_type.as_str() {
@@ -149,12 +200,19 @@ pub fn import(
         (Some(c), _) => (parse_codec(c)?, None),
         (None, _) => (None, None),
     };
+    let value_type = match new_db.record_type.as_deref() {
+        None => ValueType::Bytes,
+        Some(t) => match ValueType::from_name(t) {
+            Some(v) if v != ValueType::Bytes => v,
+            _ => return Err(format!("unknown record type {t:?} (u32, u64, i64, f64)")),
+        },
+    };
     let env_opts = EnvOptions::default()
         .page_size(page_size)
         .durability(durability);
+    let mut input = open_input(&opts.input)?;
     let env =
         Env::open_or_create(file, &env_opts).map_err(|e| format!("{}: {e}", file.display()))?;
-    let mut input = open_input(&opts.input)?;
     // Without --record-size, a new database stores variable-size records when the first line has
     // a value, and no records otherwise.
     let first_has_value = input
@@ -163,22 +221,14 @@ pub fn import(
         .split(|&c| c == b'\n')
         .next()
         .is_some_and(|l| l.contains(&b'\t'));
-    let value_type = match new_db.record_type.as_deref() {
-        None => ValueType::Bytes,
-        Some(t) => match ValueType::from_name(t) {
-            Some(v) if v != ValueType::Bytes => v,
-            _ => return Err(format!("unknown record type {t:?} (u32, u64, i64, f64)")),
-        },
-    };
     let record_type = match (value_type.width(), record_size) {
         (Some(w), _) => RecordType::Fixed(w),
         (None, Some(n)) => RecordType::Fixed(n),
         (None, None) if first_has_value => RecordType::Variable,
         (None, None) => RecordType::None,
     };
-    let db = {
-        let mut w = env.begin_write().map_err(err)?;
-        let db = match w.open_db(&opts.db) {
+    let open = |w: &mut WriteTxn| -> Result<Db, String> {
+        Ok(match w.open_db(&opts.db) {
             Ok(db) => {
                 if db.config().key_type != key_type {
                     return Err(format!(
@@ -230,16 +280,13 @@ pub fn import(
                 })
                 .map_err(err)?,
             Err(e) => return Err(e.to_string()),
-        };
-        w.commit().map_err(err)?;
-        db
+        })
     };
-    let rt = db.config().record_type;
-    let vt = db.value_type();
     let t = std::time::Instant::now();
     let mut inserted = 0u64;
     let mut num = Vec::new();
-    let n = run_batches(&env, &db, opts, input, |w, e, _| {
+    let n = run_batches(&env, opts, input, committed, open, |w, db, e| {
+        let (rt, vt) = (db.config().record_type, db.value_type());
         let value: &[u8] = match (&e.value, rt) {
             (Some(v), _) if vt != ValueType::Bytes && !opts.hex => {
                 num = parse_number(v, vt)?;
@@ -257,7 +304,7 @@ pub fn import(
             (Some(v), _) => v,
             (None, _) => &[],
         };
-        if w.upsert(&db, as_key(&e.key), value).map_err(err)? {
+        if w.upsert(db, as_key(&e.key), value).map_err(err)? {
             inserted += 1;
         }
         Ok(())
@@ -298,22 +345,19 @@ pub fn format_number(b: &[u8], vt: ValueType) -> Option<String> {
     })
 }
 
-/// `tersedb erase`.
+/// `tersedb erase`. A failure in the first batch leaves the file as it was.
 pub fn erase(file: &Path, opts: &LoadOptions) -> Result<(), String> {
+    let input = open_input(&opts.input)?;
     let env =
         Env::open(file, &EnvOptions::default()).map_err(|e| format!("{}: {e}", file.display()))?;
-    let db = env
-        .begin_read()
-        .map_err(err)?
-        .open_db(&opts.db)
-        .map_err(err)?;
-    let input = open_input(&opts.input)?;
     let mut absent = 0u64;
-    let n = run_batches(&env, &db, opts, input, |w, e, _| {
+    let mut committed = false;
+    let open = |w: &mut WriteTxn| w.open_db(&opts.db).map_err(err);
+    let n = run_batches(&env, opts, input, &mut committed, open, |w, db, e| {
         if e.value.is_some() {
             return Err("erase takes keys only (no TAB)".into());
         }
-        if !w.erase(&db, as_key(&e.key)).map_err(err)? {
+        if !w.erase(db, as_key(&e.key)).map_err(err)? {
             absent += 1;
         }
         Ok(())

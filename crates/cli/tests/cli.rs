@@ -1,5 +1,6 @@
 //! Pins the `tersedb` command's store subcommands end to end: import/export round trips for every
-//! key type, a malformed line names its line number and commits nothing of its batch, erase
+//! key type, a malformed line names its line number and commits nothing of its batch, a failed
+//! import or erase that committed nothing leaves the file byte-identical (or absent), erase
 //! counts absent keys, info and check report, and check fails on a damaged file. A damaged
 //! newest meta page never rolls back silently: `export` shows the newest commit (from the meta's
 //! copy) or fails naming the meta page, and `recover` rolls back only when asked.
@@ -105,6 +106,104 @@ fn a_bad_line_names_its_number_and_commits_nothing_of_its_batch() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("1 were absent"));
     let o = tersedb(&["export", &f, "--db", "a"], b"");
     assert_eq!(stdout(&o), "1\n");
+    let _ = std::fs::remove_file(&f);
+}
+
+/// Imports that fail before anything is committed: a header line on line 1, a bad line in the
+/// middle of the first batch, bad options (checked before or after the file is opened).
+const FAILING_IMPORTS: &[(&[&str], &str)] = &[
+    (&["--record-type", "u64"], "key\tvalue\n1\t2\n"),
+    (&[], "key\tvalue\n1\t2\n"),
+    (&["--key-type", "binary", "--hex"], "6b\n6c\nzz\n6d\n"),
+    (&["--commit-every", "3"], "1\n2\nthree\n4\n5\n"),
+    (&["--record-size", "4"], "1\t2\nx\n"),
+    (&["--compression", "zip"], "1\n"),
+    (&["--key-type", "binary", "--compression", "bp128"], "61\n"),
+    (&["--record-type", "u16"], "1\t2\n"),
+    (&["--page-size", "1000"], "1\nx\n"),
+    (&["--key-type", "i8"], "1\n"),
+    (&["--input", "/nonexistent/tersedb-input"], ""),
+];
+
+fn import_into(f: &str, db: &str, extra: &[&str], input: &str) -> Output {
+    let mut args = vec!["import", f, "--db", db];
+    args.extend_from_slice(extra);
+    tersedb(&args, input.as_bytes())
+}
+
+/// Issue 15: a failed import left its file and an empty database behind, with the failed
+/// command's settings fixed in (a header line left database `c` with the wrong record type, and
+/// the corrected retry was refused).
+#[test]
+fn a_failed_command_leaves_the_file_as_it_was() {
+    // No file before: none after.
+    let f = temp("failed-new");
+    for (extra, input) in FAILING_IMPORTS {
+        let o = import_into(&f, "c", extra, input);
+        assert!(!o.status.success(), "{extra:?} {input:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!err.contains("panicked"), "{err}");
+        assert!(
+            !std::path::Path::new(&f).exists(),
+            "{extra:?} {input:?}: {err}"
+        );
+    }
+    // The corrected retry works.
+    let o = import_into(&f, "c", &["--record-type", "u64"], "1\t2\n3\t4\n");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        stdout(&tersedb(&["export", &f, "--db", "c"], b"")),
+        "1\t2\n3\t4\n"
+    );
+
+    // A file with databases: byte-identical after each failure, new database or existing one.
+    let before = std::fs::read(&f).unwrap();
+    for db in ["c", "d"] {
+        for (extra, input) in FAILING_IMPORTS {
+            let o = import_into(&f, db, extra, input);
+            assert!(!o.status.success(), "{db} {extra:?} {input:?}");
+            assert!(
+                std::fs::read(&f).unwrap() == before,
+                "{db} {extra:?} {input:?}"
+            );
+        }
+    }
+    // An existing database with other settings, and a key of the wrong type.
+    for (extra, input) in [
+        (&["--key-type", "binary"][..], "61\n"),
+        (&["--record-type", "f64"][..], "5\t1.5\n"),
+        (&["--compression", "bp128"][..], "5\t6\n"),
+        (&[][..], "5\n"),
+        (&[][..], "99999999999\t1\n"),
+    ] {
+        let o = import_into(&f, "c", extra, input);
+        assert!(!o.status.success(), "{extra:?} {input:?}");
+        assert!(std::fs::read(&f).unwrap() == before, "{extra:?} {input:?}");
+    }
+    // Erase: a bad line in the first batch, a missing database, a value on the line.
+    for (db, input) in [("c", "1\nx\n3\n"), ("nope", "1\n"), ("c", "1\t2\n")] {
+        let o = tersedb(&["erase", &f, "--db", db], input.as_bytes());
+        assert!(!o.status.success(), "{db} {input:?}");
+        assert!(std::fs::read(&f).unwrap() == before, "{db} {input:?}");
+    }
+    assert_eq!(
+        stdout(&tersedb(&["export", &f, "--db", "c"], b"")),
+        "1\t2\n3\t4\n"
+    );
+    let _ = std::fs::remove_file(&f);
+
+    // An empty file stays empty.
+    let f = temp("failed-empty");
+    std::fs::write(&f, b"").unwrap();
+    for (extra, input) in FAILING_IMPORTS {
+        let o = import_into(&f, "c", extra, input);
+        assert!(!o.status.success(), "{extra:?} {input:?}");
+        assert_eq!(
+            std::fs::metadata(&f).unwrap().len(),
+            0,
+            "{extra:?} {input:?}"
+        );
+    }
     let _ = std::fs::remove_file(&f);
 }
 

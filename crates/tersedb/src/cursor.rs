@@ -5,11 +5,15 @@
 //! of that path, so moving within a leaf touches no other page. At either end, `next`/`prev`
 //! return false and the cursor stays on the last/first key. A [`WriteCursor`] can also erase the
 //! key under it and then sits on the following key.
+//!
+//! `next` and `prev` compare each key with the one they left (one comparison per step): a
+//! damaged page behind a valid checksum can hold keys out of order, and a cursor returns
+//! `Error::Corrupted` rather than such a key.
 
 use crate::btree::cursor::RawCursor;
 use crate::btree::{Key, KeyBuf, Spec};
 use crate::db::Db;
-use crate::error::{PageId, Result};
+use crate::error::{Error, PageId, Result};
 use crate::storage::PageSource;
 use crate::txn::WriteTxn;
 use std::ops::{Bound, RangeBounds};
@@ -20,6 +24,97 @@ pub struct Cursor<'t> {
     spec: Spec,
     root: PageId,
     raw: RawCursor,
+    trail: Trail,
+}
+
+/// The key the cursor is on, held to prove that the next step goes past it. Integer keys are
+/// held as a number, byte strings in a buffer reused from step to step.
+#[derive(Debug, Default)]
+struct Trail {
+    int: Option<u64>,
+    bytes: Option<Vec<u8>>,
+}
+
+impl Trail {
+    /// Holds the current key (after a positioning move or a step).
+    #[inline]
+    fn hold(&mut self, raw: &RawCursor) -> Result<()> {
+        if let Some(k) = raw.key_u32() {
+            self.int = Some(k as u64);
+            return Ok(());
+        }
+        self.int = None;
+        match raw.key()? {
+            Some(Key::U64(k)) => self.int = Some(k),
+            Some(Key::U32(k)) => self.int = Some(k as u64),
+            Some(Key::Bytes(k)) => {
+                let b = self.bytes.get_or_insert_with(Vec::new);
+                b.clear();
+                b.extend_from_slice(k);
+                return Ok(());
+            }
+            None => {}
+        }
+        self.bytes = None;
+        Ok(())
+    }
+
+    /// After a step: checks that it went past the held key, then holds the new one.
+    #[inline(always)]
+    fn stepped(&mut self, raw: &RawCursor, moved: bool, forward: bool) -> Result<bool> {
+        if !moved {
+            return Ok(false);
+        }
+        let want = if forward {
+            std::cmp::Ordering::Greater
+        } else {
+            std::cmp::Ordering::Less
+        };
+        let ok = match (self.int, raw.key_u32()) {
+            // The scan fast path: no `Key` built.
+            (Some(prev), Some(now)) => {
+                self.int = Some(now as u64);
+                (now as u64).cmp(&prev) == want
+            }
+            _ => match (raw.key()?, self.int, &mut self.bytes) {
+                (Some(Key::U64(now)), Some(prev), _) => {
+                    self.int = Some(now);
+                    now.cmp(&prev) == want
+                }
+                (Some(Key::Bytes(now)), None, Some(prev)) => {
+                    let ok = now.cmp(prev.as_slice()) == want;
+                    prev.clear();
+                    prev.extend_from_slice(now);
+                    ok
+                }
+                _ => {
+                    self.hold(raw)?;
+                    true
+                }
+            },
+        };
+        if !ok {
+            return Err(out_of_order(raw, forward));
+        }
+        Ok(true)
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn out_of_order(raw: &RawCursor, forward: bool) -> Error {
+    Error::Corrupted {
+        page: raw.leaf_id().unwrap_or(0),
+        what: format!(
+            "keys out of order: {} {} the key before it",
+            raw.key()
+                .ok()
+                .flatten()
+                .map(|k| k.to_owned().to_string())
+                .unwrap_or_default(),
+            if forward { "follows" } else { "precedes" },
+        ),
+    }
 }
 
 impl std::fmt::Debug for Cursor<'_> {
@@ -41,6 +136,7 @@ impl<'t> Cursor<'t> {
             spec,
             root,
             raw: RawCursor::new(),
+            trail: Trail::default(),
         }
     }
 
@@ -52,25 +148,34 @@ impl<'t> Cursor<'t> {
         Ok(moved)
     }
 
+    /// After a positioning move: holds the key for the next step's order check.
+    fn placed(&mut self, moved: bool) -> Result<bool> {
+        let m = self.checked(moved)?;
+        self.trail.hold(&self.raw)?;
+        Ok(m)
+    }
+
     /// Moves to the smallest key; false when the database is empty.
     pub fn first(&mut self) -> Result<bool> {
         let m = self.raw.first(self.src, &self.spec, self.root)?;
-        self.checked(m)
+        self.placed(m)
     }
     /// Moves to the largest key; false when the database is empty.
     pub fn last(&mut self) -> Result<bool> {
         let m = self.raw.last(self.src, &self.spec, self.root)?;
-        self.checked(m)
+        self.placed(m)
     }
     /// Moves to the next key; false (staying put) at the end or when unpositioned.
     pub fn next(&mut self) -> Result<bool> {
         let m = self.raw.next(self.src, &self.spec)?;
-        self.checked(m)
+        let m = self.checked(m)?;
+        self.trail.stepped(&self.raw, m, true)
     }
     /// Moves to the previous key; false (staying put) at the start or when unpositioned.
     pub fn prev(&mut self) -> Result<bool> {
         let m = self.raw.prev(self.src, &self.spec)?;
-        self.checked(m)
+        let m = self.checked(m)?;
+        self.trail.stepped(&self.raw, m, false)
     }
     /// Moves to `key` exactly; false (unpositioned) when absent.
     pub fn seek<'k>(&mut self, key: impl Into<Key<'k>>) -> Result<bool> {
@@ -78,7 +183,7 @@ impl<'t> Cursor<'t> {
         let m = self
             .raw
             .seek(self.src, &self.spec, self.root, &probe, true)?;
-        self.checked(m)
+        self.placed(m)
     }
     /// Moves to the first key `>= key`; false (unpositioned) when there is none.
     pub fn lower_bound<'k>(&mut self, key: impl Into<Key<'k>>) -> Result<bool> {
@@ -86,7 +191,7 @@ impl<'t> Cursor<'t> {
         let m = self
             .raw
             .seek(self.src, &self.spec, self.root, &probe, false)?;
-        self.checked(m)
+        self.placed(m)
     }
     /// The key under the cursor (`None` when unpositioned). Borrowed from the cursor's page.
     pub fn key(&self) -> Option<Key<'_>> {
@@ -110,6 +215,7 @@ pub struct WriteCursor<'t> {
     txn: &'t mut WriteTxn,
     db: Db,
     raw: RawCursor,
+    trail: Trail,
 }
 
 impl std::fmt::Debug for WriteCursor<'_> {
@@ -128,6 +234,7 @@ impl<'t> WriteCursor<'t> {
             txn,
             db,
             raw: RawCursor::new(),
+            trail: Trail::default(),
         }
     }
 
@@ -144,25 +251,37 @@ impl<'t> WriteCursor<'t> {
         Ok(m)
     }
 
+    /// A positioning move, holding the key for the next step's order check.
+    fn place(
+        &mut self,
+        f: impl FnOnce(&mut RawCursor, &dyn PageSource, &Spec, PageId) -> Result<bool>,
+    ) -> Result<bool> {
+        let m = self.go(f)?;
+        self.trail.hold(&self.raw)?;
+        Ok(m)
+    }
+
     pub fn first(&mut self) -> Result<bool> {
-        self.go(|c, s, sp, r| c.first(s, sp, r))
+        self.place(|c, s, sp, r| c.first(s, sp, r))
     }
     pub fn last(&mut self) -> Result<bool> {
-        self.go(|c, s, sp, r| c.last(s, sp, r))
+        self.place(|c, s, sp, r| c.last(s, sp, r))
     }
     pub fn next(&mut self) -> Result<bool> {
-        self.go(|c, s, sp, _| c.next(s, sp))
+        let m = self.go(|c, s, sp, _| c.next(s, sp))?;
+        self.trail.stepped(&self.raw, m, true)
     }
     pub fn prev(&mut self) -> Result<bool> {
-        self.go(|c, s, sp, _| c.prev(s, sp))
+        let m = self.go(|c, s, sp, _| c.prev(s, sp))?;
+        self.trail.stepped(&self.raw, m, false)
     }
     pub fn seek<'k>(&mut self, key: impl Into<Key<'k>>) -> Result<bool> {
         let probe = self.db.spec.probe(&key.into())?;
-        self.go(|c, s, sp, r| c.seek(s, sp, r, &probe, true))
+        self.place(|c, s, sp, r| c.seek(s, sp, r, &probe, true))
     }
     pub fn lower_bound<'k>(&mut self, key: impl Into<Key<'k>>) -> Result<bool> {
         let probe = self.db.spec.probe(&key.into())?;
-        self.go(|c, s, sp, r| c.seek(s, sp, r, &probe, false))
+        self.place(|c, s, sp, r| c.seek(s, sp, r, &probe, false))
     }
     pub fn key(&self) -> Option<Key<'_>> {
         self.raw.key().ok().flatten()

@@ -115,6 +115,14 @@ fn open_handle(page_size: usize, name: &str, e: &Entry, want: Option<DbConfig>) 
         }
         e => e,
     })?;
+    // Databases are stored with their effective configuration (`create_db`); another form is
+    // damage too (the handle's configuration would differ from the stored one at every use).
+    if spec.config().with_value_type(e.config.value_type) != e.config {
+        return Err(Error::BadFormat(format!(
+            "stored configuration of database {name:?} is not in its effective form: {:?}",
+            e.config
+        )));
+    }
     Ok(Db {
         name: name.into(),
         spec,

@@ -249,11 +249,12 @@ fn damaged_blocks_are_errors_not_panics() {
             seal(p as u64, page);
             let env = Env::open_with_storage(Box::new(MemStorage::from_bytes(bad)), &opts, false)
                 .unwrap();
-            if let Ok(rep) = env.check() {
-                if !rep.is_clean() {
-                    flagged += 1;
-                }
-            }
+            // `check` either reports the damage or fails on it with an error.
+            let damaged = match env.check() {
+                Ok(rep) => !rep.is_clean(),
+                Err(_) => true,
+            };
+            flagged += usize::from(damaged);
             let r = env.begin_read().unwrap();
             let db = r.open_db("k").unwrap();
             for _ in 0..50 {
@@ -264,14 +265,23 @@ fn damaged_blocks_are_errors_not_panics() {
                 };
                 if let Ok(v) = r.get(&db, k) {
                     // A flip may move a key without breaking the format; then `check` knows.
-                    let _ = (v, set.contains(&k), round);
+                    assert!(
+                        v.is_some() == set.contains(&k) || damaged,
+                        "{codec:?} round {round}: key {k} found {} with a clean check",
+                        v.is_some()
+                    );
                 }
             }
             if let Ok(it) = r.iter(&db) {
+                let mut prev = None;
                 for x in it.take(20_000) {
-                    if x.is_err() {
-                        break;
-                    }
+                    let Ok((k, _)) = x else { break };
+                    let k = k.as_key().as_u32().unwrap();
+                    assert!(
+                        prev < Some(k) || damaged,
+                        "{codec:?} round {round}: cursor went from {prev:?} to {k} with a clean check"
+                    );
+                    prev = Some(k);
                 }
             }
         }

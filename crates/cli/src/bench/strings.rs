@@ -19,8 +19,6 @@
 //! is the median of `--repeat` runs, taken round-robin over the schemes. Every run verifies its
 //! answers: the scan finds exactly the key set, every lookup hits, and every range query
 //! returns the keys that follow its start in ascending order, as many as there are.
-//! A scheme the engine cannot create yet (`Error::InvalidArgument` for its default
-//! configuration, e.g. db2) is skipped with a note.
 
 use super::timing::median;
 use crate::string_datasets as sets;
@@ -208,20 +206,16 @@ fn new_env(page_size: usize) -> Result<Env, String> {
     Env::in_memory(&opts).map_err(|e| e.to_string())
 }
 
-/// Whether the engine can create a database of `scheme` (in its default configuration): its
-/// limits, or `Err` with the engine's reason when it says InvalidArgument (not implemented yet).
-fn available(scheme: KeyScheme, page_size: usize) -> Result<Result<Limits, String>, String> {
+/// The key limits of a database of `scheme` on this page size (an error when the engine
+/// refuses the scheme's default configuration: every scheme must run, none is skipped).
+fn limits(scheme: KeyScheme, page_size: usize) -> Result<Limits, String> {
     let env = new_env(page_size)?;
     let mut w = env.begin_write().map_err(|e| e.to_string())?;
     let cfg = DbConfig::new(KeyType::VarBinary, RecordType::None).with_key_scheme(scheme);
-    match w.create_db("probe", cfg) {
-        Ok(db) => Ok(Ok(db.limits())),
-        Err(Error::InvalidArgument(m)) => Ok(Err(m
-            .strip_prefix("database \"probe\": ")
-            .unwrap_or(&m)
-            .to_string())),
-        Err(e) => Err(e.to_string()),
-    }
+    let db = w
+        .create_db("probe", cfg)
+        .map_err(|e| format!("scheme {}: {e}", scheme.name()))?;
+    Ok(db.limits())
 }
 
 /// The key-length error: the longest key, the limit, and the page size that would take it.
@@ -381,15 +375,11 @@ pub fn run(opts: &Options) -> Result<(), String> {
     let asked = parse_schemes(&opts.schemes)?;
     new_env(opts.page_size)?; // a bad page size fails before the keys are made
     let wl = workload(opts)?;
-    let mut schemes = Vec::new();
-    let mut skipped = Vec::new();
-    for s in asked {
-        match available(s, opts.page_size)? {
-            Ok(limits) if wl.max_len > limits.max_key_len => {
-                return Err(too_long(&wl, limits.max_key_len, opts.page_size))
-            }
-            Ok(_) => schemes.push(s),
-            Err(why) => skipped.push((s, why)),
+    let schemes = asked;
+    for &s in &schemes {
+        let limits = limits(s, opts.page_size)?;
+        if wl.max_len > limits.max_key_len {
+            return Err(too_long(&wl, limits.max_key_len, opts.page_size));
         }
     }
     let n = wl.sorted.len();
@@ -467,9 +457,6 @@ pub fn run(opts: &Options) -> Result<(), String> {
                 r.stats.branch_pages
             );
         }
-        for (s, why) in &skipped {
-            eprintln!("tersedb: note: scheme {} skipped: {why}", s.name());
-        }
         return Ok(());
     }
     let mean_len = wl.sorted.iter().map(Vec::len).sum::<usize>() as f64 / n as f64;
@@ -513,9 +500,6 @@ pub fn run(opts: &Options) -> Result<(), String> {
             r.stats.leaf_pages,
             r.stats.branch_pages
         );
-    }
-    for (s, why) in &skipped {
-        outln!("{:<11} skipped: {why}", s.name());
     }
     if !rows.is_empty() {
         outln!(

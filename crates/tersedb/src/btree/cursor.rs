@@ -156,6 +156,11 @@ impl RawCursor {
         self.leaf.is_some()
     }
 
+    /// The leaf the cursor is on.
+    pub fn leaf_id(&self) -> Option<PageId> {
+        self.leaf.as_ref().map(|f| f.l.id)
+    }
+
     /// The current key.
     pub fn key(&self) -> Result<Option<Key<'_>>> {
         match &self.leaf {

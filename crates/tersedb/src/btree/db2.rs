@@ -18,7 +18,7 @@
 //! (a quarter of the page).
 
 use super::slots::{le_u16, var, Fault, SResult};
-use super::strkeys::{lcp, var_image};
+use super::strkeys::{ascending, lcp, var_image, KeyShare};
 use std::cmp::Ordering;
 
 /// Bytes one more key of `len` bytes takes at most (a group of its own).
@@ -412,8 +412,30 @@ fn expand(s: &Sizer<'_>, plan: Plan) -> Plan {
     out
 }
 
-/// The image of a node holding `keys` (ascending), prefix area within `cap` bytes.
-pub fn build(keys: &[&[u8]], cap: usize, out: &mut Vec<u8>) -> SResult<()> {
+/// The groups `old` gave the keys (runs of equal group numbers), each prefix cut to one its
+/// keys share.
+fn kept(s: &Sizer<'_>, old: &[KeyShare]) -> Plan {
+    let mut plan: Plan = Vec::new();
+    let mut a = 0;
+    for b in 1..=s.keys.len() {
+        if b == s.keys.len() || old[b].group != old[a].group {
+            let l = (old[a].plen as usize).min(lcp(s.keys[a], s.keys[b - 1]));
+            plan.push((a, b, l));
+            a = b;
+        }
+    }
+    plan
+}
+
+/// The image of a node holding `keys` (ascending), prefix area within `cap` bytes. `old`
+/// (empty, or one per key) are the groups the keys had in the nodes they come from: when
+/// regrouping does not make the image smaller, those groups are kept (cut where the keys
+/// end). So the image of a range of a node's keys is never larger than the bytes the range
+/// took in the node plus one prefix, and a split or merge that measured the node's bytes
+/// cannot produce a node that overflows its page (the prefix-area cap makes regrouping worse
+/// than the node's current groups when many long prefixes compete for the area).
+pub fn build(keys: &[&[u8]], cap: usize, old: &[KeyShare], out: &mut Vec<u8>) -> SResult<()> {
+    ascending(keys)?;
     let mut sum = Vec::with_capacity(keys.len() + 1);
     sum.push(0);
     for k in keys {
@@ -423,11 +445,17 @@ pub fn build(keys: &[&[u8]], cap: usize, out: &mut Vec<u8>) -> SResult<()> {
     let g = greedy(&s);
     let merged = merge(&s, g.clone(), cap);
     let expanded = merge(&s, expand(&s, g), cap);
-    let plan = if s.total(&expanded) < s.total(&merged) {
+    let mut plan = if s.total(&expanded) < s.total(&merged) {
         expanded
     } else {
         merged
     };
+    if old.len() == keys.len() && !keys.is_empty() {
+        let k = kept(&s, old);
+        if s.total(&k) < s.total(&plan) {
+            plan = k;
+        }
+    }
     let groups: Vec<(Vec<u8>, usize)> = plan
         .iter()
         .map(|&(a, b, l)| (keys[a][..l].to_vec(), b))
@@ -441,6 +469,37 @@ pub fn build(keys: &[&[u8]], cap: usize, out: &mut Vec<u8>) -> SResult<()> {
     encode(&groups, &suffixes, out)
 }
 
+/// Each key's share of the region's bytes (suffix and its offset; the group's table entry,
+/// prefix and offset with its first key, the group count with key 0), its group and prefix
+/// length, appended to `out`; group numbers continue from `next_group`.
+pub fn shares(region: &[u8], n: usize, next_group: u32, out: &mut Vec<KeyShare>) -> SResult<()> {
+    let p = Parts::read(region, n)?;
+    let mut i = 0;
+    for j in 0..p.g {
+        let plen = p.prefix(j)?.len();
+        if p.end(j) < i || p.end(j) > n {
+            return Err(Fault("prefix group table not ascending"));
+        }
+        let first = i;
+        while i < p.end(j) {
+            let mut bytes = 2 + p.suffix(n, i)?.len();
+            if i == first {
+                bytes += 4 + plen;
+            }
+            if i == 0 {
+                bytes += 2;
+            }
+            out.push(KeyShare {
+                bytes: bytes as u32,
+                group: next_group.wrapping_add(j as u32),
+                plen: plen as u16,
+            });
+            i += 1;
+        }
+    }
+    Ok(())
+}
+
 /// A regrouped image of the region when it is smaller than the current one.
 pub fn optimize(region: &[u8], n: usize, cap: usize) -> SResult<Option<Vec<u8>>> {
     let now = used(region, n)?;
@@ -450,8 +509,11 @@ pub fn optimize(region: &[u8], n: usize, cap: usize) -> SResult<Option<Vec<u8>>>
         Ok(())
     })?;
     let refs: Vec<&[u8]> = keys.iter().map(|k| k.as_slice()).collect();
+    // Regrouping starts from the current groups, so the image is never larger than the region.
+    let mut old = Vec::with_capacity(n);
+    shares(region, n, 0, &mut old)?;
     let mut img = Vec::new();
-    build(&refs, cap, &mut img)?;
+    build(&refs, cap, &old, &mut img)?;
     Ok((img.len() < now).then_some(img))
 }
 
@@ -486,12 +548,12 @@ mod tests {
         );
         let refs: Vec<&[u8]> = keys.iter().map(|k| k.as_slice()).collect();
         let mut img = Vec::new();
-        build(&refs, 4096, &mut img).unwrap();
+        build(&refs, 4096, &[], &mut img).unwrap();
         let plain: usize = keys.iter().map(|k| 2 + k.len()).sum();
         assert!(img.len() < plain / 2, "{} vs {plain}", img.len());
         assert!(groups(&img, keys.len()).unwrap() > 1);
         // A small cap keeps the prefix area small.
-        build(&refs, 64, &mut img).unwrap();
+        build(&refs, 64, &[], &mut img).unwrap();
         let p = Parts::read(&img, keys.len()).unwrap();
         let area: usize = (0..p.g).map(|j| 4 + p.prefix(j).unwrap().len()).sum();
         assert!(area <= 64, "{area}");
@@ -519,7 +581,7 @@ mod tests {
             let init_keys = sorted((0..rng.usize(0..60)).map(|_| gen(&mut rng)).collect());
             let refs: Vec<&[u8]> = init_keys.iter().map(|k| k.as_slice()).collect();
             let mut img = Vec::new();
-            build(&refs, 750, &mut img).unwrap();
+            build(&refs, 750, &[], &mut img).unwrap();
             region[..img.len()].copy_from_slice(&img);
             let mut model = init_keys.clone();
             for step in 0..1500 {
@@ -576,7 +638,7 @@ mod tests {
         );
         let refs: Vec<&[u8]> = keys.iter().map(|k| k.as_slice()).collect();
         let mut img = Vec::new();
-        build(&refs, 400, &mut img).unwrap();
+        build(&refs, 400, &[], &mut img).unwrap();
         let mut rng = fastrand::Rng::with_seed(9);
         let n = keys.len();
         for _ in 0..3000 {

@@ -18,7 +18,7 @@
 
 use super::packed::{Ins, Packed};
 use super::slots::{fixed, le_u32, le_u64, search_fixed, search_int, var, Fault, SResult};
-use super::strkeys::StrList;
+use super::strkeys::{KeyShare, StrList};
 use super::Key;
 
 /// Outcome of a change to a list that may need more room: done, or the bytes the whole list
@@ -427,6 +427,26 @@ impl KeyList {
         }
     }
 
+    /// Appends what each key takes in the list (`KeyShare`, DB2 group numbers from
+    /// `next_group`) to `out`, for lists whose `cost` is only an upper bound (byte strings with
+    /// shared prefixes): splits then measure real bytes. False (nothing appended) for the
+    /// other kinds.
+    pub fn shares(
+        &self,
+        region: &[u8],
+        n: usize,
+        next_group: u32,
+        out: &mut Vec<KeyShare>,
+    ) -> SResult<bool> {
+        match self {
+            KeyList::Str(s) => {
+                s.shares(region, n, next_group, out)?;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
     /// Calls `f` with the stored bytes of every key in order (u32 keys of compressed lists as 4
     /// little-endian bytes).
     pub fn for_each_key(
@@ -451,21 +471,26 @@ impl KeyList {
     }
 
     /// Builds the image of a list holding `keys` (stored bytes, ascending) into `out`, for a
-    /// node whose fences share `prefix` (head compression). False when it would take more than
-    /// `cap` bytes.
+    /// node whose fences share `prefix` (head compression), with what each key took in the node
+    /// it was copied from (`shares`, one per key, or none: DB2 keeps its groups where
+    /// regrouping is not smaller). False when it would take more than `cap` bytes.
     pub fn build(
         &self,
         keys: &[&[u8]],
+        shares: &[KeyShare],
         prefix: &[u8],
         cap: usize,
         out: &mut Vec<u8>,
     ) -> SResult<bool> {
         out.clear();
         match self {
-            KeyList::Str(s) => {
-                s.build(keys, prefix, out)?;
-                Ok(out.len() <= cap)
-            }
+            KeyList::Str(s) => match s.build_keeping(keys, shares, prefix, out) {
+                Err(f) if f == super::strkeys::TOO_LARGE => Ok(false),
+                r => {
+                    r?;
+                    Ok(out.len() <= cap)
+                }
+            },
             KeyList::Packed(p) => {
                 let ks = keys
                     .iter()

@@ -4,6 +4,7 @@
 
 use super::keys::Fit;
 use super::slots::{le_u16, le_u32, le_u64, Fault};
+use super::strkeys::KeyShare;
 use super::{Key, KeyList, RecordList, Spec, BRANCH_HEADER, LEAF_HEADER};
 use crate::error::{Error, PageId, Result};
 use crate::storage::{PageKind, PAGE_KIND_OFFSET};
@@ -441,6 +442,10 @@ pub struct Entries {
     buf: Vec<u8>,
     /// (key start, record start = key end, record end) in `buf`.
     items: Vec<(usize, usize, usize)>,
+    /// What each key took in its string-key list (one per item; bytes 0 when not known).
+    shares: Vec<KeyShare>,
+    /// The next unused DB2 group number.
+    groups: u32,
 }
 
 impl Entries {
@@ -453,6 +458,15 @@ impl Entries {
         let b = self.buf.len();
         self.buf.extend_from_slice(rec);
         self.items.push((a, b, self.buf.len()));
+        self.shares.push(KeyShare {
+            group: self.groups,
+            ..KeyShare::default()
+        });
+        self.groups = self.groups.wrapping_add(1);
+    }
+    /// The [`KeyShare`]s of entries `range`.
+    pub fn shares(&self, range: std::ops::Range<usize>) -> &[KeyShare] {
+        &self.shares[range]
     }
     pub fn key(&self, i: usize) -> &[u8] {
         let (a, b, _) = self.items[i];
@@ -483,14 +497,31 @@ impl Entries {
             let r = l.record_raw(page, i)?;
             self.push(keys.key(i), r);
         }
+        // Splits measure what the keys really take (string lists); DB2 rebuilds may keep
+        // their groups.
+        let mut shares = Vec::new();
+        if l.keys
+            .shares(l.kregion(page), l.count, self.groups, &mut shares)
+            .map_err(|f| l.err(f))?
+        {
+            let at = self.shares.len() - l.count;
+            self.shares.truncate(at);
+            self.shares.extend(shares);
+            self.groups = self.groups.wrapping_add(l.count as u32);
+        }
         Ok(())
     }
-    /// Bytes entries `range` take in a node of this kind.
+    /// Bytes entries `range` take in a node of this kind: what string keys took in the node
+    /// they come from, else the key list's cost.
     pub fn cost(&self, keys: KeyList, recs: RecordList, range: std::ops::Range<usize>) -> usize {
         range
             .map(|i| {
                 let (a, b, c) = self.items[i];
-                keys.cost(b - a) + recs.cost(c - b)
+                let k = match self.shares[i].bytes {
+                    0 => keys.cost(b - a),
+                    s => s as usize,
+                };
+                k + recs.cost(c - b)
             })
             .sum()
     }
@@ -527,7 +558,7 @@ pub fn build_with(
     let mut img = Vec::new();
     if !spec
         .keys(leaf)
-        .build(&ks, prefix, cap, &mut img)
+        .build(&ks, e.shares(range.clone()), prefix, cap, &mut img)
         .map_err(|f| corrupt(id, f.0))?
     {
         return Err(corrupt(id, "rebuilt node does not fit its page"));

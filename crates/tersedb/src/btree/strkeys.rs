@@ -36,6 +36,30 @@ pub enum StrList {
     Db2(u16),
 }
 
+/// What one key takes in its list, recorded when a node's entries are copied out for a split
+/// or merge: a split is measured in these bytes (the costs of `StrList::cost` are upper bounds
+/// that can exceed the real bytes many times over), and a DB2 rebuild can keep the groups.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KeyShare {
+    /// Bytes of the key's item and offset, plus the list's header (key 0) and a DB2 group's
+    /// table entry and prefix (its first key); 0 when unknown.
+    pub bytes: u32,
+    /// DB2 group number: consecutive keys with the same number were one group.
+    pub group: u32,
+    /// DB2 prefix length of the key's group.
+    pub plen: u16,
+}
+
+/// Checks that keys to build a list from ascend strictly: the layouts rely on it (a key
+/// between two others has their common prefix), and keys read from a damaged page behind a
+/// valid checksum need not.
+pub fn ascending(keys: &[&[u8]]) -> SResult<()> {
+    if keys.windows(2).any(|w| w[0] >= w[1]) {
+        return Err(Fault("keys out of order"));
+    }
+    Ok(())
+}
+
 /// Length of the common prefix of two byte strings.
 #[inline]
 pub fn lcp(a: &[u8], b: &[u8]) -> usize {
@@ -80,6 +104,11 @@ fn get_delta(item: &[u8]) -> SResult<(usize, &[u8])> {
     Err(Fault("prefix length not terminated"))
 }
 
+/// The fault of an image that cannot be written because it exceeds the largest page (its
+/// offsets are u16): a node of those keys would not fit any page, so callers measuring a
+/// rebuild treat it as "does not fit".
+pub const TOO_LARGE: Fault = Fault("key list larger than a page");
+
 /// Writes a slots::var image of `items` into `out`.
 pub(crate) fn var_image<'a>(
     items: impl Iterator<Item = &'a [u8]> + Clone,
@@ -91,7 +120,7 @@ pub(crate) fn var_image<'a>(
     for it in items.clone() {
         end += it.len();
         if 2 * n + end > 0xffff {
-            return Err(Fault("key list larger than a page"));
+            return Err(TOO_LARGE);
         }
         out.extend_from_slice(&(end as u16).to_le_bytes());
     }
@@ -710,10 +739,51 @@ impl StrList {
         }
     }
 
+    /// Appends each key's [`KeyShare`] to `out`; DB2 group numbers start at `next_group`.
+    pub fn shares(
+        &self,
+        region: &[u8],
+        n: usize,
+        next_group: u32,
+        out: &mut Vec<KeyShare>,
+    ) -> SResult<()> {
+        let (sub, head) = match self {
+            StrList::Db2(_) => return db2::shares(region, n, next_group, out),
+            StrList::Head => {
+                let (p, sub) = Self::head(region)?;
+                (sub, 2 + p.len())
+            }
+            _ => (region, 0),
+        };
+        for i in 0..n {
+            let r = var::range(sub, n, i)?;
+            let bytes = 2 + r.len() + if i == 0 { head } else { 0 };
+            out.push(KeyShare {
+                bytes: bytes as u32,
+                group: next_group.wrapping_add(i as u32),
+                plen: 0,
+            });
+        }
+        Ok(())
+    }
+
     /// Writes the image of a list holding `keys` (ascending) into `out`. `prefix` is the
     /// common prefix of the node's fences (Head; it is cut further to one every key has).
     pub fn build(&self, keys: &[&[u8]], prefix: &[u8], out: &mut Vec<u8>) -> SResult<()> {
+        self.build_keeping(keys, &[], prefix, out)
+    }
+
+    /// `build` for keys copied out of nodes with their [`KeyShare`]s (one per key, or none):
+    /// DB2 keeps their groups where regrouping would not be smaller.
+    pub fn build_keeping(
+        &self,
+        keys: &[&[u8]],
+        old: &[KeyShare],
+        prefix: &[u8],
+        out: &mut Vec<u8>,
+    ) -> SResult<()> {
         out.clear();
+        ascending(keys)?;
         match *self {
             StrList::Head => {
                 let mut plen = prefix.len();
@@ -756,7 +826,7 @@ impl StrList {
                 }
                 var_image(items.iter().map(|v| v.as_slice()), out)
             }
-            StrList::Db2(cap) => db2::build(keys, cap as usize, out),
+            StrList::Db2(cap) => db2::build(keys, cap as usize, old, out),
         }
     }
 

@@ -1267,7 +1267,7 @@ fn merged_fits(
     let mut img = Vec::new();
     if !spec
         .keys(leaf)
-        .build(&ks, prefix, budget, &mut img)
+        .build(&ks, e.shares(range.clone()), prefix, budget, &mut img)
         .map_err(|f| corrupt(id, f.0))?
     {
         return Ok(false);

@@ -171,6 +171,9 @@ impl Meta {
             free_count: u64_at(p, 64),
             copies: [u64_at(p, 72), u64_at(p, 80)],
         };
+        if m.page_count > i64::MAX as u64 / ps as u64 {
+            return Err(bad("page count beyond the largest file"));
+        }
         if m.page_count < 2 || m.root >= m.page_count || m.free_list >= m.page_count {
             return Err(bad("page references beyond the page count"));
         }

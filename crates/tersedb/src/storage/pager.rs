@@ -680,6 +680,21 @@ fn load_free_list(storage: &dyn Storage, m: &Meta) -> Result<(Vec<FreeEntry>, Ve
             what: "a free-list page is also listed as free".into(),
         });
     }
+    // Pages past the end of the file were allocated and freed before they were ever written:
+    // each is on the free list. A page count beyond that is a damaged meta page (`check` would
+    // account for, and writes allocate, pages no file holds).
+    let file_pages = storage.len()? / ps as u64;
+    if m.page_count > file_pages
+        && ids.iter().filter(|&&p| p >= file_pages).count() as u64 != m.page_count - file_pages
+    {
+        return Err(Error::Corrupted {
+            page: m.txn_id % 2,
+            what: format!(
+                "page count {} beyond the file's {file_pages} pages",
+                m.page_count
+            ),
+        });
+    }
     if free.len() as u64 != m.free_count {
         return Err(Error::Corrupted {
             page: m.free_list,
