@@ -198,6 +198,10 @@ struct StoreArgs {
     /// of the keys (query language executor), with the blocks each decodes.
     #[arg(long)]
     queries: bool,
+    /// Keys from a file instead of the generator: one decimal key per line (u32 for the store
+    /// benchmark, u32 or u64 for --peers), any order; duplicates are dropped.
+    #[arg(long, conflicts_with_all = ["keys", "dist"])]
+    input: Option<PathBuf>,
 }
 
 impl StoreArgs {
@@ -214,6 +218,7 @@ impl StoreArgs {
             codecs: self.codecs,
             block_size: self.block_size,
             queries: self.queries,
+            input: self.input,
         }
     }
 }
