@@ -228,6 +228,7 @@ impl StoreArgs {
             block_size: self.block_size,
             queries: self.queries,
             input: self.input,
+            plot: self.plot,
         }
     }
 

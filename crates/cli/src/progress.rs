@@ -37,6 +37,19 @@ impl Progress {
         }
     }
 
+    /// A spinner for work without steps to count (it ticks on its own).
+    pub fn spinner(message: &str) -> Progress {
+        let p = Progress::new(0, "");
+        if let Some(b) = &p.bar {
+            if let Ok(style) = ProgressStyle::with_template("{elapsed_precise} {spinner} {msg}") {
+                b.set_style(style);
+            }
+            b.set_message(message.to_string());
+            b.enable_steady_tick(std::time::Duration::from_millis(100));
+        }
+        p
+    }
+
     pub fn inc(&mut self, n: u64) {
         if let Some(b) = &self.bar {
             b.inc(n);

@@ -50,6 +50,10 @@ fn as_key(k: &ParsedKey) -> Key<'_> {
 /// Reads lines, calling `apply` on each parsed entry inside write transactions of
 /// `commit_every` lines. A bad line aborts its batch (nothing of it is committed) and is reported
 /// with its number; earlier batches stay committed.
+/// Lines or keys between progress updates (a bar update per entry would cost more than the
+/// entry).
+const PROGRESS_STEP: u64 = 4096;
+
 fn run_batches(
     env: &Env,
     db: &Db,
@@ -64,6 +68,8 @@ fn run_batches(
     let mut done = 0u64;
     let mut txn = env.begin_write().map_err(err)?;
     let mut in_batch = 0u64;
+    // A bar on a terminal only; the callers print the one-line summary.
+    let mut progress = crate::progress::Progress::new(0, "lines");
     loop {
         buf.clear();
         let n = input
@@ -83,13 +89,18 @@ fn run_batches(
         })?;
         in_batch += 1;
         done += 1;
+        if done % PROGRESS_STEP == 0 {
+            progress.inc(PROGRESS_STEP);
+        }
         if in_batch >= every {
             txn.commit().map_err(err)?;
             txn = env.begin_write().map_err(err)?;
             in_batch = 0;
         }
     }
+    progress.message("committing");
     txn.commit().map_err(err)?;
+    progress.finish("");
     Ok(done)
 }
 
@@ -335,9 +346,16 @@ pub fn export(file: &Path, db_name: &str, hex: bool) -> Result<(), String> {
     let has_values = db.config().record_type != RecordType::None;
     let out = std::io::stdout();
     let mut out = BufWriter::with_capacity(1 << 20, out.lock());
+    let total = r.len(&db).map_err(err)?;
+    let mut progress = crate::progress::Progress::new(total, "keys");
+    let mut done = 0u64;
     let mut c = r.cursor(&db).map_err(err)?;
     let mut ok = c.first().map_err(err)?;
     while ok {
+        done += 1;
+        if done % PROGRESS_STEP == 0 {
+            progress.inc(PROGRESS_STEP);
+        }
         let key = match c.key().ok_or("cursor lost its position")? {
             Key::U32(v) => ParsedKey::U32(v),
             Key::U64(v) => ParsedKey::U64(v),
@@ -363,13 +381,15 @@ pub fn export(file: &Path, db_name: &str, hex: bool) -> Result<(), String> {
         }
         ok = c.next().map_err(err)?;
     }
-    out.flush().or_else(|e| {
+    let flushed = out.flush().or_else(|e| {
         if e.kind() == std::io::ErrorKind::BrokenPipe {
             Ok(())
         } else {
             Err(e.to_string())
         }
-    })
+    });
+    progress.finish(&format!("exported {done} keys from {db_name:?}"));
+    flushed
 }
 
 pub(crate) fn json_str(s: &str) -> String {
@@ -479,7 +499,9 @@ pub fn info(file: &Path, json: bool) -> Result<(), String> {
 pub fn check(file: &Path) -> Result<(), String> {
     let env = Env::open_read_only(file, &EnvOptions::default())
         .map_err(|e| format!("{}: {e}", file.display()))?;
+    let mut progress = crate::progress::Progress::spinner("checking every page");
     let report = env.check().map_err(err)?;
+    progress.finish("");
     if report.is_clean() {
         outln!(
             "{}: clean ({} pages: {} free, {} pager, {} catalog; {} databases)",

@@ -8,7 +8,8 @@
 
 use std::path::PathBuf;
 
-/// Options of the peers benchmark.
+/// Options of the peers benchmark (read only by a build with the `peers` feature).
+#[cfg_attr(not(feature = "peers"), allow(dead_code))]
 #[derive(Clone, Debug)]
 pub struct Options {
     pub peers: Vec<String>,
@@ -25,6 +26,7 @@ pub struct Options {
 }
 
 /// tersedb's rows of the default run.
+#[cfg_attr(not(feature = "peers"), allow(dead_code))]
 pub const DEFAULT_CODECS: [&str; 3] = ["none", "bp128", "pfor-delta"];
 
 #[cfg(not(feature = "peers"))]
@@ -218,7 +220,9 @@ mod with_peers {
             print_table(&rows, n, label, u, bound, reps, opts.seed);
         }
         if let Some(dir) = &opts.plot {
-            crate::bench::plot::peers(dir, &rows, n, label, bound)?;
+            for f in crate::bench::plot::peers(dir, &rows, n, label, bound)? {
+                eprintln!("tersedb: wrote {f}");
+            }
         }
         Ok(())
     }

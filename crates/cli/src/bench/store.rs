@@ -10,7 +10,6 @@
 
 use super::timing::median;
 use crate::datasets;
-use std::io::IsTerminal;
 use std::time::Instant;
 use tersedb::{CodecId, DbConfig, Durability, Env, EnvOptions, KeyType, RecordType};
 
@@ -46,6 +45,8 @@ pub struct Options {
     pub queries: bool,
     /// Keys from a file (one per line) instead of the generator; `keys` and `dist` are ignored.
     pub input: Option<std::path::PathBuf>,
+    /// Write SVG charts into this directory (`--plot`).
+    pub plot: Option<std::path::PathBuf>,
 }
 
 /// Fractions of the keys the `--queries` ranges cover.
@@ -438,31 +439,27 @@ pub fn run(opts: &Options) -> Result<(), String> {
             })?),
         });
     }
-    let tty = std::io::stderr().is_terminal();
     let reps = opts.repeat.max(1);
     let total = reps * codecs.len();
+    let mut progress = crate::progress::Progress::new(total as u64, "runs");
     // Round-robin: run k of every codec before run k + 1 of any, so that a noisy stretch of the
     // shared machine hits every codec alike and the ratios to `none` stay fair.
     let mut runs: Vec<Vec<Run>> = vec![Vec::new(); codecs.len()];
     for i in 0..reps {
         for (ci, &codec) in codecs.iter().enumerate() {
             let name = codec.map_or("none", |c| c.name());
-            if tty {
-                let done = i * codecs.len() + ci;
-                let w = 30 * done / total;
-                eprint!(
-                    "\r\x1b[K[{}{}] {done}/{total} runs: {name} run {}/{reps}",
-                    "#".repeat(w),
-                    "-".repeat(30 - w),
-                    i + 1
-                );
-            }
+            progress.message(&format!("{name} run {}/{reps}", i + 1));
             runs[ci].push(
                 one_run(opts, codec, &keys, &insert_order, &lookups)
                     .map_err(|m| format!("{name}: {m}"))?,
             );
+            progress.inc(1);
         }
     }
+    progress.finish(&format!(
+        "{total} runs of {} codecs, every answer verified",
+        codecs.len()
+    ));
     let mut rows: Vec<(String, Run)> = Vec::new();
     for (ci, &codec) in codecs.iter().enumerate() {
         let runs = &runs[ci];
@@ -480,10 +477,23 @@ pub fn run(opts: &Options) -> Result<(), String> {
             },
         ));
     }
-    if tty {
-        eprint!("\r\x1b[K");
-    }
     let n = keys.len() as f64;
+    if let Some(dir) = &opts.plot {
+        let plot_rows: Vec<(String, f64, [f64; 5])> = rows
+            .iter()
+            .map(|(name, r)| {
+                (
+                    name.clone(),
+                    r.file_bytes as f64 / n,
+                    [r.insert_s, r.find_s, r.cursor_s, r.sum_s, r.avg_where_s],
+                )
+            })
+            .collect();
+        let label = format!("{} keys ({label})", keys.len());
+        for f in super::plot::store(dir, &label, &plot_rows)? {
+            eprintln!("tersedb: wrote {f}");
+        }
+    }
     if opts.json {
         for (name, r) in &rows {
             outln!(
