@@ -244,7 +244,8 @@ pub fn peers(
         },
     )?;
     written.push(p.display().to_string());
-    let ops: [(&str, fn(&Figures) -> f64); 7] = [
+    type Op = (&'static str, fn(&Figures) -> f64);
+    let ops: [Op; 7] = [
         ("load", |f| f.load_ascending_s),
         ("load random", |f| f.load_random_s),
         ("lookup", |f| f.lookup_s),
