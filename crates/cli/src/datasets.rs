@@ -8,8 +8,64 @@
 //! - ascending: `min, min+1, ...` (dense).
 //! - fixed-width deltas: the seed 000 / seed 001 micro-benchmark setup, deltas of exactly `b` bits
 //!   (random below the top bit) prefix-summed.
+//! - a key file (`--input FILE`): one decimal u32 or u64 key per line, in any order.
 
 use fastrand::Rng;
+use std::io::BufRead;
+
+/// Keys read from a file by [`read_keys`]: sorted and distinct.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyFile {
+    pub keys: Vec<u64>,
+    /// Lines that repeated a key already read (dropped).
+    pub duplicates: usize,
+}
+
+/// Reads one decimal key per line (u32 or u64; surrounding spaces and a trailing `\r` allowed,
+/// blank lines skipped, `key<TAB>value` lines keep the key), sorts them and drops duplicates.
+/// A line that is not an unsigned 64-bit integer is an error naming the file, the line number and
+/// the text; so is a file without keys.
+pub fn read_keys(path: &std::path::Path) -> Result<KeyFile, String> {
+    let f = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    parse_keys(std::io::BufReader::new(f)).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// [`read_keys`] on any reader (errors without the file name).
+pub fn parse_keys(mut r: impl BufRead) -> Result<KeyFile, String> {
+    let mut keys = Vec::new();
+    let mut line = Vec::new();
+    let mut no = 0u64;
+    loop {
+        line.clear();
+        let n = r
+            .read_until(b'\n', &mut line)
+            .map_err(|e| format!("line {}: {e}", no + 1))?;
+        if n == 0 {
+            break;
+        }
+        no += 1;
+        let text = String::from_utf8_lossy(&line);
+        let field = text.split('\t').next().unwrap_or("").trim();
+        if field.is_empty() {
+            continue;
+        }
+        let k: u64 = field.parse().map_err(|_| {
+            let shown: String = field.chars().take(40).collect();
+            format!("line {no}: {shown:?} is not an unsigned integer key (u32 or u64, decimal)")
+        })?;
+        keys.push(k);
+    }
+    if keys.is_empty() {
+        return Err("no keys (one decimal key per line expected)".into());
+    }
+    let read = keys.len();
+    keys.sort_unstable();
+    keys.dedup();
+    Ok(KeyFile {
+        duplicates: read - keys.len(),
+        keys,
+    })
+}
 
 /// `n` sorted distinct keys drawn uniformly from `[min, max)`. Requires `max - min >= n`.
 pub fn uniform(rng: &mut Rng, n: usize, min: u64, max: u64) -> Vec<u64> {
@@ -112,6 +168,27 @@ pub fn to_u32(keys: &[u64]) -> Vec<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn key_files_parse_sort_and_dedup() {
+        let f = parse_keys(&b"5\n 3 \r\n\n18446744073709551615\n3\n7\tvalue\n"[..]).unwrap();
+        assert_eq!(f.keys, vec![3, 5, 7, u64::MAX]);
+        assert_eq!(f.duplicates, 1);
+    }
+
+    #[test]
+    fn bad_key_lines_name_the_line() {
+        for (text, want) in [
+            (&b"1\n2\nx3\n"[..], "line 3: \"x3\""),
+            (b"-1\n", "line 1: \"-1\""),
+            (b"1\n18446744073709551616\n", "line 2:"),
+            (b"1.5\n", "line 1:"),
+            (b"\n\n", "no keys"),
+        ] {
+            let e = parse_keys(text).unwrap_err();
+            assert!(e.contains(want), "{e:?} should contain {want:?}");
+        }
+    }
 
     #[test]
     fn clustered_is_sorted_distinct_in_range_and_deterministic() {

@@ -15,6 +15,7 @@ macro_rules! outln {
 mod bench;
 mod datasets;
 mod lines;
+mod progress;
 mod query;
 mod store;
 mod string_datasets;
@@ -208,6 +209,18 @@ struct StoreArgs {
     /// of the keys (query language executor), with the blocks each decodes.
     #[arg(long)]
     queries: bool,
+    /// Keys from a file instead of the generator: one decimal key per line (u32 for the store
+    /// benchmark, u32 or u64 for --peers), any order; duplicates are dropped.
+    #[arg(long, conflicts_with_all = ["keys", "dist"])]
+    input: Option<PathBuf>,
+    /// Measure these stores beside tersedb on the same keys, each in a process of its own:
+    /// lmdb, redb, sqlite, roaring (comma-separated). tersedb runs with --codecs (default
+    /// none, bp128, pfor-delta). Needs a build with `--features peers`.
+    #[arg(long, value_delimiter = ',')]
+    peers: Vec<String>,
+    /// Write SVG charts (bytes per key, speed ratios) into this directory.
+    #[arg(long)]
+    plot: Option<PathBuf>,
 }
 
 impl StoreArgs {
@@ -224,7 +237,26 @@ impl StoreArgs {
             codecs: self.codecs,
             block_size: self.block_size,
             queries: self.queries,
+            input: self.input,
+            plot: self.plot,
         }
+    }
+
+    fn run(self) -> Result<(), String> {
+        if self.peers.is_empty() {
+            return bench::store::run(&self.options());
+        }
+        bench::peers::run(&bench::peers::Options {
+            peers: self.peers,
+            codecs: self.codecs,
+            keys: self.keys,
+            dist: self.dist,
+            input: self.input,
+            seed: self.seed,
+            repeat: self.repeat,
+            json: self.json,
+            plot: self.plot,
+        })
     }
 }
 
@@ -237,6 +269,18 @@ enum BenchCommand {
     /// Byte-string key compression schemes (Gao et al., SIGMOD 2024): insert, lookup and range
     /// throughput, bytes per key, compression ratio, tree height and fan-out per scheme.
     Strings(StringsArgs),
+    /// One store's run of `bench --peers`, started by it (not for users).
+    #[command(hide = true)]
+    PeerWorker {
+        #[arg(long)]
+        store: String,
+        #[arg(long)]
+        keys_file: PathBuf,
+        #[arg(long)]
+        seed: u64,
+        #[arg(long)]
+        work: PathBuf,
+    },
 }
 
 #[derive(Args, Debug)]
@@ -329,11 +373,21 @@ fn main() -> ExitCode {
         Command::Bench(BenchArgs {
             command: None,
             store,
-        }) => bench::store::run(&store.options()),
+        }) => store.run(),
         Command::Bench(BenchArgs {
             command: Some(BenchCommand::Store(a)),
             ..
-        }) => bench::store::run(&a.options()),
+        }) => a.run(),
+        Command::Bench(BenchArgs {
+            command:
+                Some(BenchCommand::PeerWorker {
+                    store,
+                    keys_file,
+                    seed,
+                    work,
+                }),
+            ..
+        }) => bench::peers::worker(&store, &keys_file, seed, &work),
         Command::Bench(BenchArgs {
             command: Some(BenchCommand::Codecs(a)),
             ..

@@ -47,6 +47,10 @@ fn as_key(k: &ParsedKey) -> Key<'_> {
     }
 }
 
+/// Lines or keys between progress updates (a bar update per entry would cost more than the
+/// entry).
+const PROGRESS_STEP: u64 = 4096;
+
 /// Reads lines, calling `apply` on each parsed entry inside write transactions of
 /// `commit_every` lines; `open` gives the database inside the first one (so that a database it
 /// creates is committed with the first batch, or not at all). A bad line aborts its batch
@@ -78,6 +82,8 @@ fn run_batches(
             format!("{e} (nothing was committed: line {line_no} is in the first batch)")
         }
     };
+    // A bar on a terminal only; the callers print the one-line summary.
+    let mut progress = crate::progress::Progress::new(0, "lines");
     loop {
         buf.clear();
         let n = input
@@ -96,6 +102,9 @@ fn run_batches(
             .map_err(|e| fail(line_no, format!("line {line_no}: {e}"), kept, *committed))?;
         in_batch += 1;
         done += 1;
+        if done % PROGRESS_STEP == 0 {
+            progress.inc(PROGRESS_STEP);
+        }
         if in_batch >= every {
             txn.commit().map_err(err)?;
             *committed = true;
@@ -104,8 +113,10 @@ fn run_batches(
             in_batch = 0;
         }
     }
+    progress.message("committing");
     txn.commit().map_err(err)?;
     *committed = true;
+    progress.finish("");
     Ok(done)
 }
 
@@ -379,9 +390,16 @@ pub fn export(file: &Path, db_name: &str, hex: bool) -> Result<(), String> {
     let has_values = db.config().record_type != RecordType::None;
     let out = std::io::stdout();
     let mut out = BufWriter::with_capacity(1 << 20, out.lock());
+    let total = r.len(&db).map_err(err)?;
+    let mut progress = crate::progress::Progress::new(total, "keys");
+    let mut done = 0u64;
     let mut c = r.cursor(&db).map_err(err)?;
     let mut ok = c.first().map_err(err)?;
     while ok {
+        done += 1;
+        if done % PROGRESS_STEP == 0 {
+            progress.inc(PROGRESS_STEP);
+        }
         let key = match c.key().ok_or("cursor lost its position")? {
             Key::U32(v) => ParsedKey::U32(v),
             Key::U64(v) => ParsedKey::U64(v),
@@ -407,13 +425,15 @@ pub fn export(file: &Path, db_name: &str, hex: bool) -> Result<(), String> {
         }
         ok = c.next().map_err(err)?;
     }
-    out.flush().or_else(|e| {
+    let flushed = out.flush().or_else(|e| {
         if e.kind() == std::io::ErrorKind::BrokenPipe {
             Ok(())
         } else {
             Err(e.to_string())
         }
-    })
+    });
+    progress.finish(&format!("exported {done} keys from {db_name:?}"));
+    flushed
 }
 
 pub(crate) fn json_str(s: &str) -> String {
@@ -560,7 +580,9 @@ pub fn compact(file: &Path) -> Result<(), String> {
 pub fn check(file: &Path) -> Result<(), String> {
     let env = Env::open_read_only(file, &EnvOptions::default())
         .map_err(|e| format!("{}: {e}", file.display()))?;
+    let mut progress = crate::progress::Progress::spinner("checking every page");
     let report = env.check().map_err(err)?;
+    progress.finish("");
     for n in &report.notes {
         outln!("note: {n}");
     }

@@ -293,6 +293,53 @@ fn damaged_newest_meta_never_rolls_back_silently() {
 }
 
 #[test]
+fn bench_store_reads_keys_from_a_file() {
+    // Unsorted, with a duplicate and a blank line: 3000 distinct keys.
+    let path = temp("keys.txt");
+    let mut text = String::new();
+    for k in (0..3000u32).rev() {
+        text.push_str(&format!("{}\n", k * 7 + 1));
+    }
+    text.push_str("\n8\n");
+    std::fs::write(&path, &text).unwrap();
+    let o = tersedb(
+        &[
+            "bench",
+            "--input",
+            &path,
+            "--codecs",
+            "none,bp128",
+            "--json",
+        ],
+        b"",
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rows = stdout(&o);
+    assert_eq!(rows.lines().count(), 2, "{rows}");
+    assert!(rows.lines().all(|l| l.contains("\"keys\":3000,")), "{rows}");
+    assert!(rows.contains("1 duplicate lines dropped"), "{rows}");
+
+    // A bad line: an error naming the line, no panic.
+    std::fs::write(&path, "1\n2\nthree\n").unwrap();
+    let o = tersedb(&["bench", "--input", &path], b"");
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("line 3: \"three\""), "{err}");
+    // A u64 key: the store benchmark's codecs take u32 keys.
+    std::fs::write(&path, "1\n4294967296\n").unwrap();
+    let o = tersedb(&["bench", "--input", &path], b"");
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("does not fit in u32"), "{err}");
+    // Missing file and --input with --keys are errors too.
+    let o = tersedb(&["bench", "--input", "/nonexistent/keys"], b"");
+    assert!(!o.status.success());
+    let o = tersedb(&["bench", "--input", &path, "--keys", "5"], b"");
+    assert!(!o.status.success());
+    let _ = std::fs::remove_file(&path);
+}
+
+#[test]
 fn bench_runs_and_verifies_its_answers() {
     let o = tersedb(
         &[

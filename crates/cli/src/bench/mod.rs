@@ -1,6 +1,8 @@
 //! `tersedb bench ...`: benchmark harnesses.
 
 pub mod codecs;
+pub mod peers;
+pub mod plot;
 pub mod store;
 pub mod strings;
 pub mod timing;

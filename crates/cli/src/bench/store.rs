@@ -10,7 +10,6 @@
 
 use super::timing::median;
 use crate::datasets;
-use std::io::IsTerminal;
 use std::time::Instant;
 use tersedb::{CodecId, DbConfig, Durability, Env, EnvOptions, KeyType, RecordType};
 
@@ -44,6 +43,10 @@ pub struct Options {
     pub block_size: u16,
     /// Also run the range-query benchmark (`--queries`).
     pub queries: bool,
+    /// Keys from a file (one per line) instead of the generator; `keys` and `dist` are ignored.
+    pub input: Option<std::path::PathBuf>,
+    /// Write SVG charts into this directory (`--plot`).
+    pub plot: Option<std::path::PathBuf>,
 }
 
 /// Fractions of the keys the `--queries` ranges cover.
@@ -154,23 +157,59 @@ fn run_queries(
     Ok(rows)
 }
 
-fn generate(opts: &Options) -> Result<Vec<u32>, String> {
-    let n = opts.keys;
-    let mut rng = fastrand::Rng::with_seed(opts.seed);
-    let keys = match opts.dist.as_str() {
+/// The benchmark's keys, sorted and distinct: read from `input`, or `n` keys of the generator
+/// `dist` (clustered = ClusterData in [0, 9n/8), uniform over u32, ascending = dense 0..n).
+/// Returns the keys and a label for the report (the distribution, or the file and its duplicates).
+pub fn bench_keys(
+    input: Option<&std::path::Path>,
+    dist: &str,
+    n: usize,
+    seed: u64,
+) -> Result<(Vec<u64>, String), String> {
+    if let Some(p) = input {
+        let f = datasets::read_keys(p)?;
+        let label = if f.duplicates > 0 {
+            format!("{} ({} duplicate lines dropped)", p.display(), f.duplicates)
+        } else {
+            p.display().to_string()
+        };
+        return Ok((f.keys, label));
+    }
+    if n == 0 {
+        return Err("--keys must be at least 1".into());
+    }
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let keys = match dist {
         "clustered" => datasets::clustered(&mut rng, n, 0, (9 * n as u64 / 8).max(n as u64)),
-        "uniform" => datasets::uniform(&mut rng, n, 0, 1u64 << 32),
-        "ascending" => (0..n as u64).collect(),
+        "uniform" => {
+            if n as u64 > 1 << 32 {
+                return Err("too many keys for u32".into());
+            }
+            datasets::uniform(&mut rng, n, 0, 1u64 << 32)
+        }
+        "ascending" | "dense" => (0..n as u64).collect(),
         d => {
             return Err(format!(
                 "unknown distribution {d:?} (clustered, uniform, ascending)"
             ))
         }
     };
-    if keys.last().is_some_and(|&k| k > u32::MAX as u64) {
-        return Err("too many keys for u32".into());
+    Ok((keys, dist.to_string()))
+}
+
+fn generate(opts: &Options) -> Result<(Vec<u32>, String), String> {
+    let (keys, label) = bench_keys(opts.input.as_deref(), &opts.dist, opts.keys, opts.seed)?;
+    if let Some(&k) = keys.last().filter(|&&k| k > u32::MAX as u64) {
+        return Err(if opts.input.is_some() {
+            format!(
+                "{label}: key {k} does not fit in u32; the store benchmark compares the u32 key \
+                 codecs (`bench --peers` takes u64 keys)"
+            )
+        } else {
+            "too many keys for u32".into()
+        });
     }
-    Ok(datasets::to_u32(&keys))
+    Ok((datasets::to_u32(&keys), label))
 }
 
 fn one_run(
@@ -366,16 +405,13 @@ fn print_queries(rows: &[(String, Run)], json: bool, keys: usize) {
 
 /// Runs the benchmark and prints a table (or one JSON object per codec).
 pub fn run(opts: &Options) -> Result<(), String> {
-    if opts.keys == 0 {
-        return Err("--keys must be at least 1".into());
-    }
     if !matches!(opts.order.as_str(), "ascending" | "random") {
         return Err(format!(
             "unknown insert order {:?} (ascending, random)",
             opts.order
         ));
     }
-    let keys = generate(opts)?;
+    let (keys, label) = generate(opts)?;
     let mut rng = fastrand::Rng::with_seed(opts.seed ^ 0x5eed);
     let mut insert_order = keys.clone();
     if opts.order == "random" {
@@ -403,31 +439,27 @@ pub fn run(opts: &Options) -> Result<(), String> {
             })?),
         });
     }
-    let tty = std::io::stderr().is_terminal();
     let reps = opts.repeat.max(1);
     let total = reps * codecs.len();
+    let mut progress = crate::progress::Progress::new(total as u64, "runs");
     // Round-robin: run k of every codec before run k + 1 of any, so that a noisy stretch of the
     // shared machine hits every codec alike and the ratios to `none` stay fair.
     let mut runs: Vec<Vec<Run>> = vec![Vec::new(); codecs.len()];
     for i in 0..reps {
         for (ci, &codec) in codecs.iter().enumerate() {
             let name = codec.map_or("none", |c| c.name());
-            if tty {
-                let done = i * codecs.len() + ci;
-                let w = 30 * done / total;
-                eprint!(
-                    "\r\x1b[K[{}{}] {done}/{total} runs: {name} run {}/{reps}",
-                    "#".repeat(w),
-                    "-".repeat(30 - w),
-                    i + 1
-                );
-            }
+            progress.message(&format!("{name} run {}/{reps}", i + 1));
             runs[ci].push(
                 one_run(opts, codec, &keys, &insert_order, &lookups)
                     .map_err(|m| format!("{name}: {m}"))?,
             );
+            progress.inc(1);
         }
     }
+    progress.finish(&format!(
+        "{total} runs of {} codecs, every answer verified",
+        codecs.len()
+    ));
     let mut rows: Vec<(String, Run)> = Vec::new();
     for (ci, &codec) in codecs.iter().enumerate() {
         let runs = &runs[ci];
@@ -445,15 +477,28 @@ pub fn run(opts: &Options) -> Result<(), String> {
             },
         ));
     }
-    if tty {
-        eprint!("\r\x1b[K");
-    }
     let n = keys.len() as f64;
+    if let Some(dir) = &opts.plot {
+        let plot_rows: Vec<(String, f64, [f64; 5])> = rows
+            .iter()
+            .map(|(name, r)| {
+                (
+                    name.clone(),
+                    r.file_bytes as f64 / n,
+                    [r.insert_s, r.find_s, r.cursor_s, r.sum_s, r.avg_where_s],
+                )
+            })
+            .collect();
+        let label = format!("{} keys ({label})", keys.len());
+        for f in super::plot::store(dir, &label, &plot_rows)? {
+            eprintln!("tersedb: wrote {f}");
+        }
+    }
     if opts.json {
         for (name, r) in &rows {
             outln!(
                 "{{\"codec\":\"{name}\",\"keys\":{},\"dist\":\"{}\",\"order\":\"{}\",\"block_size\":{},\"bytes_per_key\":{:.4},\"file_bytes\":{},\"insert_s\":{:.6},\"find_s\":{:.6},\"cursor_s\":{:.6},\"sum_s\":{:.6},\"avg_where_s\":{:.6},\"verified\":true}}",
-                keys.len(), opts.dist, opts.order, opts.block_size, r.file_bytes as f64 / n, r.file_bytes, r.insert_s, r.find_s, r.cursor_s, r.sum_s, r.avg_where_s
+                keys.len(), json_str(&label), opts.order, opts.block_size, r.file_bytes as f64 / n, r.file_bytes, r.insert_s, r.find_s, r.cursor_s, r.sum_s, r.avg_where_s
             );
         }
         print_queries(&rows, true, keys.len());
@@ -461,7 +506,7 @@ pub fn run(opts: &Options) -> Result<(), String> {
     }
     outln!(
         "# tersedb bench: {} {} keys, {} inserts, page {} B, record {} B, block size {}, median of {reps}; isa {}",
-        keys.len(), opts.dist, opts.order, opts.page_size, opts.record_size,
+        keys.len(), label, opts.order, opts.page_size, opts.record_size,
         if opts.block_size == 0 { "default".to_string() } else { opts.block_size.to_string() },
         tersedb_codecs::Isa::detect()
     );
@@ -501,4 +546,18 @@ pub fn run(opts: &Options) -> Result<(), String> {
         print_queries(&rows, false, keys.len());
     }
     Ok(())
+}
+
+/// `s` with JSON string escapes (a file name may hold quotes or backslashes).
+pub fn json_str(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '"' => o.push_str("\\\""),
+            '\\' => o.push_str("\\\\"),
+            c if (c as u32) < 0x20 => o.push_str(&format!("\\u{:04x}", c as u32)),
+            c => o.push(c),
+        }
+    }
+    o
 }
