@@ -10,7 +10,6 @@
 
 use crate::btree::node::Layout;
 use crate::btree::overflow::{self, Stored};
-use crate::btree::packed::Packed;
 use crate::btree::{KeyBuf, Spec, MAX_DEPTH};
 use crate::catalog;
 use crate::db::{DbConfig, DbStats};
@@ -203,13 +202,14 @@ impl TreeWalk<'_> {
         }
         let bad = |what: String| Error::Corrupted { page: id, what };
         let mut prev: Option<KeyBuf> = None;
-        let all = node_keys(&page, &l)?;
-        if let Some(s) = l.keys.str_list() {
-            let kr = l.kregion(&page);
-            s.validate(kr, l.count).map_err(|f| l.err(f))?;
+        let kr = l.kregion(&page);
+        let mut all = Vec::with_capacity(prealloc(l.count, &page));
+        l.keys
+            .validate(kr, l.count, &mut all)
+            .map_err(|what| node_fault(&l, what))?;
+        if let Some(p) = l.keys.head_prefix(kr).map_err(|f| l.err(f))? {
             // A head prefix is shared by both fences (so every key a later insert brings here
             // has it); a node at an edge of the tree has none.
-            let p = s.prefix(kr).map_err(|f| l.err(f))?;
             let fence_ok = |f: Option<&KeyBuf>| match f {
                 Some(KeyBuf::Bytes(b)) => b.starts_with(p),
                 _ => p.is_empty(),
@@ -267,8 +267,7 @@ impl TreeWalk<'_> {
             }
         } else {
             self.stats.branch_pages += 1;
-            let mut keys = Vec::with_capacity(prealloc(l.count, &page));
-            keys.extend(node_keys(&page, &l)?);
+            let keys = &all;
             for c in 0..=l.count {
                 let child = l.child(&page, c)?;
                 let clo = if c == 0 { lo } else { Some(&keys[c - 1]) };
@@ -289,72 +288,8 @@ pub(crate) fn prealloc(count: usize, page: &[u8]) -> usize {
     count.min(page.len())
 }
 
-/// Every key of a node. A compressed leaf is checked block by block on the way: each block
-/// decodes and matches its descriptor (first, last, count, bit width), the block index is in key
-/// order, and the block counts add up to the node's.
-fn node_keys(page: &[u8], l: &Layout) -> Result<Vec<KeyBuf>> {
-    let Some(p) = l.keys.packed() else {
-        if let (Some(s), false) = (l.keys.str_list(), l.keys.contiguous()) {
-            let mut out = Vec::with_capacity(prealloc(l.count, page));
-            s.for_each(l.kregion(page), l.count, |k| {
-                out.push(KeyBuf::Bytes(k.to_vec()));
-                Ok(())
-            })
-            .map_err(|f| l.err(f))?;
-            return Ok(out);
-        }
-        return (0..l.count)
-            .map(|i| Ok(l.key(page, i)?.to_owned()))
-            .collect();
-    };
-    let kr = l.kregion(page);
-    let nb = Packed::blocks(kr).map_err(|f| l.err(f))?;
-    let mut out = Vec::with_capacity(prealloc(l.count, page));
-    let mut buf = [0u32; crate::btree::packed::MAX_BLOCK_KEYS];
-    let mut prev_last: Option<u32> = None;
-    for b in 0..nb {
-        p.validate_block(kr, b)
-            .map_err(|f| l.err(f))
-            .map_err(|e| annotate(e, b))?;
-        let blk = Packed::block(kr, b).map_err(|f| l.err(f))?;
-        if prev_last.is_some_and(|pl| blk.first < pl) {
-            return Err(node_fault(
-                l,
-                format!("block {b} starts below the previous block's end"),
-            ));
-        }
-        prev_last = Some(blk.last);
-        let n = p.decode_block(kr, b, &mut buf).map_err(|f| l.err(f))?;
-        out.extend(buf[..n].iter().map(|&k| KeyBuf::U32(k)));
-        if out.len() > l.count {
-            break;
-        }
-    }
-    if out.len() != l.count {
-        return Err(node_fault(
-            l,
-            format!(
-                "blocks hold {} keys, the node header says {}",
-                out.len(),
-                l.count
-            ),
-        ));
-    }
-    Ok(out)
-}
-
 fn node_fault(l: &Layout, what: String) -> Error {
     Error::Corrupted { page: l.id, what }
-}
-
-fn annotate(e: Error, b: usize) -> Error {
-    match e {
-        Error::Corrupted { page, what } => Error::Corrupted {
-            page,
-            what: format!("block {b}: {what}"),
-        },
-        e => e,
-    }
 }
 
 /// Walks one tree; returns its statistics (key count from the leaves).

@@ -19,7 +19,7 @@
 use super::packed::{Ins, Packed};
 use super::slots::{fixed, le_u32, le_u64, search_fixed, search_int, var, Fault, SResult};
 use super::strkeys::{KeyShare, StrList};
-use super::Key;
+use super::{Key, KeyBuf};
 
 /// Outcome of a change to a list that may need more room: done, or the bytes the whole list
 /// would need (nothing changed). Compressed lists may need room even to remove a key (a BP128
@@ -424,6 +424,74 @@ impl KeyList {
                 }
             }
             _ => Ok(0),
+        }
+    }
+
+    /// Checks the list's own structure for `check` and appends every key, decoded, to `out`:
+    /// a byte-string list's layout; a compressed list block by block (each block decodes and
+    /// matches its descriptor, the block index is in key order, the block counts add up to
+    /// `n`). Key order across the node and the fences are the caller's. `out` grows by at most
+    /// `n` keys.
+    pub fn validate(&self, region: &[u8], n: usize, out: &mut Vec<KeyBuf>) -> Result<(), String> {
+        let f = |f: Fault| f.0.to_string();
+        match self {
+            KeyList::Packed(p) => {
+                let nb = Packed::blocks(region).map_err(f)?;
+                let start = out.len();
+                let mut buf = [0u32; super::packed::MAX_BLOCK_KEYS];
+                let mut prev_last: Option<u32> = None;
+                for b in 0..nb {
+                    p.validate_block(region, b)
+                        .map_err(|e| format!("block {b}: {}", e.0))?;
+                    let blk = Packed::block(region, b).map_err(f)?;
+                    if prev_last.is_some_and(|pl| blk.first < pl) {
+                        return Err(format!("block {b} starts below the previous block's end"));
+                    }
+                    prev_last = Some(blk.last);
+                    let k = p.decode_block(region, b, &mut buf).map_err(f)?;
+                    out.extend(buf[..k].iter().map(|&k| KeyBuf::U32(k)));
+                    if out.len() - start > n {
+                        break;
+                    }
+                }
+                if out.len() - start != n {
+                    return Err(format!(
+                        "blocks hold {} keys, the node header says {n}",
+                        out.len() - start
+                    ));
+                }
+                Ok(())
+            }
+            KeyList::Str(s) => {
+                s.validate(region, n).map_err(f)?;
+                if s.contiguous() {
+                    for i in 0..n {
+                        out.push(self.key(region, n, i).map_err(f)?.to_owned());
+                    }
+                    Ok(())
+                } else {
+                    s.for_each(region, n, |k| {
+                        out.push(KeyBuf::Bytes(k.to_vec()));
+                        Ok(())
+                    })
+                    .map_err(f)
+                }
+            }
+            _ => {
+                for i in 0..n {
+                    out.push(self.key(region, n, i).map_err(f)?.to_owned());
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// The prefix every key of the node shares and stores once (head compression): both fences
+    /// of the node must have it. `None` for lists without one.
+    pub fn head_prefix<'r>(&self, region: &'r [u8]) -> SResult<Option<&'r [u8]>> {
+        match self {
+            KeyList::Str(s) => s.prefix(region).map(Some),
+            _ => Ok(None),
         }
     }
 
