@@ -6,9 +6,7 @@
 //! separator, because it was itself checked on the step before, so a split never propagates up.
 //! Erase: on the way down, a leaf less than half full is merged with a neighbour when both fit
 //! in 7/8 of a page (a branch: less than a quarter full, into 3/4); the parent loses one
-//! separator and may itself become sparse, which the next descent through it repairs. Inserts
-//! into compressed leaves merge under-full leaves the same way (a compressed leaf's bytes per
-//! key fall as its key range fills up). A root branch left with a single child is replaced
+//! separator and may itself become sparse, which the next descent through it repairs. A root branch left with a single child is replaced
 //! by that child; an empty root leaf is freed (the tree becomes empty, root 0).
 //!
 //! Every page on the path is copied on write (`PageSink::cow`) and the parent's child pointer is
@@ -278,9 +276,9 @@ pub fn put<S: PageSink + ?Sized>(
     // A compressed leaf that still has no room after one split asks for a fresh descent (which
     // makes room in the branches again); each round halves the leaf, so few rounds suffice.
     for round in 0..MAX_DEPTH {
-        // Only the first descent merges under-full leaves: a later one follows a split that
-        // must not be undone.
-        let merge = round == 0;
+        // Only the first descent shares a full leaf with a neighbour: a later one follows a
+        // split or share after which the entry still did not fit.
+        let first = round == 0;
         if let Some(new) = descend_put(
             sink,
             spec,
@@ -290,7 +288,7 @@ pub fn put<S: PageSink + ?Sized>(
             value,
             mode,
             hint,
-            (cost, merge),
+            (cost, first),
             &mut rec,
             &mut stored,
         )? {
@@ -311,7 +309,7 @@ fn descend_put<S: PageSink + ?Sized>(
     value: &[u8],
     mode: PutMode,
     hint: &mut Option<AppendHint>,
-    (cost, merge): (usize, bool),
+    (cost, first): (usize, bool),
     rec: &mut Vec<u8>,
     stored: &mut bool,
 ) -> Result<Option<bool>> {
@@ -340,7 +338,7 @@ fn descend_put<S: PageSink + ?Sized>(
                     parent,
                     rightmost,
                 };
-                let share = merge.then_some(cost);
+                let share = first.then_some(cost);
                 return leaf_put_packed(
                     sink, spec, at, &probe, kb, value, mode, hint, root, rec, stored, share,
                 );
@@ -352,17 +350,6 @@ fn descend_put<S: PageSink + ?Sized>(
         }
         let ci = l.child_index(page, &probe)?;
         let child = l.child(page, ci)?;
-        if merge && packed_leaves && Layout::read(&sink.page(child)?, child, spec)?.leaf {
-            // Compressed leaves lose bytes per key as their key range fills up (smaller
-            // deltas), so leaves split while the keys were sparse end up half empty: merge an
-            // under-full leaf with a neighbour on the way down, as erase does.
-            let (next, ni) = descend_for_erase(sink, spec, cur, ci, fences, cost)?;
-            let count = Layout::read(sink.page_mut(cur)?, cur, spec)?.count;
-            rightmost &= ni == count;
-            parent = Some((cur, ni));
-            cur = next;
-            continue;
-        }
         rightmost &= ci == l.count;
         let c2 = sink.cow(child)?;
         if c2 != child {
@@ -1074,7 +1061,7 @@ pub fn erase<S: PageSink + ?Sized>(
                 break 'round;
             }
             let ci = l.child_index(page, &probe)?;
-            let (mut next, mut ni) = descend_for_erase(sink, spec, cur, ci, fences, 0)?;
+            let (mut next, mut ni) = descend_for_erase(sink, spec, cur, ci, fences)?;
             // With compressed leaves an erase may split a leaf, so, as on insert, the branches on
             // the way down keep room for a separator.
             if packed && needs_split(sink, spec, next, 0)? {
@@ -1125,15 +1112,13 @@ fn collapse_root<S: PageSink + ?Sized>(sink: &mut S, spec: &Spec, root: &mut Pag
 }
 
 /// Returns the writable child `ci` of the dirty branch `parent`, first merging it with a
-/// neighbour when it is under-full (see the module docs); a merged leaf keeps `reserve` bytes
-/// free beyond the budget (the entry an insert brings).
+/// neighbour when it is under-full (see the module docs).
 fn descend_for_erase<S: PageSink + ?Sized>(
     sink: &mut S,
     spec: &Spec,
     parent: PageId,
     ci: usize,
     pf: FenceRef,
-    reserve: usize,
 ) -> Result<(PageId, usize)> {
     let ppage = sink.page_mut(parent)?;
     let pl = Layout::read(ppage, parent, spec)?;
@@ -1175,10 +1160,7 @@ fn descend_for_erase<S: PageSink + ?Sized>(
         // keeps a merged leaf from splitting again at once); branches: below a quarter, into
         // at most 3/4.
         let (under, budget) = if cl.leaf {
-            (
-                cl.used(&cpage)? * 2 < cl.capacity(),
-                (cl.capacity() * 7 / 8).saturating_sub(reserve),
-            )
+            (cl.used(&cpage)? * 2 < cl.capacity(), cl.capacity() * 7 / 8)
         } else {
             (cl.used(&cpage)? * 4 < cl.capacity(), cl.capacity() * 3 / 4)
         };
