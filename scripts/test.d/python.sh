@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # The Python package's tests (crates/python): a venv under the target dir with maturin, pytest,
-# hypothesis, numpy and pandas; the extension built with `maturin develop --release` (its own
-# workspace and target dir); pytest. Idempotent: a warm run reinstalls nothing and rebuilds
+# hypothesis, numpy, pandas, pyarrow and polars (for the optional to_pandas, to_arrow and
+# to_polars); the extension built with `maturin develop --release` (its own workspace and target
+# dir); pytest. Idempotent: a warm run reinstalls nothing and rebuilds
 # only what changed.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 target="${CARGO_TARGET_DIR:-$PWD/target}"
 venv="$target/python-venv"
-reqs="maturin>=1.7,<2 pytest hypothesis numpy pandas"
+reqs="maturin>=1.7,<2 pytest hypothesis numpy pandas pyarrow polars"
 
 if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"

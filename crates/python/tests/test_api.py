@@ -330,3 +330,17 @@ def test_range_hands_over_the_buffer():
     keys = env.read().range(db).keys
     # Owned by a Rust Vec handed to numpy (base is the capsule holding it), writable, no copy.
     assert keys.base is not None and keys.flags.writeable and keys.flags.c_contiguous
+
+
+def test_to_polars():
+    pl = pytest.importorskip("polars")
+    env = tersedb.in_memory()
+    db = env.create_db("p", record="i64")
+    keys = np.array([2, 4, 8], dtype=np.uint32)
+    with env.write() as w:
+        w.put_many(db, keys, np.array([-1, 0, 7], dtype=np.int64))
+    df = env.read().range(db).to_polars()
+    assert isinstance(df, pl.DataFrame)
+    assert df.columns == ["key", "value"]
+    assert df["key"].to_list() == [2, 4, 8]
+    assert df["value"].to_list() == [-1, 0, 7]
