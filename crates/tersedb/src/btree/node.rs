@@ -327,16 +327,7 @@ pub fn insert(page: &mut [u8], l: &mut Layout, i: usize, key: &[u8], rec: &[u8])
                 return Ok(true);
             }
             Fit::NoRoom(need) => {
-                if !vacuumized {
-                    vacuumized = true;
-                    if vacuum(page, l)? {
-                        continue;
-                    }
-                }
-                if need + ru + rc <= cap && need > l.rstart - l.hdr {
-                    // Give the KeyList what it needs, the records their bytes plus a share.
-                    let rrange = rrange_for(l.keys, l.recs, cap, need, ru + rc);
-                    move_boundary(page, l, ru, rrange);
+                if make_room(page, l, need, ru, ru + rc, &mut vacuumized)? {
                     continue;
                 }
                 return Ok(false);
@@ -353,6 +344,31 @@ fn move_boundary(page: &mut [u8], l: &mut Layout, ru: usize, rrange: usize) {
     page.copy_within(l.rstart..l.rstart + ru, new_rstart);
     write_rrange(page, rrange);
     l.rstart = new_rstart;
+}
+
+/// After the KeyList said it needs `need` bytes in all: vacuumizes it (once per operation), or
+/// else moves the boundary so the KeyList gets `need` and the records (`ru` used, `rneed` wanted)
+/// their bytes plus a share. True when something changed and the operation may retry.
+fn make_room(
+    page: &mut [u8],
+    l: &mut Layout,
+    need: usize,
+    ru: usize,
+    rneed: usize,
+    vacuumized: &mut bool,
+) -> Result<bool> {
+    if !*vacuumized {
+        *vacuumized = true;
+        if vacuum(page, l)? {
+            return Ok(true);
+        }
+    }
+    if need + rneed <= l.capacity() && need > l.rstart - l.hdr {
+        let rrange = rrange_for(l.keys, l.recs, l.capacity(), need, rneed);
+        move_boundary(page, l, ru, rrange);
+        return Ok(true);
+    }
+    Ok(false)
 }
 
 /// Vacuumizes the KeyList; true when bytes were freed.
@@ -418,15 +434,7 @@ pub fn remove(page: &mut [u8], l: &mut Layout, i: usize) -> Result<bool> {
                 return Ok(true);
             }
             Fit::NoRoom(need) => {
-                if !vacuumized {
-                    vacuumized = true;
-                    if vacuum(page, l)? {
-                        continue;
-                    }
-                }
-                if need + ru <= l.capacity() {
-                    let rrange = rrange_for(l.keys, l.recs, l.capacity(), need, ru);
-                    move_boundary(page, l, ru, rrange);
+                if make_room(page, l, need, ru, ru, &mut vacuumized)? {
                     continue;
                 }
                 return Ok(false);
@@ -480,22 +488,22 @@ impl Entries {
     pub fn extend_from(&mut self, page: &[u8], l: &Layout) -> Result<()> {
         // Bounded by the page: `count` is read from it.
         self.items.reserve(l.count.min(page.len()));
-        let mut keys = Entries::default();
+        // One pass: each key with its record, no intermediate copy of the keys.
+        let (rregion, n) = (l.rregion(page), l.count);
+        let mut i = 0;
         l.keys
-            .for_each_key(l.kregion(page), l.count, |k| {
-                keys.push(k, &[]);
+            .for_each_key(l.kregion(page), n, |k| {
+                let r = l.recs.raw(rregion, n, i)?;
+                self.push(k, r);
+                i += 1;
                 Ok(())
             })
             .map_err(|f| l.err(f))?;
-        if keys.len() != l.count {
+        if i != n {
             return Err(corrupt(
                 l.id,
                 "key list disagrees with the node's key count",
             ));
-        }
-        for i in 0..l.count {
-            let r = l.record_raw(page, i)?;
-            self.push(keys.key(i), r);
         }
         // Splits measure what the keys really take (string lists); DB2 rebuilds may keep
         // their groups.
