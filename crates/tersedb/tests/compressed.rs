@@ -176,9 +176,10 @@ fn configuration_is_stored_and_checked() {
     w.create_db("a", cfg(CodecId::Bp128)).unwrap();
     w.create_db("b", cfg(CodecId::VByte).with_block_size(16))
         .unwrap();
-    // Codecs need u32 keys, a supported block size and pages of 1 KiB or more.
+    // Codecs need integer keys, a supported block size and pages of 1 KiB or more.
     for bad in [
-        DbConfig::new(KeyType::U64, RecordType::None).with_codec(Some(CodecId::VByte)),
+        DbConfig::new(KeyType::VarBinary, RecordType::None).with_codec(Some(CodecId::VByte)),
+        DbConfig::new(KeyType::Binary(8), RecordType::None).with_codec(Some(CodecId::Bp128)),
         cfg(CodecId::Bp128).with_block_size(130),
         cfg(CodecId::VByte).with_block_size(1),
         DbConfig::new(KeyType::U32, RecordType::None).with_block_size(8),

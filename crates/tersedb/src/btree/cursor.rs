@@ -9,8 +9,7 @@
 
 use super::node::Layout;
 use super::overflow::{self, Stored};
-use super::packed::Packed;
-use super::slots::le_u32;
+use super::slots::{le_u32, le_u64};
 use super::{Key, KeyList, Spec, MAX_DEPTH};
 use crate::error::{PageId, Result};
 use crate::storage::{Page, PageSource};
@@ -32,7 +31,9 @@ struct BlockCache {
     b: usize,
     /// Slot of the block's first key.
     base: usize,
+    /// The codec's values; key = `kbase` + value.
     keys: Vec<u32>,
+    kbase: u64,
     /// The current key of a compressed byte-string leaf, and the (page, slot) it belongs to:
     /// stepping forward in a prefix-delta leaf applies one item to it.
     skey: Vec<u8>,
@@ -41,9 +42,11 @@ struct BlockCache {
 
 impl BlockCache {
     #[inline]
-    fn get(&self, i: usize) -> Option<u32> {
+    fn get(&self, i: usize) -> Option<u64> {
         if self.valid {
-            self.keys.get(i.wrapping_sub(self.base)).copied()
+            self.keys
+                .get(i.wrapping_sub(self.base))
+                .map(|&v| self.kbase + v as u64)
         } else {
             None
         }
@@ -110,7 +113,7 @@ impl RawCursor {
         let region = f.l.kregion(&f.page);
         let err = |e| f.l.err(e);
         let c = &mut self.cache;
-        let nb = Packed::blocks(region).map_err(err)?;
+        let nb = p.blocks(region).map_err(err)?;
         let (mut b, mut base) = if c.valid && f.i >= c.base + c.keys.len() {
             (c.b + 1, c.base + c.keys.len())
         } else if c.valid && f.i < c.base {
@@ -124,7 +127,7 @@ impl RawCursor {
                         .err(super::slots::Fault("cursor slot before the first block")));
                 }
                 b -= 1;
-                let n = Packed::block_slots(region, b).map_err(err)?.1;
+                let n = p.block_slots(region, b).map_err(err)?.1;
                 if n > 0 {
                     base -= n;
                     break (b, base);
@@ -135,9 +138,11 @@ impl RawCursor {
         };
         c.keys.resize(super::packed::MAX_BLOCK_KEYS, 0);
         while b < nb {
-            let n = p.decode_block(region, b, &mut c.keys).map_err(err)?;
+            let blk = p.block(region, b).map_err(err)?;
+            let n = p.decode_block_at(region, &blk, &mut c.keys).map_err(err)?;
             if f.i < base + n {
                 c.keys.truncate(n);
+                c.kbase = blk.base;
                 c.b = b;
                 c.base = base;
                 c.valid = true;
@@ -163,19 +168,19 @@ impl RawCursor {
 
     /// The current key.
     pub fn key(&self) -> Result<Option<Key<'_>>> {
-        match &self.leaf {
-            Some(f) => match self.cache.get(f.i) {
-                Some(k) if f.l.keys.packed().is_some() => Ok(Some(Key::U32(k))),
-                _ if !f.l.keys.contiguous() => match self.cache.skey_at {
-                    Some((id, j)) if id == f.l.id && j == f.i => {
-                        Ok(Some(Key::Bytes(&self.cache.skey)))
-                    }
-                    _ => Err(f.l.err(super::slots::Fault("cursor key not decoded"))),
-                },
-                _ => Ok(Some(f.l.key(&f.page, f.i)?)),
-            },
-            None => Ok(None),
+        let Some(f) = &self.leaf else {
+            return Ok(None);
+        };
+        if let (Some(k), Some(p)) = (self.cache.get(f.i), f.l.keys.packed()) {
+            return Ok(Some(p.key_of(k)));
         }
+        if !f.l.keys.contiguous() {
+            return match self.cache.skey_at {
+                Some((id, j)) if id == f.l.id && j == f.i => Ok(Some(Key::Bytes(&self.cache.skey))),
+                _ => Err(f.l.err(super::slots::Fault("cursor key not decoded"))),
+            };
+        }
+        Ok(Some(f.l.key(&f.page, f.i)?))
     }
 
     /// Whether reading the current key cannot fail: fixed-width keys at an index below the
@@ -196,23 +201,37 @@ impl RawCursor {
         }
     }
 
-    /// The current key of a u32 leaf, read straight from the page (the scan fast path).
+    /// The current key of an integer leaf, read straight from the page or the block cache
+    /// (the scan fast path: no `Key` built).
     #[inline]
-    pub fn key_u32(&self) -> Option<u32> {
+    pub fn key_int(&self) -> Option<u64> {
         let f = self.leaf.as_ref()?;
-        if self.cache.valid {
-            if let Some(k) = self.cache.get(f.i) {
-                return Some(k);
+        if let Some(k) = self.cache.get(f.i) {
+            return Some(k);
+        }
+        if f.i < f.l.count {
+            match f.l.keys {
+                KeyList::U32 => {
+                    let o = f.l.hdr + 4 * f.i;
+                    return f.page.get(o..o + 4).map(|b| le_u32(b) as u64);
+                }
+                KeyList::U64 => {
+                    let o = f.l.hdr + 8 * f.i;
+                    return f.page.get(o..o + 8).map(le_u64);
+                }
+                _ => {}
             }
         }
-        if f.l.keys == KeyList::U32 && f.i < f.l.count {
-            let o = f.l.hdr + 4 * f.i;
-            f.page.get(o..o + 4).map(le_u32)
-        } else if let (KeyList::Packed(_), Some(k)) = (f.l.keys, self.cache.get(f.i)) {
-            Some(k)
-        } else {
-            self.key().ok().flatten().and_then(|k| k.as_u32())
+        self.key().ok().flatten().and_then(|k| k.as_u64())
+    }
+
+    /// The current key of a u32 leaf (see [`RawCursor::key_int`]).
+    #[inline]
+    pub fn key_u32(&self) -> Option<u32> {
+        if self.leaf.as_ref()?.l.keys.int_width() != Some(4) {
+            return None;
         }
+        self.key_int().map(|k| k as u32)
     }
 
     /// The current entry's stored record (inline bytes or an overflow reference).

@@ -32,6 +32,7 @@ pub mod scan;
 pub(crate) mod slots;
 pub(crate) mod strkeys;
 pub(crate) mod tree;
+pub(crate) mod zone;
 
 #[cfg(test)]
 mod tests;
@@ -391,13 +392,16 @@ impl Spec {
                 }
             }
             Some(codec) => {
-                if c.key_type != KeyType::U32 {
-                    return Err(Error::InvalidArgument(format!(
-                        "key codec {} needs u32 keys, the database has {:?}",
-                        codec.name(),
-                        c.key_type
-                    )));
-                }
+                let wide = match c.key_type {
+                    KeyType::U32 => false,
+                    KeyType::U64 => true,
+                    other => {
+                        return Err(Error::InvalidArgument(format!(
+                            "key codec {} needs u32 or u64 keys, the database has {other:?}",
+                            codec.name(),
+                        )))
+                    }
+                };
                 if page_size < MIN_PACKED_PAGE {
                     return Err(Error::InvalidArgument(format!(
                         "compressed keys need pages of at least {MIN_PACKED_PAGE} bytes, got {page_size}"
@@ -417,6 +421,7 @@ impl Spec {
                 spec.leaf_keys = KeyList::Packed(packed::Packed {
                     codec,
                     block_keys: bk as u16,
+                    wide,
                 });
             }
         }
