@@ -341,13 +341,24 @@ fn splice(region: &mut [u8], h: Hdr, b: usize, r: usize, new: &[NewBlock<'_>]) -
 }
 
 /// Blocks encoded into one buffer: descriptor, base and the payload's range in the buffer.
-#[derive(Default)]
 struct Encoded {
     bytes: Vec<u8>,
     blocks: Vec<(Descriptor, u64, Range<usize>)>,
+    /// The codec's output buffer and input values, zeroed once and reused for every block.
+    scratch: [u8; SCRATCH],
+    offs: [u32; MAX_BLOCK_KEYS],
 }
 
 impl Encoded {
+    /// Room for about `parts` blocks.
+    fn with_parts(parts: usize) -> Encoded {
+        Encoded {
+            bytes: Vec::with_capacity(parts * 512),
+            blocks: Vec::with_capacity(parts),
+            scratch: [0; SCRATCH],
+            offs: [0; MAX_BLOCK_KEYS],
+        }
+    }
     fn new_blocks(&self) -> Vec<NewBlock<'_>> {
         self.blocks
             .iter()
@@ -456,21 +467,23 @@ impl Packed {
     /// Encodes `keys` (sorted, unique, `1..=257`, within 2^32 - 1 of the first in a wide list)
     /// as one block appended to `e`.
     fn encode_one(&self, keys: &[u64], e: &mut Encoded) -> SResult<()> {
-        let base = if self.wide { keys[0] } else { 0 };
-        let mut offs = [0u32; MAX_BLOCK_KEYS];
-        if keys.len() > MAX_BLOCK_KEYS {
-            return Err(Fault("too many keys for one block"));
+        let (Some(&first), Some(&last)) = (keys.first(), keys.last()) else {
+            return Err(Fault("empty block"));
+        };
+        let base = if self.wide { first } else { 0 };
+        if keys.len() > MAX_BLOCK_KEYS || last - base > u32::MAX as u64 {
+            return Err(Fault("keys beyond one block's range"));
         }
-        for (o, &k) in offs.iter_mut().zip(keys) {
-            *o = u32::try_from(k - base).map_err(|_| Fault("key beyond its block's range"))?;
+        // Sorted: every key lies in [base, last], so each offset fits.
+        for (o, &k) in e.offs.iter_mut().zip(keys) {
+            *o = (k - base) as u32;
         }
-        let at = e.bytes.len();
-        e.bytes.resize(at + SCRATCH, 0);
         let d = self
             .codec()
-            .encode(&offs[..keys.len()], &mut e.bytes[at..])
+            .encode(&e.offs[..keys.len()], &mut e.scratch[..])
             .map_err(cfault)?;
-        e.bytes.truncate(at + d.size as usize);
+        let at = e.bytes.len();
+        e.bytes.extend_from_slice(&e.scratch[..d.size as usize]);
         e.blocks.push((d, base, at..e.bytes.len()));
         Ok(())
     }
@@ -718,7 +731,7 @@ impl Packed {
         let h = self.hdr(region)?;
         let codec = self.codec();
         if h.nb == 0 {
-            let mut e = Encoded::default();
+            let mut e = Encoded::with_parts(1);
             self.encode_one(&[key], &mut e)?;
             return Ok(if splice(region, h, 0, 0, &e.new_blocks())? {
                 Ins::Inserted(0)
@@ -810,7 +823,7 @@ impl Packed {
                 return Ok(r);
             }
         }
-        let mut e = Encoded::default();
+        let mut e = Encoded::with_parts(2);
         if !full {
             self.encode_parts(keys, 1, &mut e)?;
         } else if last_block && pos == n {
@@ -870,7 +883,7 @@ impl Packed {
         }
         // Two blocks when the pair keeps an eighth of a block free, else three.
         let parts = if total + cap / 8 <= 2 * cap { 2 } else { 3 };
-        let mut e = Encoded::default();
+        let mut e = Encoded::with_parts(parts);
         self.encode_parts(all, parts, &mut e)?;
         let (o0, o1) = (block_at(region, h, lo)?.at, block_at(region, h, lo + 1)?.at);
         let old = o1.end - o0.start;
@@ -913,7 +926,7 @@ impl Packed {
         if all.is_empty() || (self.wide && all[all.len() - 1] - all[0] > u32::MAX as u64) {
             return Ok(());
         }
-        let mut e = Encoded::default();
+        let mut e = Encoded::with_parts(1);
         self.encode_one(all, &mut e)?;
         if e.payload() > x.at.len() + y.at.len() + h.dl {
             return Ok(());
@@ -944,7 +957,7 @@ impl Packed {
             // The first key of a wide block is its base: re-encode the rest from the next key.
             let mut keys = [0u64; MAX_BLOCK_KEYS];
             let n = self.decode_keys_at(region, &blk, &mut keys)?;
-            let mut e = Encoded::default();
+            let mut e = Encoded::with_parts(1);
             self.encode_one(&keys[1..n], &mut e)?;
             if splice(region, h, b, 1, &e.new_blocks())? {
                 self.merge_small_block(region, b)?;
@@ -1103,11 +1116,11 @@ impl Packed {
     /// Appends every key to `out`.
     pub fn decode_all(&self, region: &[u8], out: &mut Vec<u64>) -> SResult<()> {
         let h = self.hdr(region)?;
-        let mut keys = [0u64; MAX_BLOCK_KEYS];
+        let mut vals = [0u32; MAX_BLOCK_KEYS];
         for b in 0..h.nb {
             let blk = block_at(region, h, b)?;
-            let n = self.decode_keys_at(region, &blk, &mut keys)?;
-            out.extend_from_slice(&keys[..n]);
+            let n = self.decode_block_at(region, &blk, &mut vals)?;
+            out.extend(vals[..n].iter().map(|&v| blk.base + v as u64));
         }
         Ok(())
     }
@@ -1135,7 +1148,7 @@ impl Packed {
 
     /// Encodes `keys` in full blocks (cut further where a wide block would span over 32 bits).
     fn encode_full(&self, keys: &[u64]) -> SResult<Encoded> {
-        let mut e = Encoded::default();
+        let mut e = Encoded::with_parts(keys.len().div_ceil(self.cap()));
         for chunk in keys.chunks(self.cap()) {
             self.encode_parts(chunk, 1, &mut e)?;
         }
@@ -1144,8 +1157,7 @@ impl Packed {
 
     /// Bytes a list holding exactly `keys` (sorted, unique) takes when built by [`Packed::build`].
     pub fn built_len(&self, keys: &[u64]) -> SResult<usize> {
-        let e = self.encode_full(keys)?;
-        Ok(HEADER + self.desc_len() * e.blocks.len() + e.payload())
+        Ok(self.encoded_len(&self.encode_full(keys)?))
     }
 
     /// Rewrites `region` as a list of `keys` (sorted, unique) in full blocks. Returns false,
@@ -1155,13 +1167,24 @@ impl Packed {
             return Err(Fault("key wider than the list's key type"));
         }
         let e = self.encode_full(keys)?;
+        Ok(self.write_encoded(region, &e))
+    }
+
+    /// Bytes a list of the blocks `e` takes.
+    fn encoded_len(&self, e: &Encoded) -> usize {
+        HEADER + self.desc_len() * e.blocks.len() + e.payload()
+    }
+
+    /// Writes the blocks `e` as the whole list; false, with the region unspecified, when they
+    /// do not fit.
+    fn write_encoded(&self, region: &mut [u8], e: &Encoded) -> bool {
         let h = Hdr {
             nb: e.blocks.len(),
             data_end: e.payload(),
             dl: self.desc_len(),
         };
-        if h.used() > region.len() || h.data_end > u16::MAX as usize {
-            return Ok(false);
+        if h.used() > region.len() || h.data_end > u16::MAX as usize || h.nb > u16::MAX as usize {
+            return false;
         }
         let pstart = h.pstart();
         for (b, (d, base, r)) in e.blocks.iter().enumerate() {
@@ -1169,7 +1192,7 @@ impl Packed {
         }
         region[pstart..pstart + e.payload()].copy_from_slice(&e.bytes);
         write_hdr(region, h);
-        Ok(true)
+        true
     }
 
     /// Builds from stored key bytes (4 or 8 bytes each, ascending).
@@ -1185,13 +1208,14 @@ impl Packed {
     /// smaller. Returns the bytes freed.
     pub fn vacuumize(&self, region: &mut [u8]) -> SResult<usize> {
         let before = self.used(region)?;
-        let mut keys = Vec::new();
+        let mut keys = Vec::with_capacity(self.counts(region)?.0);
         self.decode_all(region, &mut keys)?;
-        let after = self.built_len(&keys)?;
+        let e = self.encode_full(&keys)?;
+        let after = self.encoded_len(&e);
         if after >= before {
             return Ok(0);
         }
-        if !self.build(region, &keys)? {
+        if !self.write_encoded(region, &e) {
             return Err(Fault(
                 "repacked key list does not fit where the old one did",
             ));
