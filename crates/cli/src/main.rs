@@ -61,8 +61,9 @@ enum Command {
         /// Page size of a new file (a power of two, 512..=65536; compressed keys need 1024+).
         #[arg(long, default_value_t = 16384)]
         page_size: usize,
-        /// Key codec of a new u32 database: none, vbyte, masked-vbyte, varintgb, streamvbyte,
-        /// bp128, for, simd-for, pfor, pfor-delta. For binary keys, the key compression scheme:
+        /// Key codec of a new u32 or u64 database: none, auto (chosen per block), vbyte,
+        /// masked-vbyte, varintgb, streamvbyte, bp128, for, simd-for, pfor, pfor-delta. For binary
+        /// keys, the key compression scheme:
         /// none, head, tail, head-tail (the default), wiredtiger, myisam, pkb.
         #[arg(long)]
         compression: Option<String>,

@@ -208,9 +208,11 @@ fn import_into(
     // --compression names a key codec for integer keys, a key scheme for byte strings.
     let (codec, scheme) = match (&new_db.compression, key_type) {
         (Some(c), KeyType::VarBinary) => (None, Some(parse_scheme(c)?)),
+        (Some(c), _) if c == "auto" => (None, None),
         (Some(c), _) => (parse_codec(c)?, None),
         (None, _) => (None, None),
     };
+    let auto = new_db.compression.as_deref() == Some("auto") && key_type != KeyType::VarBinary;
     let value_type = match new_db.record_type.as_deref() {
         None => ValueType::Bytes,
         Some(t) => match ValueType::from_name(t) {
@@ -267,13 +269,17 @@ fn import_into(
                 }
                 if new_db.compression.is_some()
                     && scheme.is_none()
-                    && db.config().key_codec != codec
+                    && (db.config().key_codec != codec || db.config().auto_codec != auto)
                 {
                     return Err(format!(
                         "database {:?} exists with key codec {}, not {}",
                         opts.db,
-                        codec_name(db.config().key_codec),
-                        codec_name(codec)
+                        if db.config().auto_codec {
+                            "auto"
+                        } else {
+                            codec_name(db.config().key_codec)
+                        },
+                        if auto { "auto" } else { codec_name(codec) }
                     ));
                 }
                 db
@@ -282,6 +288,7 @@ fn import_into(
                 .create_db(&opts.db, {
                     let c = DbConfig::new(key_type, record_type)
                         .with_codec(codec)
+                        .with_auto_codec(auto)
                         .with_block_size(new_db.block_size)
                         .with_value_type(value_type);
                     match scheme {
@@ -474,7 +481,7 @@ pub fn info(file: &Path, json: bool) -> Result<(), String> {
             .map(|(name, c, s)| {
                 format!(
                     "{{\"name\":{},\"key_type\":\"{:?}\",\"record_type\":\"{:?}\",\"value_type\":\"{}\",\"codec\":\"{}\",\"block_size\":{},\"key_compression\":\"{}\",\"key_bytes\":{},\"keys\":{},\"height\":{},\"leaf_pages\":{},\"internal_pages\":{},\"overflow_pages\":{},\"bytes\":{},\"bytes_per_key\":{}}}",
-                    json_str(name), c.key_type, c.record_type, c.value_type.name(), codec_name(c.key_codec), c.block_size, c.key_scheme.name(), s.key_bytes, s.key_count, s.height, s.leaf_pages, s.branch_pages, s.overflow_pages, s.bytes,
+                    json_str(name), c.key_type, c.record_type, c.value_type.name(), if c.auto_codec { "auto" } else { codec_name(c.key_codec) }, c.block_size, c.key_scheme.name(), s.key_bytes, s.key_count, s.height, s.leaf_pages, s.branch_pages, s.overflow_pages, s.bytes,
                     if s.key_count > 0 { format!("{:.4}", s.bytes as f64 / s.key_count as f64) } else { "null".into() }
                 )
             })
@@ -513,6 +520,10 @@ pub fn info(file: &Path, json: bool) -> Result<(), String> {
             outln!("  record type  {:?}", c.record_type);
             outln!("  value type   {}", c.value_type.name());
             match c.key_codec {
+                None if c.auto_codec => outln!(
+                    "  codec        auto: chosen per block ({} keys per block)",
+                    c.block_size
+                ),
                 Some(k) => outln!(
                     "  codec        {} ({} keys per block)",
                     k.name(),

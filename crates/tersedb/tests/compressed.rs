@@ -303,7 +303,9 @@ fn fold_keys_matches_a_model() {
         .map(|&c| cfg(c).with_block_size([0u16, 7][rng.usize(0..2)]))
         .collect();
     cfgs.push(DbConfig::new(KeyType::U32, RecordType::None));
+    cfgs.push(DbConfig::new(KeyType::U32, RecordType::None).with_auto_codec(true));
     cfgs.push(DbConfig::new(KeyType::U64, RecordType::Fixed(2)));
+    cfgs.push(DbConfig::new(KeyType::U64, RecordType::Fixed(2)).with_auto_codec(true));
     for c in cfgs {
         let (env, _store) = mem_env(4096);
         let mut w = env.begin_write().unwrap();

@@ -65,9 +65,11 @@ fn contents(env: &Env, name: &str) -> Vec<(u64, Vec<u8>)> {
 #[test]
 fn u64_keys_match_a_model_for_every_codec() {
     let mut rng = fastrand::Rng::with_seed(seed());
-    for codec in CodecId::ALL {
+    // Every codec, and `auto` (a codec chosen per block) last.
+    for codec in CodecId::ALL.into_iter().map(Some).chain([None]) {
         let cfg = DbConfig::new(KeyType::U64, RecordType::Fixed(8))
-            .with_codec(Some(codec))
+            .with_codec(codec)
+            .with_auto_codec(codec.is_none())
             .with_block_size([0u16, 9][rng.usize(0..2)]);
         let (env, store) = mem_env(4096);
         let keys = mixed_keys(12_000, &mut rng);
@@ -92,7 +94,8 @@ fn u64_keys_match_a_model_for_every_codec() {
         {
             let r = env.begin_read().unwrap();
             let db = r.open_db("t").unwrap();
-            assert_eq!(r.open_db("t").unwrap().config().key_codec, Some(codec));
+            assert_eq!(r.open_db("t").unwrap().config().key_codec, codec);
+            assert_eq!(r.open_db("t").unwrap().config().auto_codec, codec.is_none());
             for _ in 0..3000 {
                 let p = if rng.bool() {
                     keys[rng.usize(0..keys.len())]

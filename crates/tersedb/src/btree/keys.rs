@@ -346,6 +346,7 @@ impl KeyList {
                 desc: Default::default(),
                 at: (0, 0),
                 base: 0,
+                codec: tersedb_codecs::CodecId::VByte,
             });
             start += count;
         }

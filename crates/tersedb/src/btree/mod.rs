@@ -383,7 +383,11 @@ impl Spec {
     /// The format of a database configuration: `Spec::new` plus the leaves' key codec.
     pub fn for_config(page_size: usize, c: &crate::db::DbConfig) -> Result<Spec> {
         let mut spec = Spec::new(page_size, c.key_type, c.record_type)?;
-        match c.key_codec {
+        let codec = match (c.auto_codec, c.key_codec) {
+            (true, _) => Some(tersedb_codecs::CodecId::Bp128),
+            (false, k) => k,
+        };
+        match codec {
             None => {
                 if c.block_size != 0 {
                     return Err(Error::InvalidArgument(
@@ -407,14 +411,23 @@ impl Spec {
                         "compressed keys need pages of at least {MIN_PACKED_PAGE} bytes, got {page_size}"
                     )));
                 }
-                let max = tersedb_codecs::codec::max_keys(codec).min(packed::MAX_BLOCK_KEYS);
+                let max = if c.auto_codec {
+                    packed::AUTO_CODECS
+                        .iter()
+                        .map(|&a| tersedb_codecs::codec::max_keys(a))
+                        .min()
+                        .unwrap_or(2)
+                } else {
+                    tersedb_codecs::codec::max_keys(codec)
+                }
+                .min(packed::MAX_BLOCK_KEYS);
                 let bk = match c.block_size as usize {
                     0 => max,
                     n if (2..=max).contains(&n) => n,
                     n => {
                         return Err(Error::InvalidArgument(format!(
                             "block size {n} must be 2..={max} keys for codec {}",
-                            codec.name()
+                            if c.auto_codec { "auto" } else { codec.name() }
                         )))
                     }
                 };
@@ -422,6 +435,7 @@ impl Spec {
                     codec,
                     block_keys: bk as u16,
                     wide,
+                    auto: c.auto_codec,
                 });
             }
         }
@@ -523,6 +537,7 @@ impl Spec {
     pub fn config(&self) -> crate::db::DbConfig {
         let c = crate::db::DbConfig::new(self.key_type, self.record_type);
         let c = match self.leaf_keys.packed() {
+            Some(p) if p.auto => c.with_auto_codec(true).with_block_size(p.block_keys),
             Some(p) => c.with_codec(Some(p.codec)).with_block_size(p.block_keys),
             None => c,
         };

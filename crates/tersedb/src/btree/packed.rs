@@ -39,6 +39,7 @@ use super::slots::{le_u16, le_u32, le_u64, Fault, SResult};
 use super::zone::{BlockKeys, FoldSpec, KeyBuffer, KeyFold, ScanBlock};
 use super::Key;
 use std::ops::Range;
+use tersedb_codecs::sum::BlockSum;
 use tersedb_codecs::{
     AppendOutcome, Codec, CodecError, CodecId, Descriptor, InsertOutcome, RemoveOutcome,
 };
@@ -66,12 +67,26 @@ fn cfault(e: CodecError) -> Fault {
 /// A compressed KeyList: the codec, the most keys per block, and the key width.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Packed {
+    /// The codec of every block; with `auto`, the codec whose block limit applies.
     pub codec: CodecId,
     /// Most keys per block, start key included (`2..=codec max`).
     pub block_keys: u16,
     /// u64 keys (offsets from a 64-bit base per block); u32 keys otherwise.
     pub wide: bool,
+    /// Each block's codec is chosen when it is encoded (the smallest of [`AUTO_CODECS`]) and
+    /// recorded in one more descriptor byte.
+    pub auto: bool,
 }
+
+/// The candidates of `auto`, fastest decoder first: a later (slower) codec wins a block only
+/// when it saves at least a tenth of the bytes of the best faster one.
+pub const AUTO_CODECS: [CodecId; 5] = [
+    CodecId::Bp128,
+    CodecId::SimdFor,
+    CodecId::StreamVByte,
+    CodecId::For,
+    CodecId::PforDelta,
+];
 
 /// Outcome of [`Packed::insert`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,17 +109,22 @@ pub struct Block {
     pub last: u64,
     /// What the codec's values are added to (0 in a u32 list).
     pub base: u64,
+    /// The block's codec.
+    pub codec: CodecId,
 }
 
-/// A block to write: its descriptor (values relative to `base`), base and payload.
-type NewBlock<'a> = (Descriptor, u64, &'a [u8]);
+/// A block to write: its descriptor (values relative to `base`), base, codec and payload.
+type NewBlock<'a> = (Descriptor, u64, CodecId, &'a [u8]);
 
 #[derive(Clone, Copy, Debug)]
 struct Hdr {
     nb: usize,
     data_end: usize,
-    /// Descriptor length (12 or 16).
+    /// Descriptor length (12 or 16, one more with a codec byte per block).
     dl: usize,
+    wide: bool,
+    /// The list's codec, or `None` when each descriptor ends with its block's codec id.
+    codec: Option<CodecId>,
 }
 
 impl Hdr {
@@ -118,7 +138,7 @@ impl Hdr {
     }
     #[inline]
     fn wide(&self) -> bool {
-        self.dl == DESC_WIDE
+        self.wide
     }
 }
 
@@ -173,9 +193,30 @@ fn d_last(region: &[u8], h: Hdr, b: usize) -> u64 {
     d_base(region, h, b).wrapping_add(d_vals(region, h, b).1 as u64)
 }
 
+/// The codec of block `b`.
+#[inline]
+fn d_codec(region: &[u8], h: Hdr, b: usize) -> SResult<CodecId> {
+    match h.codec {
+        Some(c) => Ok(c),
+        None => CodecId::from_u8(region[HEADER + h.dl * (b + 1) - 1])
+            .ok_or(Fault("unknown codec id in a block descriptor")),
+    }
+}
+
 /// Writes descriptor `b`; in a wide list `d.start` is 0 (the base is the first key).
-fn write_desc(region: &mut [u8], h: Hdr, b: usize, off: usize, d: &Descriptor, base: u64) {
+fn write_desc(
+    region: &mut [u8],
+    h: Hdr,
+    b: usize,
+    off: usize,
+    d: &Descriptor,
+    base: u64,
+    codec: CodecId,
+) {
     let at = HEADER + h.dl * b;
+    if h.codec.is_none() {
+        region[at + h.dl - 1] = codec as u8;
+    }
     let cb = (d.count as u16 & 0x1ff) | ((d.bits as u16 & 0x3f) << 9);
     region[at..at + 2].copy_from_slice(&(off as u16).to_le_bytes());
     region[at + 2..at + 4].copy_from_slice(&cb.to_le_bytes());
@@ -216,6 +257,7 @@ fn block_at(region: &[u8], h: Hdr, b: usize) -> SResult<Block> {
         return Err(Fault("compressed block keys beyond the key range"));
     };
     let ps = h.pstart();
+    let codec = d_codec(region, h, b)?;
     let desc = if count == 0 {
         if off != end {
             return Err(Fault("empty compressed block with a payload"));
@@ -236,6 +278,7 @@ fn block_at(region: &[u8], h: Hdr, b: usize) -> SResult<Block> {
         first: kfirst,
         last: klast,
         base,
+        codec,
     })
 }
 
@@ -294,7 +337,7 @@ fn splice(region: &mut [u8], h: Hdr, b: usize, r: usize, new: &[NewBlock<'_>]) -
     } else {
         h.data_end
     };
-    let ns: usize = new.iter().map(|n| n.2.len()).sum();
+    let ns: usize = new.iter().map(|n| n.3.len()).sum();
     let data_end = h.data_end - (o1 - o0) + ns;
     if pn + data_end > region.len() || data_end > u16::MAX as usize || nb_new > u16::MAX as usize {
         return Ok(false);
@@ -322,11 +365,11 @@ fn splice(region: &mut [u8], h: Hdr, b: usize, r: usize, new: &[NewBlock<'_>]) -
     let hn = Hdr {
         nb: nb_new,
         data_end,
-        dl: h.dl,
+        ..h
     };
     let mut off = o0;
-    for (i, (d, base, bytes)) in new.iter().enumerate() {
-        write_desc(region, hn, b + i, off, d, *base);
+    for (i, (d, base, codec, bytes)) in new.iter().enumerate() {
+        write_desc(region, hn, b + i, off, d, *base, *codec);
         region[pn + off..pn + off + bytes.len()].copy_from_slice(bytes);
         off += bytes.len();
     }
@@ -343,7 +386,7 @@ fn splice(region: &mut [u8], h: Hdr, b: usize, r: usize, new: &[NewBlock<'_>]) -
 /// Blocks encoded into one buffer: descriptor, base and the payload's range in the buffer.
 struct Encoded {
     bytes: Vec<u8>,
-    blocks: Vec<(Descriptor, u64, Range<usize>)>,
+    blocks: Vec<(Descriptor, u64, CodecId, Range<usize>)>,
     /// The codec's output buffer and input values, zeroed once and reused for every block.
     scratch: [u8; SCRATCH],
     offs: [u32; MAX_BLOCK_KEYS],
@@ -362,7 +405,7 @@ impl Encoded {
     fn new_blocks(&self) -> Vec<NewBlock<'_>> {
         self.blocks
             .iter()
-            .map(|(d, base, r)| (*d, *base, &self.bytes[r.clone()]))
+            .map(|(d, base, c, r)| (*d, *base, *c, &self.bytes[r.clone()]))
             .collect()
     }
     fn payload(&self) -> usize {
@@ -373,31 +416,31 @@ impl Encoded {
 impl Packed {
     /// The KeyList id stored in a node header: 16 + codec id (u32 keys), 32 + codec id (u64).
     pub fn id(&self) -> u8 {
-        if self.wide {
-            32 + self.codec as u8
-        } else {
-            16 + self.codec as u8
+        match (self.auto, self.wide) {
+            (true, w) => 48 + w as u8,
+            (false, true) => 32 + self.codec as u8,
+            (false, false) => 16 + self.codec as u8,
         }
     }
 
     #[inline]
-    fn codec(&self) -> Codec {
-        Codec(self.codec)
-    }
-
-    #[inline]
     fn cap(&self) -> usize {
-        (self.block_keys as usize).min(self.codec().max_keys())
+        let max = if self.auto {
+            AUTO_CODECS
+                .iter()
+                .map(|&c| Codec(c).max_keys())
+                .min()
+                .unwrap_or(0)
+        } else {
+            Codec(self.codec).max_keys()
+        };
+        (self.block_keys as usize).min(max)
     }
 
     /// Bytes of one descriptor.
     #[inline]
     pub fn desc_len(&self) -> usize {
-        if self.wide {
-            DESC_WIDE
-        } else {
-            DESC
-        }
+        (if self.wide { DESC_WIDE } else { DESC }) + usize::from(self.auto)
     }
 
     #[inline]
@@ -409,6 +452,8 @@ impl Packed {
             nb: le_u16(region) as usize,
             data_end: le_u16(&region[2..]) as usize,
             dl: self.desc_len(),
+            wide: self.wide,
+            codec: (!self.auto).then_some(self.codec),
         };
         if h.used() > region.len() {
             return Err(Fault("compressed key list longer than its region"));
@@ -478,13 +523,33 @@ impl Packed {
         for (o, &k) in e.offs.iter_mut().zip(keys) {
             *o = (k - base) as u32;
         }
-        let d = self
-            .codec()
-            .encode(&e.offs[..keys.len()], &mut e.scratch[..])
-            .map_err(cfault)?;
+        let offs = &e.offs[..keys.len()];
+        let (codec, d) = if self.auto {
+            // Every candidate encodes the block; the smallest wins unless a faster one is
+            // within a tenth of it (the output of the winner is encoded again: the scratch
+            // holds the last candidate's).
+            let mut best: Option<(CodecId, usize)> = None;
+            for c in AUTO_CODECS {
+                let d = Codec(c).encode(offs, &mut e.scratch[..]).map_err(cfault)?;
+                let size = d.size as usize;
+                if best.is_none_or(|(_, b)| size * 10 < b * 9) {
+                    best = Some((c, size));
+                }
+            }
+            let c = best.map_or(self.codec, |b| b.0);
+            (
+                c,
+                Codec(c).encode(offs, &mut e.scratch[..]).map_err(cfault)?,
+            )
+        } else {
+            let d = Codec(self.codec)
+                .encode(offs, &mut e.scratch[..])
+                .map_err(cfault)?;
+            (self.codec, d)
+        };
         let at = e.bytes.len();
         e.bytes.extend_from_slice(&e.scratch[..d.size as usize]);
-        e.blocks.push((d, base, at..e.bytes.len()));
+        e.blocks.push((d, base, codec, at..e.bytes.len()));
         Ok(())
     }
 
@@ -511,7 +576,8 @@ impl Packed {
         Ok(())
     }
 
-    /// The gap left by removing the last key `k` of a block: (descriptor, base).
+    /// The gap left by removing the last key `k` of a block: (descriptor, base); its codec is
+    /// the list's.
     fn gap(&self, k: u64) -> (Descriptor, u64) {
         let (base, v) = if self.wide { (k, 0) } else { (0, k as u32) };
         (
@@ -593,7 +659,9 @@ impl Packed {
         let payload = region
             .get(blk.at.clone())
             .ok_or(Fault("compressed block outside its region"))?;
-        self.codec().decode(&blk.desc, payload, out).map_err(cfault)
+        Codec(blk.codec)
+            .decode(&blk.desc, payload, out)
+            .map_err(cfault)
     }
 
     /// Decodes the keys of block `blk` into `out` (at least 257 long).
@@ -623,7 +691,10 @@ impl Packed {
         if blk.last > self.max_key() {
             return Err(Fault("compressed block keys beyond the key type"));
         }
-        self.codec()
+        if self.auto && !AUTO_CODECS.contains(&blk.codec) {
+            return Err(Fault("block codec is not an automatic choice"));
+        }
+        Codec(blk.codec)
             .validate(&blk.desc, &region[blk.at.clone()])
             .map_err(cfault)
     }
@@ -646,8 +717,7 @@ impl Packed {
         let h = self.hdr(region)?;
         let (b, j) = Self::locate(region, h, i)?;
         let blk = block_at(region, h, b)?;
-        let v = self
-            .codec()
+        let v = Codec(blk.codec)
             .select(&blk.desc, &region[blk.at], j)
             .map_err(cfault)?;
         Ok(blk.base + v as u64)
@@ -673,8 +743,9 @@ impl Packed {
             } else {
                 // first < p <= last: the offset fits the codec's values.
                 let q = (p - blk.base) as u32;
+                let codec = Codec(blk.codec);
                 let (j, v) = if matches!(
-                    self.codec,
+                    blk.codec,
                     CodecId::StreamVByte | CodecId::VarIntGb | CodecId::MaskedVByte
                 ) {
                     // Their SIMD decoders beat the codecs' sequential lower_bound on a 257-key
@@ -682,14 +753,13 @@ impl Packed {
                     // StreamVByte 76 vs 118 ns, VarIntGB 100 vs 134, Masked VByte 109 vs 121;
                     // VByte loses): decode into the stack, then binary search.
                     let mut keys = [0u32; MAX_BLOCK_KEYS];
-                    let n = self
-                        .codec()
+                    let n = codec
                         .decode(&blk.desc, &region[blk.at], &mut keys)
                         .map_err(cfault)?;
                     let j = keys[..n].partition_point(|&k| k < q);
                     (j, keys[..n].get(j).copied())
                 } else {
-                    self.codec()
+                    codec
                         .lower_bound(&blk.desc, &region[blk.at], q)
                         .map_err(cfault)?
                 };
@@ -729,7 +799,6 @@ impl Packed {
             return Err(Fault("key wider than the list's key type"));
         }
         let h = self.hdr(region)?;
-        let codec = self.codec();
         if h.nb == 0 {
             let mut e = Encoded::with_parts(1);
             self.encode_one(&[key], &mut e)?;
@@ -746,6 +815,7 @@ impl Packed {
             find_block(region, h, key)
         };
         let blk = block_at(region, h, b)?;
+        let codec = Codec(blk.codec);
         let last_block = b + 1 == h.nb;
         let count = blk.desc.count as usize;
         // The key as the codec's value, when it falls within the block's frame.
@@ -766,7 +836,7 @@ impl Packed {
                 .map_err(cfault)?
             {
                 AppendOutcome::Appended => {
-                    write_desc(region, h, b, off, &d, blk.base);
+                    write_desc(region, h, b, off, &d, blk.base, blk.codec);
                     write_hdr(
                         region,
                         Hdr {
@@ -797,7 +867,7 @@ impl Packed {
                 InsertOutcome::Exists { slot } => return Ok(Ins::Exists(base + slot)),
                 InsertOutcome::Inserted { slot } => {
                     let bytes = &buf[..d.size as usize];
-                    if splice(region, h, b, 1, &[(d, blk.base, bytes)])? {
+                    if splice(region, h, b, 1, &[(d, blk.base, blk.codec, bytes)])? {
                         return Ok(Ins::Inserted(base + slot));
                     }
                     return Ok(Ins::NoRoom(h.used() + d.size as usize - size));
@@ -948,7 +1018,7 @@ impl Packed {
         if d.count == 1 {
             // The block becomes a gap (keeping its key as first = last for the ordering).
             let (gap, gb) = self.gap(blk.first);
-            if splice(region, h, b, 1, &[(gap, gb, &[])])? {
+            if splice(region, h, b, 1, &[(gap, gb, self.codec, &[])])? {
                 return Ok(None);
             }
             return Err(Fault("removing a key grew the key list"));
@@ -967,14 +1037,20 @@ impl Packed {
         }
         let mut buf = [0u8; SCRATCH];
         buf[..size].copy_from_slice(&region[blk.at.clone()]);
-        let room = self.codec().max_payload_len(d.count as usize).min(SCRATCH);
-        match self
-            .codec()
+        let codec = Codec(blk.codec);
+        let room = codec.max_payload_len(d.count as usize).min(SCRATCH);
+        match codec
             .remove(&mut d, &mut buf[..room.max(size)], j)
             .map_err(cfault)?
         {
             RemoveOutcome::Removed { .. } => {
-                if splice(region, h, b, 1, &[(d, blk.base, &buf[..d.size as usize])])? {
+                if splice(
+                    region,
+                    h,
+                    b,
+                    1,
+                    &[(d, blk.base, blk.codec, &buf[..d.size as usize])],
+                )? {
                     self.merge_small_block(region, b)?;
                     Ok(None)
                 } else {
@@ -1005,7 +1081,7 @@ impl Packed {
     fn sum_all(
         &self,
         region: &[u8],
-        summer: &tersedb_codecs::sum::BlockSum,
+        summer: impl Fn(CodecId) -> Option<BlockSum>,
     ) -> SResult<Option<(u64, u128, u64)>> {
         let h = self.hdr(region)?;
         let ps = h.pstart();
@@ -1036,7 +1112,7 @@ impl Packed {
                 size: payload.len() as u32,
                 bits: (cb >> 9) as u8,
             };
-            let Some(s) = summer.sum(&d, payload) else {
+            let Some(s) = summer(d_codec(region, h, b)?).and_then(|sm| sm.sum(&d, payload)) else {
                 return Ok(None);
             };
             keys += count as u64;
@@ -1091,13 +1167,21 @@ impl Packed {
         let hn = Hdr {
             nb: blocks.len(),
             data_end: 0,
-            dl: h.dl,
+            ..h
         };
         out.resize(start + hn.pstart(), 0);
         let mut off = 0;
         for (i, blk) in blocks.iter().enumerate() {
             out.extend_from_slice(&region[blk.at.clone()]);
-            write_desc(&mut out[start..], hn, i, off, &blk.desc, blk.base);
+            write_desc(
+                &mut out[start..],
+                hn,
+                i,
+                off,
+                &blk.desc,
+                blk.base,
+                blk.codec,
+            );
             off += blk.at.len();
         }
         if off > u16::MAX as usize {
@@ -1182,13 +1266,15 @@ impl Packed {
             nb: e.blocks.len(),
             data_end: e.payload(),
             dl: self.desc_len(),
+            wide: self.wide,
+            codec: (!self.auto).then_some(self.codec),
         };
         if h.used() > region.len() || h.data_end > u16::MAX as usize || h.nb > u16::MAX as usize {
             return false;
         }
         let pstart = h.pstart();
-        for (b, (d, base, r)) in e.blocks.iter().enumerate() {
-            write_desc(region, h, b, r.start, d, *base);
+        for (b, (d, base, c, r)) in e.blocks.iter().enumerate() {
+            write_desc(region, h, b, r.start, d, *base, *c);
         }
         region[pstart..pstart + e.payload()].copy_from_slice(&e.bytes);
         write_hdr(region, h);
@@ -1264,6 +1350,7 @@ impl Packed {
                 desc: blk.desc,
                 at: (blk.at.start, blk.at.end),
                 base: blk.base,
+                codec: blk.codec,
             });
             start += count;
         }
@@ -1286,6 +1373,7 @@ impl Packed {
             first: b.first,
             last: b.last,
             base: b.base,
+            codec: b.codec,
         };
         let n = self.decode_block_at(region, &blk, &mut buf.u32s)?;
         if n != b.count {
@@ -1308,8 +1396,18 @@ impl Packed {
     /// boundary blocks are decoded and searched.
     pub fn fold_range(&self, region: &[u8], fs: FoldSpec, out: &mut KeyFold) -> SResult<()> {
         // The codec's block sum (BP128, SIMD FOR), chosen once for the leaf.
-        let summer = tersedb_codecs::sum::BlockSum::new(tersedb_codecs::Isa::detect(), self.codec);
-        if !fs.sum || summer.is_some() {
+        // The codecs' block sums (BP128, SIMD FOR), chosen once for the leaf.
+        let isa = tersedb_codecs::Isa::detect();
+        let sums = [
+            BlockSum::new(isa, CodecId::Bp128),
+            BlockSum::new(isa, CodecId::SimdFor),
+        ];
+        let summer = |c: CodecId| match c {
+            CodecId::Bp128 => sums[0],
+            CodecId::SimdFor => sums[1],
+            _ => None,
+        };
+        if !fs.sum || self.auto || summer(self.codec).is_some() {
             if let Some((first, last)) = self.key_range(region)? {
                 if first >= fs.lo && last <= fs.hi {
                     if !fs.sum {
@@ -1318,12 +1416,10 @@ impl Packed {
                         out.add(keys as u64, 0, first, last);
                         return Ok(());
                     }
-                    if let Some(summer) = &summer {
-                        if let Some((keys, sum, blocks)) = self.sum_all(region, summer)? {
-                            out.blocks_decoded += blocks;
-                            out.add(keys, sum, first, last);
-                            return Ok(());
-                        }
+                    if let Some((keys, sum, blocks)) = self.sum_all(region, summer)? {
+                        out.blocks_decoded += blocks;
+                        out.add(keys, sum, first, last);
+                        return Ok(());
                     }
                 }
             }
@@ -1370,7 +1466,7 @@ impl Packed {
                     return Ok(true);
                 }
                 part.blocks_decoded += 1;
-                if let Some(s) = summer.as_ref().and_then(|b| b.sum(d, payload)) {
+                if let Some(s) = summer(blk.codec).and_then(|b| b.sum(d, payload)) {
                     // Summed in registers from the packed values (BP128, SIMD FOR).
                     add(
                         d.count as u64,
@@ -1460,6 +1556,7 @@ mod tests {
                     codec,
                     block_keys: 257,
                     wide,
+                    auto: false,
                 };
                 // Wide keys: the same deltas far above 2^32.
                 let off = if wide { 7u64 << 40 } else { 0 };
@@ -1516,10 +1613,13 @@ mod tests {
         let mut rng = fastrand::Rng::with_seed(seed);
         for codec in CodecId::ALL {
             for (block_keys, wide) in [(4u16, false), (257, false), (4, true), (257, true)] {
+                // The auto list once per width and block size (its codec is per block).
+                let auto = codec == CodecId::Bp128;
                 let p = Packed {
                     codec,
                     block_keys,
                     wide,
+                    auto,
                 };
                 let mut region = vec![0xA5u8; 3000];
                 Packed::init(&mut region);
@@ -1607,6 +1707,7 @@ mod tests {
                 codec: CodecId::Bp128,
                 block_keys: 129,
                 wide,
+                auto: wide,
             };
             let mut rng = fastrand::Rng::with_seed(11);
             let mut region = vec![0u8; 600];
@@ -1636,11 +1737,12 @@ mod tests {
     fn folds_and_block_scans_match_the_model() {
         let mut rng = fastrand::Rng::with_seed(17);
         for codec in CodecId::ALL {
-            for wide in [false, true] {
+            for (wide, auto) in [(false, false), (true, false), (true, codec == CodecId::For)] {
                 let p = Packed {
                     codec,
                     block_keys: 257,
                     wide,
+                    auto,
                 };
                 let mut model: Vec<u64> = (0..3000)
                     .map(|_| match (wide, rng.u8(0..3)) {
@@ -1718,6 +1820,68 @@ mod tests {
                     assert_eq!(got, want, "{codec:?} wide {wide} [{lo}, {hi}]");
                 }
             }
+        }
+    }
+
+    /// `auto` picks per block: a list of it is within a ninth of the smallest single candidate
+    /// (a faster codec may win a block by up to a tenth), and mixes codecs where the keys
+    /// change character (dense runs, clustered ids, uniform gaps with outliers).
+    #[test]
+    fn auto_is_near_the_best_single_codec_and_mixes() {
+        let mut rng = fastrand::Rng::with_seed(23);
+        let mut keys: Vec<u64> = Vec::new();
+        let mut k = 1_000u64;
+        for part in 0..12 {
+            for _ in 0..700 {
+                k += match part % 3 {
+                    0 => 1,
+                    1 => rng.u64(1..40),
+                    _ => {
+                        if rng.u8(0..20) == 0 {
+                            rng.u64(1..1 << 24)
+                        } else {
+                            rng.u64(1..8)
+                        }
+                    }
+                };
+                keys.push(k);
+            }
+        }
+        for wide in [false, true] {
+            let off = if wide { 1u64 << 45 } else { 0 };
+            let keys: Vec<u64> = keys.iter().map(|&k| k + off).collect();
+            let list = |codec, auto| Packed {
+                codec,
+                block_keys: 129,
+                wide,
+                auto,
+            };
+            let auto = list(CodecId::Bp128, true);
+            let best = AUTO_CODECS
+                .iter()
+                .map(|&c| list(c, false).built_len(&keys).unwrap())
+                .min()
+                .unwrap();
+            let got = auto.built_len(&keys).unwrap();
+            assert!(
+                (got as f64) <= best as f64 * 1.12,
+                "auto {got} bytes, best single codec {best}"
+            );
+            let mut region = vec![0u8; 64 * 1024];
+            Packed::init(&mut region);
+            assert!(auto.build(&mut region, &keys).unwrap());
+            check(&auto, &region, &keys);
+            let mut used = std::collections::BTreeSet::new();
+            for b in 0..auto.blocks(&region).unwrap() {
+                used.insert(auto.block(&region, b).unwrap().codec as u8);
+            }
+            assert!(used.len() >= 2, "one codec for every block: {used:?}");
+            // A damaged codec byte is a fault, not a panic or a wrong decode.
+            let mut bad = region.clone();
+            bad[HEADER + auto.desc_len() - 1] = 200;
+            assert!(auto.validate_block(&bad, 0).is_err());
+            let mut out = Vec::new();
+            assert!(auto.decode_all(&bad, &mut out).is_err());
         }
     }
 }

@@ -65,6 +65,7 @@ pub struct ScanBlock {
     pub(crate) desc: Descriptor,
     pub(crate) at: (usize, usize),
     pub(crate) base: u64,
+    pub(crate) codec: tersedb_codecs::CodecId,
 }
 
 impl ScanBlock {
