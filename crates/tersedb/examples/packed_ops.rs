@@ -12,9 +12,10 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let n: usize = args.next().map_or(200_000, |s| s.parse().expect("N"));
     let codec = args.next().unwrap_or_else(|| "bp128".into());
+    let auto = codec == "auto";
     let codec = CodecId::ALL
         .into_iter()
-        .find(|c| c.name() == codec)
+        .find(|c| c.name() == codec || auto)
         .expect("codec name");
     let phases = args.next().unwrap_or_else(|| "load,get,scan,fold".into());
     let mut rng = fastrand::Rng::with_seed(7);
@@ -34,7 +35,9 @@ fn main() {
         .durability(Durability::None)
         .cache_bytes(1 << 30);
     let env = Env::create(&path, &opts).expect("create");
-    let cfg = DbConfig::new(KeyType::U32, RecordType::None).with_codec(Some(codec));
+    let cfg = DbConfig::new(KeyType::U32, RecordType::None)
+        .with_codec(Some(codec))
+        .with_auto_codec(auto);
     let mut order = keys.clone();
     rng.shuffle(&mut order);
     let mut out = Vec::new();
@@ -93,6 +96,7 @@ fn main() {
             t.elapsed().as_secs_f64() * 1e3
         ));
     }
-    println!("{} {n}: {}", codec.name(), out.join(", "));
+    let name = if auto { "auto" } else { codec.name() };
+    println!("{name} {n}: {}", out.join(", "));
     let _ = std::fs::remove_file(&path);
 }
