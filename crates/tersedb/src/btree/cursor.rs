@@ -7,10 +7,10 @@
 //! was positioned in; a write made through the tree afterwards is not seen until it is
 //! re-positioned.
 
+use super::keys::KeyCache;
 use super::node::Layout;
 use super::overflow::{self, Stored};
-use super::slots::{le_u32, le_u64};
-use super::{Key, KeyList, Spec, MAX_DEPTH};
+use super::{Key, Spec, MAX_DEPTH};
 use crate::error::{PageId, Result};
 use crate::storage::{Page, PageSource};
 
@@ -22,43 +22,12 @@ struct Frame {
     i: usize,
 }
 
-/// The keys of one block of a compressed leaf, decoded once and served from here while the
-/// cursor stays in the block (seed 000, "Cursor").
-#[derive(Clone, Debug, Default)]
-struct BlockCache {
-    valid: bool,
-    /// Block index in the leaf.
-    b: usize,
-    /// Slot of the block's first key.
-    base: usize,
-    /// The codec's values; key = `kbase` + value.
-    keys: Vec<u32>,
-    kbase: u64,
-    /// The current key of a compressed byte-string leaf, and the (page, slot) it belongs to:
-    /// stepping forward in a prefix-delta leaf applies one item to it.
-    skey: Vec<u8>,
-    skey_at: Option<(PageId, usize)>,
-}
-
-impl BlockCache {
-    #[inline]
-    fn get(&self, i: usize) -> Option<u64> {
-        if self.valid {
-            self.keys
-                .get(i.wrapping_sub(self.base))
-                .map(|&v| self.kbase + v as u64)
-        } else {
-            None
-        }
-    }
-}
-
 /// A position in a tree: unpositioned, or on one entry.
 #[derive(Clone, Debug, Default)]
 pub struct RawCursor {
     path: Vec<Frame>,
     leaf: Option<Frame>,
-    cache: BlockCache,
+    cache: KeyCache,
 }
 
 fn too_deep(id: PageId) -> crate::Error {
@@ -76,85 +45,24 @@ impl RawCursor {
     pub fn clear(&mut self) {
         self.path.clear();
         self.leaf = None;
-        self.cache.valid = false;
-        self.cache.skey_at = None;
+        self.cache.clear();
     }
 
-    /// Makes the block cache hold the current entry's key (compressed leaves only): the next or
-    /// previous block when the cursor just left the cached one, else a walk of the block index.
+    /// Makes the key cache hold the current entry's key where the list needs one (see
+    /// [`super::KeyList::cache_key`]).
     fn sync(&mut self) -> Result<()> {
         let Some(f) = &self.leaf else {
             return Ok(());
         };
-        if let (Some(s), false) = (f.l.keys.str_list(), f.l.keys.contiguous()) {
-            let c = &mut self.cache;
-            if f.i >= f.l.count {
-                c.skey_at = None;
-                return Ok(());
-            }
-            let region = f.l.kregion(&f.page);
-            let r = match c.skey_at {
-                Some((id, j)) if id == f.l.id && j + 1 == f.i => {
-                    s.next_into(region, f.l.count, f.i, &mut c.skey)
-                }
-                _ => s.key_into(region, f.l.count, f.i, &mut c.skey),
-            };
-            c.skey_at = None;
-            r.map_err(|e| f.l.err(e))?;
-            c.skey_at = Some((f.l.id, f.i));
-            return Ok(());
-        }
-        let Some(p) = f.l.keys.packed() else {
-            return Ok(());
-        };
-        if f.i >= f.l.count || self.cache.get(f.i).is_some() {
-            return Ok(());
-        }
-        let region = f.l.kregion(&f.page);
-        let err = |e| f.l.err(e);
-        let c = &mut self.cache;
-        let nb = p.blocks(region).map_err(err)?;
-        let (mut b, mut base) = if c.valid && f.i >= c.base + c.keys.len() {
-            (c.b + 1, c.base + c.keys.len())
-        } else if c.valid && f.i < c.base {
-            // Walk back over gaps to the previous non-empty block.
-            let mut b = c.b;
-            let mut base = c.base;
-            loop {
-                if b == 0 {
-                    return Err(f
-                        .l
-                        .err(super::slots::Fault("cursor slot before the first block")));
-                }
-                b -= 1;
-                let n = p.block_slots(region, b).map_err(err)?.1;
-                if n > 0 {
-                    base -= n;
-                    break (b, base);
-                }
-            }
-        } else {
-            (0, 0)
-        };
-        c.keys.resize(super::packed::MAX_BLOCK_KEYS, 0);
-        while b < nb {
-            let blk = p.block(region, b).map_err(err)?;
-            let n = p.decode_block_at(region, &blk, &mut c.keys).map_err(err)?;
-            if f.i < base + n {
-                c.keys.truncate(n);
-                c.kbase = blk.base;
-                c.b = b;
-                c.base = base;
-                c.valid = true;
-                return Ok(());
-            }
-            base += n;
-            b += 1;
-        }
-        c.valid = false;
-        Err(f
-            .l
-            .err(super::slots::Fault("cursor slot beyond the blocks")))
+        f.l.keys
+            .cache_key(
+                f.l.kregion(&f.page),
+                f.l.count,
+                f.i,
+                f.l.id,
+                &mut self.cache,
+            )
+            .map_err(|e| f.l.err(e))
     }
 
     pub fn is_positioned(&self) -> bool {
@@ -171,32 +79,23 @@ impl RawCursor {
         let Some(f) = &self.leaf else {
             return Ok(None);
         };
-        if let (Some(k), Some(p)) = (self.cache.get(f.i), f.l.keys.packed()) {
-            return Ok(Some(p.key_of(k)));
+        if let Some(k) = f.l.keys.cached_key(&self.cache, f.l.id, f.i) {
+            return Ok(Some(k));
         }
         if !f.l.keys.contiguous() {
-            return match self.cache.skey_at {
-                Some((id, j)) if id == f.l.id && j == f.i => Ok(Some(Key::Bytes(&self.cache.skey))),
-                _ => Err(f.l.err(super::slots::Fault("cursor key not decoded"))),
-            };
+            return Err(f.l.err(super::slots::Fault("cursor key not decoded")));
         }
         Ok(Some(f.l.key(&f.page, f.i)?))
     }
 
     /// Whether reading the current key cannot fail: fixed-width keys at an index below the
-    /// count, which `Layout::read` already checked against the region.
+    /// count, which `Layout::read` already checked against the region, or a cached key.
     #[inline]
     pub fn key_is_checked(&self) -> bool {
-        if let (true, Some(f)) = (self.cache.valid, &self.leaf) {
-            // The cache only ever holds the current (compressed) leaf's block.
-            return self.cache.get(f.i).is_some();
-        }
         match &self.leaf {
-            Some(f) if f.i < f.l.count => match f.l.keys {
-                KeyList::Var | KeyList::Str(_) => false,
-                KeyList::Packed(_) => self.cache.get(f.i).is_some(),
-                _ => true,
-            },
+            Some(f) if f.i < f.l.count => {
+                self.cache.int(f.i).is_some() || f.l.keys.reads_in_place()
+            }
             _ => false,
         }
     }
@@ -206,21 +105,11 @@ impl RawCursor {
     #[inline]
     pub fn key_int(&self) -> Option<u64> {
         let f = self.leaf.as_ref()?;
-        if let Some(k) = self.cache.get(f.i) {
+        if let Some(k) = self.cache.int(f.i) {
             return Some(k);
         }
-        if f.i < f.l.count {
-            match f.l.keys {
-                KeyList::U32 => {
-                    let o = f.l.hdr + 4 * f.i;
-                    return f.page.get(o..o + 4).map(|b| le_u32(b) as u64);
-                }
-                KeyList::U64 => {
-                    let o = f.l.hdr + 8 * f.i;
-                    return f.page.get(o..o + 8).map(le_u64);
-                }
-                _ => {}
-            }
+        if let Some(k) = f.l.keys.int_at(f.l.kregion(&f.page), f.l.count, f.i) {
+            return Some(k);
         }
         self.key().ok().flatten().and_then(|k| k.as_u64())
     }
@@ -269,8 +158,7 @@ impl RawCursor {
             if l.leaf {
                 let i = if left { 0 } else { l.count.saturating_sub(1) };
                 self.leaf = Some(Frame { page, l, i });
-                self.cache.valid = false;
-                self.cache.skey_at = None;
+                self.cache.clear();
                 return Ok(());
             }
             let i = if left { 0 } else { l.count };
@@ -334,7 +222,7 @@ impl RawCursor {
             Some(f) if f.i + 1 < f.l.count => {
                 f.i += 1;
                 // Within the cached block (the common case) there is nothing else to do.
-                if !(self.cache.valid && f.i < self.cache.base + self.cache.keys.len()) {
+                if !self.cache.holds(f.i) {
                     self.sync()?;
                 }
                 Ok(true)
@@ -418,8 +306,7 @@ impl RawCursor {
                 };
                 let count = l.count;
                 self.leaf = Some(Frame { page, l, i });
-                self.cache.valid = false;
-                self.cache.skey_at = None;
+                self.cache.clear();
                 if found || (!exact && i < count) {
                     self.sync()?;
                     return Ok(true);

@@ -40,6 +40,51 @@ pub struct SplitImages {
     pub right: Vec<u8>,
 }
 
+/// What a cursor keeps of the leaf it is on, for lists whose keys cannot be read in place: the
+/// decoded block of a compressed list (served while the cursor stays in it, Upscaledb paper,
+/// section 3.4) or the current key of a prefix-compressed byte-string list (stepping forward
+/// applies one item to it). Filled by [`KeyList::cache_key`].
+#[derive(Clone, Debug, Default)]
+pub struct KeyCache {
+    valid: bool,
+    /// Block index in the leaf.
+    b: usize,
+    /// Slot of the block's first key.
+    base: usize,
+    /// The codec's values; key = `kbase` + value.
+    keys: Vec<u32>,
+    kbase: u64,
+    /// The current byte-string key and the (page, slot) it belongs to.
+    skey: Vec<u8>,
+    skey_at: Option<(u64, usize)>,
+}
+
+impl KeyCache {
+    /// Forgets everything (the cursor moved to another leaf or was cleared).
+    pub fn clear(&mut self) {
+        self.valid = false;
+        self.skey_at = None;
+    }
+
+    /// Integer key of slot `i` when the cached block holds it.
+    #[inline]
+    pub fn int(&self, i: usize) -> Option<u64> {
+        if self.valid {
+            self.keys
+                .get(i.wrapping_sub(self.base))
+                .map(|&v| self.kbase + v as u64)
+        } else {
+            None
+        }
+    }
+
+    /// Whether slot `i` is in the cached block (no work to do for a step to it).
+    #[inline]
+    pub fn holds(&self, i: usize) -> bool {
+        self.valid && i.wrapping_sub(self.base) < self.keys.len()
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum KeyList {
     U32,
@@ -283,6 +328,116 @@ impl KeyList {
                 None => Err(Fault("probe key of the wrong type")),
             },
             _ => Ok(self.search_est(region, n, probe, est)?.is_ok()),
+        }
+    }
+
+    /// Whether key `i < n` is read straight from the region with no decoding that could fail
+    /// (fixed-width plain lists; `Layout::read` checked the region's length).
+    #[inline]
+    pub fn reads_in_place(&self) -> bool {
+        self.width().is_some()
+    }
+
+    /// Key `i` of a plain u32 or u64 list, read in place; `None` for the other kinds (or `i`
+    /// out of range).
+    #[inline]
+    pub fn int_at(&self, region: &[u8], n: usize, i: usize) -> Option<u64> {
+        if i >= n {
+            return None;
+        }
+        match self {
+            KeyList::U32 => region.get(4 * i..4 * i + 4).map(|b| le_u32(b) as u64),
+            KeyList::U64 => region.get(8 * i..8 * i + 8).map(le_u64),
+            _ => None,
+        }
+    }
+
+    /// Makes `c` hold key `i` of the list of `n` keys on page `page`, for the kinds that need
+    /// it: a compressed list decodes the block of slot `i` (the next or previous block when the
+    /// cursor just left the cached one, else found by walking the block index); a
+    /// prefix-compressed byte-string list decodes the key (one item past the cached key when
+    /// stepping forward). Nothing for the other kinds.
+    pub fn cache_key(
+        &self,
+        region: &[u8],
+        n: usize,
+        i: usize,
+        page: u64,
+        c: &mut KeyCache,
+    ) -> SResult<()> {
+        match self {
+            KeyList::Str(s) if !s.contiguous() => {
+                if i >= n {
+                    c.skey_at = None;
+                    return Ok(());
+                }
+                let r = match c.skey_at {
+                    Some((id, j)) if id == page && j + 1 == i => {
+                        s.next_into(region, n, i, &mut c.skey)
+                    }
+                    _ => s.key_into(region, n, i, &mut c.skey),
+                };
+                c.skey_at = None;
+                r?;
+                c.skey_at = Some((page, i));
+                Ok(())
+            }
+            KeyList::Packed(p) => {
+                if i >= n || c.int(i).is_some() {
+                    return Ok(());
+                }
+                let nb = p.blocks(region)?;
+                let (mut b, mut base) = if c.valid && i >= c.base + c.keys.len() {
+                    (c.b + 1, c.base + c.keys.len())
+                } else if c.valid && i < c.base {
+                    // Walk back over gaps to the previous non-empty block.
+                    let (mut b, mut base) = (c.b, c.base);
+                    loop {
+                        if b == 0 {
+                            return Err(Fault("cursor slot before the first block"));
+                        }
+                        b -= 1;
+                        let k = p.block_slots(region, b)?.1;
+                        if k > 0 {
+                            base -= k;
+                            break (b, base);
+                        }
+                    }
+                } else {
+                    (0, 0)
+                };
+                c.keys.resize(super::packed::MAX_BLOCK_KEYS, 0);
+                while b < nb {
+                    let blk = p.block(region, b)?;
+                    let k = p.decode_block_at(region, &blk, &mut c.keys)?;
+                    if i < base + k {
+                        c.keys.truncate(k);
+                        c.kbase = blk.base;
+                        c.b = b;
+                        c.base = base;
+                        c.valid = true;
+                        return Ok(());
+                    }
+                    base += k;
+                    b += 1;
+                }
+                c.valid = false;
+                Err(Fault("cursor slot beyond the blocks"))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Key `i` from the cache filled by [`KeyList::cache_key`] on page `page`, if it holds it.
+    #[inline]
+    pub fn cached_key<'c>(&self, c: &'c KeyCache, page: u64, i: usize) -> Option<Key<'c>> {
+        match self {
+            KeyList::Packed(p) => c.int(i).map(|k| p.key_of(k)),
+            KeyList::Str(_) => match c.skey_at {
+                Some((id, j)) if id == page && j == i => Some(Key::Bytes(&c.skey)),
+                _ => None,
+            },
+            _ => None,
         }
     }
 
