@@ -11,6 +11,8 @@ pub enum QueryError {
     Syntax { at: u32, what: String },
     Type { at: Option<u32>, what: String },
     Arithmetic { at: Option<u32>, what: String },
+    /// A database or column that does not exist (with a suggestion when one is close).
+    UnknownName { what: String },
 }
 
 impl QueryError {
@@ -19,6 +21,7 @@ impl QueryError {
         match self {
             QueryError::Syntax { at, .. } => Some(*at),
             QueryError::Type { at, .. } | QueryError::Arithmetic { at, .. } => *at,
+            QueryError::UnknownName { .. } => None,
         }
     }
 }
@@ -43,6 +46,7 @@ impl fmt::Display for QueryError {
                 at(f, *c)?;
                 write!(f, ": {what}")
             }
+            QueryError::UnknownName { what } => f.write_str(what),
             QueryError::Arithmetic { at: c, what } => {
                 f.write_str("arithmetic error")?;
                 at(f, *c)?;
