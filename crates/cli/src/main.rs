@@ -96,9 +96,14 @@ enum Command {
         file: PathBuf,
         /// The query text.
         query: String,
-        /// One JSON object: {"columns": [...], "values": [...]}.
-        #[arg(long)]
+        /// One JSON object: {"columns": [...], "values": [...]} for aggregates,
+        /// {"columns": [...], "rows": [[...], ...]} for rows and groups; errors as
+        /// {"error": "..."}.
+        #[arg(long, conflicts_with = "csv")]
         json: bool,
+        /// CSV with a header line.
+        #[arg(long)]
+        csv: bool,
         /// Print the time and the blocks read to standard error.
         #[arg(long)]
         stats: bool,
@@ -448,8 +453,18 @@ fn main() -> ExitCode {
             file,
             query,
             json,
+            csv,
             stats,
-        } => query::run(&file, &query, json, stats),
+        } => {
+            let f = if json {
+                query::Format::Json
+            } else if csv {
+                query::Format::Csv
+            } else {
+                query::Format::Table
+            };
+            query::run(&file, &query, f, stats)
+        }
         Command::Check { file } => store::check(&file),
         Command::Compact { file } => store::compact(&file),
         Command::Recover { file } => store::recover(&file),
