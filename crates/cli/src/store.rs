@@ -737,17 +737,25 @@ pub fn get(
             }
         }
     }
+    let missing = format!(
+        "{} of {} keys not in {:?}: {}",
+        absent.len(),
+        keys.len(),
+        db.name(),
+        absent.join(", ")
+    );
     if json {
         outln!("[{}]", items.join(","));
+        if !absent.is_empty() {
+            // The array above is the JSON answer; the absent keys show in the exit status.
+            eprintln!("tersedb: {missing}");
+            std::process::exit(1);
+        }
     }
-    match absent.len() {
-        0 => Ok(()),
-        n => Err(format!(
-            "{n} of {} keys not in {:?}: {}",
-            keys.len(),
-            db.name(),
-            absent.join(", ")
-        )),
+    if absent.is_empty() {
+        Ok(())
+    } else {
+        Err(missing)
     }
 }
 

@@ -60,10 +60,10 @@ fn import_numeric_records_round_trip() {
         assert_eq!(stdout(&o), lines, "{t}");
     }
     let o = tersedb(&["info", &f], b"");
-    assert!(stdout(&o).contains("value type   f64"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("records      f64"), "{}", stdout(&o));
     let o = tersedb(&["info", &f, "--json"], b"");
     assert!(
-        stdout(&o).contains("\"value_type\":\"i64\""),
+        stdout(&o).contains("\"records\":\"i64\""),
         "{}",
         stdout(&o)
     );
