@@ -97,6 +97,14 @@ pub unsafe extern "C" fn tersedb_query(
         // SAFETY: the caller's contract.
         let (text, out) = unsafe { (ffi::string(text, "text")?, ffi::out(out, "out")?) };
         let r = read_txn(txn.id, "a query")?.query_str(text)?;
+        if r.is_rows() {
+            return Err(tersedb::Error::InvalidArgument(
+                "row and GROUP BY queries are not in the C API yet (the Rust API and \
+                 `tersedb query` run them)"
+                    .into(),
+            )
+            .into());
+        }
         let names = r
             .columns
             .iter()

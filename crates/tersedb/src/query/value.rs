@@ -210,32 +210,24 @@ impl fmt::Display for QueryResult {
                 *w = (*w).max(c.chars().count());
             }
         }
-        let line = |f: &mut fmt::Formatter<'_>, cells: &mut dyn Iterator<Item = &str>| {
+        let line = |cells: &mut dyn Iterator<Item = &str>| {
             let s = cells
                 .zip(&widths)
                 .map(|(c, &w)| format!("{c:<w$}"))
                 .collect::<Vec<_>>()
                 .join(" | ");
-            writeln!(f, "{}", s.trim_end())
+            s.trim_end().to_string()
         };
-        line(f, &mut self.columns.iter().map(|c| c.as_ref()))?;
+        f.write_str(&line(&mut self.columns.iter().map(|c| c.as_ref())))?;
         let rule: Vec<String> = widths.iter().map(|&w| "-".repeat(w)).collect();
-        write!(f, "{}", rule.join("-+-"))?;
+        write!(f, "\n{}", rule.join("-+-"))?;
         for r in &rows {
-            writeln!(f)?;
-            let s = r
-                .iter()
-                .zip(&widths)
-                .map(|(c, &w)| format!("{c:<w$}"))
-                .collect::<Vec<_>>()
-                .join(" | ");
-            write!(f, "{}", s.trim_end())?;
+            write!(f, "\n{}", line(&mut r.iter().map(String::as_str)))?;
         }
         if self.is_rows() {
             let n = self.rows.len();
             write!(f, "\n({n} row{})", if n == 1 { "" } else { "s" })?;
         }
-        let _ = line;
         Ok(())
     }
 }
@@ -252,4 +244,46 @@ fn json_str(s: &str) -> String {
     }
     o.push('"');
     o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tables_json_and_csv() {
+        let agg = QueryResult {
+            columns: vec!["COUNT(*)".into(), "AVG(key)".into()],
+            values: vec![Value::Int(7), Value::Float(1234567890.5)],
+            rows: Vec::new(),
+            stats: QueryStats::default(),
+        };
+        assert_eq!(
+            agg.to_string(),
+            "COUNT(*) | AVG(key)\n---------+-------------\n7        | 1234567890.5"
+        );
+        assert_eq!(agg.to_json(), "{\"columns\":[\"COUNT(*)\",\"AVG(key)\"],\"values\":[7,1234567890.5]}");
+        let rows = QueryResult {
+            columns: vec!["key".into(), "record".into()],
+            values: Vec::new(),
+            rows: vec![
+                vec![Value::Bytes(b"a,b".to_vec()), Value::Null],
+                vec![Value::Bytes(vec![0xff]), Value::List(vec![Value::Int(1), Value::Int(2)])],
+            ],
+            stats: QueryStats::default(),
+        };
+        assert!(rows.is_rows());
+        assert_eq!(
+            rows.to_string(),
+            "key  | record\n-----+-------\na,b  | NULL\n0xff | [1, 2]\n(2 rows)"
+        );
+        assert_eq!(
+            rows.to_json(),
+            "{\"columns\":[\"key\",\"record\"],\"rows\":[[\"a,b\",null],[\"0xff\",[1,2]]]}"
+        );
+        assert_eq!(rows.to_csv(), "key,record\r\n\"a,b\",\r\n0xff,\"[1, 2]\"\r\n");
+        let none = QueryResult { rows: Vec::new(), ..rows };
+        assert!(none.is_rows());
+        assert!(none.to_string().ends_with("(0 rows)"));
+    }
 }
