@@ -8,7 +8,9 @@
 
 use rusqlite::{params, Connection};
 use std::time::Instant;
-use tersedb::{CodecId, DbConfig, Durability, Env, EnvOptions, KeyType, RecordType, Value, ValueType};
+use tersedb::{
+    CodecId, DbConfig, Durability, Env, EnvOptions, KeyType, RecordType, Value, ValueType,
+};
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -27,7 +29,10 @@ fn time<T>(runs: usize, mut f: impl FnMut() -> T) -> (f64, T) {
 }
 
 fn main() {
-    let args: Vec<u64> = std::env::args().skip(1).map(|a| a.parse().unwrap()).collect();
+    let args: Vec<u64> = std::env::args()
+        .skip(1)
+        .map(|a| a.parse().unwrap())
+        .collect();
     let n = *args.first().unwrap_or(&20_000_000);
     let buckets = *args.get(1).unwrap_or(&1000);
     let runs = *args.get(2).unwrap_or(&5) as usize;
@@ -69,9 +74,15 @@ fn main() {
             wtx.append(&db, *k, &r.to_le_bytes()).unwrap();
         }
         wtx.commit().unwrap();
-        eprintln!("tersedb {name}: loaded in {:.1} s", t.elapsed().as_secs_f64());
+        eprintln!(
+            "tersedb {name}: loaded in {:.1} s",
+            t.elapsed().as_secs_f64()
+        );
         let r = env.begin_read().unwrap();
-        for (label, aggs) in [("COUNT(*), SUM(key)", "COUNT(*), SUM(key)"), ("AVG(record)", "AVG(record)")] {
+        for (label, aggs) in [
+            ("COUNT(*), SUM(key)", "COUNT(*), SUM(key)"),
+            ("AVG(record)", "AVG(record)"),
+        ] {
             let g = format!("SELECT key / {w}, {aggs} FROM ts GROUP BY key / {w}");
             let (tg, res) = time(runs, || r.query_str(&g).unwrap());
             let (tr, sep) = time(runs, || {
@@ -116,7 +127,10 @@ fn main() {
         tx.commit().unwrap();
     }
     eprintln!("sqlite: loaded in {:.1} s", t.elapsed().as_secs_f64());
-    for (label, aggs) in [("COUNT(*), SUM(key)", "COUNT(*), SUM(k)"), ("AVG(record)", "AVG(v)")] {
+    for (label, aggs) in [
+        ("COUNT(*), SUM(key)", "COUNT(*), SUM(k)"),
+        ("AVG(record)", "AVG(v)"),
+    ] {
         let g = format!("SELECT k / {w}, {aggs} FROM t GROUP BY k / {w} ORDER BY 1");
         let ncols = aggs.split(',').count();
         let (tg, rows) = time(runs, || {
@@ -132,7 +146,10 @@ fn main() {
             (b0..=b1)
                 .filter_map(|b| {
                     let v: Vec<f64> = st
-                        .query_row(params![(b * w) as i64, (b * w + w - 1) as i64], read_all(ncols))
+                        .query_row(
+                            params![(b * w) as i64, (b * w + w - 1) as i64],
+                            read_all(ncols),
+                        )
                         .unwrap();
                     (v[0] != 0.0).then_some(v)
                 })
@@ -155,5 +172,9 @@ fn read_g(row: &rusqlite::Row<'_>, ncols: usize) -> rusqlite::Result<Vec<f64>> {
 }
 
 fn read_all(ncols: usize) -> impl Fn(&rusqlite::Row<'_>) -> rusqlite::Result<Vec<f64>> {
-    move |row| (0..ncols).map(|i| row.get::<_, Option<f64>>(i).map(|v| v.unwrap_or(0.0))).collect()
+    move |row| {
+        (0..ncols)
+            .map(|i| row.get::<_, Option<f64>>(i).map(|v| v.unwrap_or(0.0)))
+            .collect()
+    }
 }

@@ -277,7 +277,11 @@ pub fn parse_delimited(
             d.describe()
         )));
     }
-    let value = if fields.len() == 2 { fields.pop() } else { None };
+    let value = if fields.len() == 2 {
+        fields.pop()
+    } else {
+        None
+    };
     let k = fields.pop().unwrap_or_default();
     let key = match (keys, ts) {
         (KeyFormat::U32 | KeyFormat::U64, Some(unit)) => {
@@ -285,7 +289,9 @@ pub fn parse_delimited(
             let v = crate::timestamps::parse(s, unit).map_err(err)?;
             match keys {
                 KeyFormat::U32 => ParsedKey::U32(u32::try_from(v).map_err(|_| {
-                    err(format!("{s:?} is {v}, beyond the u32 key range (use --key-type u64)"))
+                    err(format!(
+                        "{s:?} is {v}, beyond the u32 key range (use --key-type u64)"
+                    ))
                 })?),
                 _ => ParsedKey::U64(v),
             }
@@ -338,7 +344,10 @@ mod tests {
     fn delimiters() {
         let csv = |l: &[u8]| split_fields(l, Delim::Char(b','));
         assert_eq!(csv(b"1,10\r").unwrap(), vec![b"1".to_vec(), b"10".to_vec()]);
-        assert_eq!(csv(b"\"a,b\",\"x\"\"y\"").unwrap(), vec![b"a,b".to_vec(), b"x\"y".to_vec()]);
+        assert_eq!(
+            csv(b"\"a,b\",\"x\"\"y\"").unwrap(),
+            vec![b"a,b".to_vec(), b"x\"y".to_vec()]
+        );
         assert_eq!(csv(b"1,").unwrap(), vec![b"1".to_vec(), vec![]]);
         assert!(csv(b"\"a").is_err());
         assert!(csv(b"\"a\"b,1").is_err());

@@ -228,7 +228,11 @@ impl LoadArgs {
             input: self.input,
             commit_every: self.commit_every,
             hex: self.hex,
-            delimiter: self.delimiter.as_deref().map(lines::Delim::parse).transpose()?,
+            delimiter: self
+                .delimiter
+                .as_deref()
+                .map(lines::Delim::parse)
+                .transpose()?,
             skip: self.skip + u64::from(self.header),
             timestamps: self
                 .timestamps

@@ -61,14 +61,21 @@ fn no_such_db(file: &Path, name: &str, names: &[String]) -> String {
         }
     });
     match close {
-        Some(c) => format!("{}: no database named {name:?} (did you mean {c:?}?)", file.display()),
+        Some(c) => format!(
+            "{}: no database named {name:?} (did you mean {c:?}?)",
+            file.display()
+        ),
         None => format!(
             "{}: no database named {name:?} (the file has {})",
             file.display(),
             if names.is_empty() {
                 "none".to_string()
             } else {
-                names.iter().map(|n| format!("{n:?}")).collect::<Vec<_>>().join(", ")
+                names
+                    .iter()
+                    .map(|n| format!("{n:?}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             }
         ),
     }
@@ -76,7 +83,12 @@ fn no_such_db(file: &Path, name: &str, names: &[String]) -> String {
 
 /// Opens the named (or only) database of a read transaction.
 fn open_read_db(file: &Path, r: &tersedb::ReadTxn, given: Option<&str>) -> Result<Db, String> {
-    let names: Vec<String> = r.list_dbs().map_err(err)?.into_iter().map(|(n, _)| n).collect();
+    let names: Vec<String> = r
+        .list_dbs()
+        .map_err(err)?
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
     let name = pick_db(file, &names, given)?;
     r.open_db(&name).map_err(|e| match e {
         tersedb::Error::DbNotFound(_) => no_such_db(file, &name, &names),
@@ -362,7 +374,12 @@ fn import_into(
         (None, None) => RecordType::None,
     };
     let open = |w: &mut WriteTxn| -> Result<Db, String> {
-        let names: Vec<String> = w.list_dbs().map_err(err)?.into_iter().map(|(n, _)| n).collect();
+        let names: Vec<String> = w
+            .list_dbs()
+            .map_err(err)?
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
         let name = pick_db(file, &names, opts.db.as_deref())?;
         Ok(match w.open_db(&name) {
             Ok(db) => {
@@ -528,7 +545,12 @@ pub fn erase(file: &Path, opts: &LoadOptions) -> Result<(), String> {
     let mut absent = 0u64;
     let mut committed = false;
     let open = |w: &mut WriteTxn| {
-        let names: Vec<String> = w.list_dbs().map_err(err)?.into_iter().map(|(n, _)| n).collect();
+        let names: Vec<String> = w
+            .list_dbs()
+            .map_err(err)?
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
         let name = pick_db(file, &names, opts.db.as_deref())?;
         w.open_db(&name).map_err(|e| match e {
             tersedb::Error::DbNotFound(_) => no_such_db(file, &name, &names),
@@ -623,11 +645,10 @@ pub fn export(file: &Path, o: &ExportOptions) -> Result<(), String> {
         .as_deref()
         .map(|t| cli_key(t, kt, o.hex, o.timestamps))
         .transpose()?;
-    let to = o
-        .to
-        .as_deref()
-        .map(|t| cli_key(t, kt, o.hex, o.timestamps))
-        .transpose()?;
+    let to =
+        o.to.as_deref()
+            .map(|t| cli_key(t, kt, o.hex, o.timestamps))
+            .transpose()?;
     let has_values = db.config().record_type != RecordType::None;
     let out = std::io::stdout();
     let mut out = BufWriter::with_capacity(1 << 20, out.lock());
@@ -712,7 +733,10 @@ pub fn get(
             None => {
                 absent.push(text.clone());
                 if json {
-                    items.push(format!("{{\"key\":{},\"value\":null,\"found\":false}}", json_key(&k, &shown)));
+                    items.push(format!(
+                        "{{\"key\":{},\"value\":null,\"found\":false}}",
+                        json_key(&k, &shown)
+                    ));
                 }
             }
             Some(v) => {
@@ -772,7 +796,12 @@ pub fn drop_db(file: &Path, name: &str) -> Result<(), String> {
     let env =
         Env::open(file, &EnvOptions::default()).map_err(|e| format!("{}: {e}", file.display()))?;
     let mut w = env.begin_write().map_err(err)?;
-    let names: Vec<String> = w.list_dbs().map_err(err)?.into_iter().map(|(n, _)| n).collect();
+    let names: Vec<String> = w
+        .list_dbs()
+        .map_err(err)?
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
     let db = w.open_db(name).map_err(|e| match e {
         tersedb::Error::DbNotFound(_) => no_such_db(file, name, &names),
         e => e.to_string(),
@@ -924,7 +953,11 @@ pub fn info(file: &Path, json: bool) -> Result<(), String> {
     for (name, c, s) in rows {
         let z = sizes(&s, page);
         outln!("\n{name}");
-        outln!("  keys         {} ({})", s.key_count, crate::names::key_type(c.key_type));
+        outln!(
+            "  keys         {} ({})",
+            s.key_count,
+            crate::names::key_type(c.key_type)
+        );
         outln!("  records      {}", crate::names::records(&c));
         match c.key_codec {
             Some(_) => outln!(

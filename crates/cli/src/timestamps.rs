@@ -82,8 +82,12 @@ pub fn parse(text: &str, unit: Unit) -> Result<u64, String> {
             unit.name()
         ));
     }
-    u64::try_from(ns / unit.nanos())
-        .map_err(|_| format!("{t:?} is before 1970 or beyond the u64 range in {}", unit.name()))
+    u64::try_from(ns / unit.nanos()).map_err(|_| {
+        format!(
+            "{t:?} is before 1970 or beyond the u64 range in {}",
+            unit.name()
+        )
+    })
 }
 
 /// A key in `unit` as an ISO 8601 timestamp in UTC.
@@ -119,18 +123,28 @@ mod tests {
         assert_eq!(parse("2024-03-01 12:30:00", Unit::S), Ok(1709296200));
         assert_eq!(parse("2024-03-01T13:30:00+01:00", Unit::S), Ok(1709296200));
         assert_eq!(parse("2024-03-01", Unit::S), Ok(1709251200));
-        assert_eq!(parse("2024-03-01T12:30:00.250Z", Unit::Ms), Ok(1709296200250));
+        assert_eq!(
+            parse("2024-03-01T12:30:00.250Z", Unit::Ms),
+            Ok(1709296200250)
+        );
         assert_eq!(parse("12345", Unit::Ms), Ok(12345));
         assert!(parse("2024-03-01T12:30:00.250Z", Unit::S)
             .unwrap_err()
             .contains("finer"));
         assert!(parse("1969-12-31T23:59:59Z", Unit::S).is_err());
         assert!(parse("yesterday", Unit::S).is_err());
-        assert_eq!(format(1709296200250, Unit::Ms).unwrap(), "2024-03-01T12:30:00.250Z");
+        assert_eq!(
+            format(1709296200250, Unit::Ms).unwrap(),
+            "2024-03-01T12:30:00.250Z"
+        );
         assert_eq!(format(1709296200, Unit::S).unwrap(), "2024-03-01T12:30:00Z");
         for unit in [Unit::S, Unit::Ms, Unit::Us, Unit::Ns] {
             for k in [0u64, 1, 1_709_296_200, 4_102_444_800] {
-                assert_eq!(parse(&format(k, unit).unwrap(), unit), Ok(k), "{k} {unit:?}");
+                assert_eq!(
+                    parse(&format(k, unit).unwrap(), unit),
+                    Ok(k),
+                    "{k} {unit:?}"
+                );
             }
         }
         assert!(format(u64::MAX, Unit::S).is_err());

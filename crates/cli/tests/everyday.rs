@@ -64,14 +64,28 @@ fn every_import_format() {
     };
     let want = "1\t10\n2\t-20\n3\t30\n";
     assert_eq!(round(&f, &with("tab", &[]), "1\t10\n2\t-20\n3\t30\n"), want);
-    assert_eq!(round(&f, &with("csv", &[]), "1,10\r\n2,-20\r\n3,\"30\"\r\n"), want);
-    assert_eq!(round(&f, &with("ws", &[]), "  1   10\n2\t -20\n3 30  \n"), want);
     assert_eq!(
-        round(&f, &with("semi", &["--delimiter", ";"]), "1;10\n2;-20\n3;30\n"),
+        round(&f, &with("csv", &[]), "1,10\r\n2,-20\r\n3,\"30\"\r\n"),
         want
     );
     assert_eq!(
-        round(&f, &with("header", &["--header"]), "id,value\n1,10\n2,-20\n3,30\n"),
+        round(&f, &with("ws", &[]), "  1   10\n2\t -20\n3 30  \n"),
+        want
+    );
+    assert_eq!(
+        round(
+            &f,
+            &with("semi", &["--delimiter", ";"]),
+            "1;10\n2;-20\n3;30\n"
+        ),
+        want
+    );
+    assert_eq!(
+        round(
+            &f,
+            &with("header", &["--header"]),
+            "id,value\n1,10\n2,-20\n3,30\n"
+        ),
         want
     );
     assert_eq!(
@@ -83,15 +97,30 @@ fn every_import_format() {
         want
     );
     // Blank lines anywhere, a trailing one included, are no entries.
-    assert_eq!(round(&f, &with("blank", &[]), "\n1,10\n\n2,-20\n3,30\n\n  \n"), want);
+    assert_eq!(
+        round(&f, &with("blank", &[]), "\n1,10\n\n2,-20\n3,30\n\n  \n"),
+        want
+    );
     // Empty and NA values are skipped, and counted.
     let o = tersedb(
-        &["import", &f, "--db", "na", "--key-type", "u64", "--record-type", "i64"],
+        &[
+            "import",
+            &f,
+            "--db",
+            "na",
+            "--key-type",
+            "u64",
+            "--record-type",
+            "i64",
+        ],
         b"1,10\n2,NA\n3,\n4,-20\n",
     );
     assert!(o.status.success(), "{}", err(&o));
     assert!(err(&o).contains("2 lines without a value"), "{}", err(&o));
-    assert_eq!(out(&tersedb(&["export", &f, "--db", "na"], b"")), "1\t10\n4\t-20\n");
+    assert_eq!(
+        out(&tersedb(&["export", &f, "--db", "na"], b"")),
+        "1\t10\n4\t-20\n"
+    );
     // Keys only, in any of the formats.
     assert_eq!(round(&f, &["--db", "set"], "3\n1\n\n2\n"), "1\n2\n3\n");
     let _ = std::fs::remove_file(&f);
@@ -104,8 +133,17 @@ fn timestamps_in_and_out() {
                  2024-03-02T01:00:00+01:00,4\n2024-03-03,NA\n";
     let o = tersedb(
         &[
-            "import", &f, "--db", "delay", "--key-type", "u64", "--record-type", "f64",
-            "--header", "--timestamps", "s",
+            "import",
+            &f,
+            "--db",
+            "delay",
+            "--key-type",
+            "u64",
+            "--record-type",
+            "f64",
+            "--header",
+            "--timestamps",
+            "s",
         ],
         input.as_bytes(),
     );
@@ -118,11 +156,26 @@ fn timestamps_in_and_out() {
     let o = tersedb(&["export", &f, "--timestamps", "ms", "--limit", "1"], b"");
     assert_eq!(out(&o), "1970-01-20T18:47:31.200Z\t1.5\n");
     let o = tersedb(
-        &["export", &f, "--timestamps", "s", "--from", "2024-03-01T01:00:00Z", "--to", "2024-03-02"],
+        &[
+            "export",
+            &f,
+            "--timestamps",
+            "s",
+            "--from",
+            "2024-03-01T01:00:00Z",
+            "--to",
+            "2024-03-02",
+        ],
         b"",
     );
-    assert_eq!(out(&o), "2024-03-01T06:00:00Z\t2.5\n2024-03-02T00:00:00Z\t4\n");
-    let o = tersedb(&["get", &f, "--timestamps", "s", "2024-03-01 06:00:00"], b"");
+    assert_eq!(
+        out(&o),
+        "2024-03-01T06:00:00Z\t2.5\n2024-03-02T00:00:00Z\t4\n"
+    );
+    let o = tersedb(
+        &["get", &f, "--timestamps", "s", "2024-03-01 06:00:00"],
+        b"",
+    );
     assert_eq!(out(&o), "2024-03-01T06:00:00Z\t2.5\n");
     // Daily averages: GROUP BY a bucket of 86400 seconds.
     let o = tersedb(
@@ -133,44 +186,84 @@ fn timestamps_in_and_out() {
         b"",
     );
     assert!(o.status.success(), "{}", err(&o));
-    assert_eq!(out(&o), "day,n,AVG(record)\r\n1709251200,2,2\r\n1709337600,1,4\n");
+    assert_eq!(
+        out(&o),
+        "day,n,AVG(record)\r\n1709251200,2,2\r\n1709337600,1,4\n"
+    );
     // A fraction finer than the unit, and a key before 1970, name the line.
     let o = tersedb(
         &["import", &f, "--db", "delay", "--timestamps", "s"],
         b"2024-03-01T00:00:00.5Z,1\n",
     );
-    assert!(err(&o).contains("line 1") && err(&o).contains("finer"), "{}", err(&o));
+    assert!(
+        err(&o).contains("line 1") && err(&o).contains("finer"),
+        "{}",
+        err(&o)
+    );
     let o = tersedb(
         &["import", &f, "--db", "delay", "--timestamps", "s"],
         b"2024-03-05T00:00:00Z,1\n1969-07-20T20:17:00Z,2\n",
     );
-    assert!(err(&o).contains("line 2") && err(&o).contains("1970"), "{}", err(&o));
+    assert!(
+        err(&o).contains("line 2") && err(&o).contains("1970"),
+        "{}",
+        err(&o)
+    );
     let _ = std::fs::remove_file(&f);
 }
 
 #[test]
 fn import_errors_name_the_line_or_the_option() {
     let f = temp("errors");
-    let o = tersedb(&["import", &f, "--db", "a", "--record-type", "u32"], b"1,2\n2,3,4\n");
+    let o = tersedb(
+        &["import", &f, "--db", "a", "--record-type", "u32"],
+        b"1,2\n2,3,4\n",
+    );
     assert!(!o.status.success());
     assert!(err(&o).contains("line 2: 3 fields"), "{}", err(&o));
     let o = tersedb(
-        &["import", &f, "--db", "a", "--record-type", "u32", "--missing", "error"],
+        &[
+            "import",
+            &f,
+            "--db",
+            "a",
+            "--record-type",
+            "u32",
+            "--missing",
+            "error",
+        ],
         b"1,2\n2,NA\n",
     );
     assert!(err(&o).contains("line 2: no value"), "{}", err(&o));
-    let o = tersedb(&["import", &f, "--db", "a", "--record-type", "u32"], b"1,2\n\"3,4\n");
+    let o = tersedb(
+        &["import", &f, "--db", "a", "--record-type", "u32"],
+        b"1,2\n\"3,4\n",
+    );
     assert!(err(&o).contains("line 2: unterminated"), "{}", err(&o));
     let o = tersedb(&["import", &f, "--db", "a", "--delimiter", "::"], b"1\n");
     assert!(err(&o).contains("--delimiter"), "{}", err(&o));
     // Options a file or database cannot take are refused, not ignored.
-    assert!(tersedb(&["import", &f, "--db", "a", "--record-type", "u32"], b"1,2\n")
-        .status
-        .success());
-    let o = tersedb(&["import", &f, "--db", "a", "--page-size", "4096"], b"5,6\n");
-    assert!(err(&o).contains("--page-size 4096 applies to a new file"), "{}", err(&o));
+    assert!(tersedb(
+        &["import", &f, "--db", "a", "--record-type", "u32"],
+        b"1,2\n"
+    )
+    .status
+    .success());
+    let o = tersedb(
+        &["import", &f, "--db", "a", "--page-size", "4096"],
+        b"5,6\n",
+    );
+    assert!(
+        err(&o).contains("--page-size 4096 applies to a new file"),
+        "{}",
+        err(&o)
+    );
     let o = tersedb(&["import", &f, "--db", "a", "--key-type", "u64"], b"5,6\n");
-    assert!(err(&o).contains("exists with key type u32, not u64"), "{}", err(&o));
+    assert!(
+        err(&o).contains("exists with key type u32, not u64"),
+        "{}",
+        err(&o)
+    );
     let o = tersedb(&["import", &f, "--db", "a", "--block-size", "32"], b"5,6\n");
     assert!(err(&o).contains("keys per block"), "{}", err(&o));
     let o = tersedb(&["import", &f, "--db", "a", "--timestamps", "s"], b"x\n");
@@ -178,13 +271,23 @@ fn import_errors_name_the_line_or_the_option() {
     // One database: --db may be left out; with two it must be given.
     assert!(tersedb(&["import", &f], b"7,8\n").status.success());
     assert_eq!(out(&tersedb(&["export", &f], b"")), "1\t2\n7\t8\n");
-    assert!(tersedb(&["import", &f, "--db", "b"], b"1\n").status.success());
+    assert!(tersedb(&["import", &f, "--db", "b"], b"1\n")
+        .status
+        .success());
     let o = tersedb(&["export", &f], b"");
-    assert!(err(&o).contains("2 databases (\"a\", \"b\")"), "{}", err(&o));
+    assert!(
+        err(&o).contains("2 databases (\"a\", \"b\")"),
+        "{}",
+        err(&o)
+    );
     let o = tersedb(&["export", &f, "--db", "A"], b"");
     assert!(err(&o).contains("did you mean \"a\"?"), "{}", err(&o));
     let o = tersedb(&["import", &temp("fresh")], b"1\n");
-    assert!(err(&o).contains("name the one to create with --db"), "{}", err(&o));
+    assert!(
+        err(&o).contains("name the one to create with --db"),
+        "{}",
+        err(&o)
+    );
     let _ = std::fs::remove_file(&f);
 }
 
@@ -192,16 +295,23 @@ fn import_errors_name_the_line_or_the_option() {
 fn get_drop_and_export_ranges() {
     let f = temp("get");
     let lines: String = (0..100).map(|i| format!("{}\t{}\n", i * 3, i)).collect();
-    assert!(tersedb(&["import", &f, "--db", "t", "--record-type", "u64"], lines.as_bytes())
-        .status
-        .success());
+    assert!(tersedb(
+        &["import", &f, "--db", "t", "--record-type", "u64"],
+        lines.as_bytes()
+    )
+    .status
+    .success());
     let o = tersedb(&["get", &f, "9", "12"], b"");
     assert!(o.status.success());
     assert_eq!(out(&o), "9\t3\n12\t4\n");
     let o = tersedb(&["get", &f, "9", "10"], b"");
     assert!(!o.status.success());
     assert_eq!(out(&o), "9\t3\n");
-    assert!(err(&o).contains("1 of 2 keys not in \"t\": 10"), "{}", err(&o));
+    assert!(
+        err(&o).contains("1 of 2 keys not in \"t\": 10"),
+        "{}",
+        err(&o)
+    );
     let o = tersedb(&["get", &f, "--json", "9", "10"], b"");
     assert!(!o.status.success());
     assert_eq!(
@@ -220,7 +330,11 @@ fn get_drop_and_export_ranges() {
     assert!(err(&o).contains("did you mean \"t\"?"), "{}", err(&o));
     let o = tersedb(&["drop", &f, "--db", "t"], b"");
     assert!(o.status.success(), "{}", err(&o));
-    assert!(err(&o).contains("dropped database \"t\" (100 keys)"), "{}", err(&o));
+    assert!(
+        err(&o).contains("dropped database \"t\" (100 keys)"),
+        "{}",
+        err(&o)
+    );
     let o = tersedb(&["export", &f], b"");
     assert!(err(&o).contains("has no database"), "{}", err(&o));
     assert!(tersedb(&["check", &f], b"").status.success());
@@ -236,11 +350,34 @@ fn queries_as_csv_and_json_errors_as_json() {
     )
     .status
     .success());
-    let o = tersedb(&["query", &f, "--csv", "SELECT * FROM delay ORDER BY key DESC LIMIT 2"], b"");
+    let o = tersedb(
+        &[
+            "query",
+            &f,
+            "--csv",
+            "SELECT * FROM delay ORDER BY key DESC LIMIT 2",
+        ],
+        b"",
+    );
     assert_eq!(out(&o), "key,record\r\n3,9\r\n2,7\n");
-    let o = tersedb(&["query", &f, "--json", "SELECT key AS k FROM delay LIMIT 1 OFFSET 1"], b"");
+    let o = tersedb(
+        &[
+            "query",
+            &f,
+            "--json",
+            "SELECT key AS k FROM delay LIMIT 1 OFFSET 1",
+        ],
+        b"",
+    );
     assert_eq!(out(&o), "{\"columns\":[\"k\"],\"rows\":[[2]]}\n");
-    let o = tersedb(&["query", &f, "SELECT record, COUNT(*) FROM delay GROUP BY record"], b"");
+    let o = tersedb(
+        &[
+            "query",
+            &f,
+            "SELECT record, COUNT(*) FROM delay GROUP BY record",
+        ],
+        b"",
+    );
     assert!(out(&o).contains("(3 rows)"), "{}", out(&o));
     let o = tersedb(&["query", &f, "--json", "SELECT COUNT(*) FROM dealy"], b"");
     assert!(!o.status.success());
@@ -249,7 +386,13 @@ fn queries_as_csv_and_json_errors_as_json() {
         "{\"error\":\"no database named \\\"dealy\\\" (did you mean \\\"delay\\\"?)\"}\n"
     );
     let o = tersedb(&["query", &f, "--json", "SELECT SUM(keys) FROM delay"], b"");
-    assert!(out(&o).starts_with("{\"error\":\"syntax error at column 12: unknown column keys (did you mean key?)"), "{}", out(&o));
+    assert!(
+        out(&o).starts_with(
+            "{\"error\":\"syntax error at column 12: unknown column keys (did you mean key?)"
+        ),
+        "{}",
+        out(&o)
+    );
     let o = tersedb(&["info", "--json", &temp("absent")], b"");
     assert!(out(&o).starts_with("{\"error\":"), "{}", out(&o));
     let o = tersedb(&["check", "--json", &f], b"");
@@ -259,7 +402,9 @@ fn queries_as_csv_and_json_errors_as_json() {
 
 /// A JSON number field of `s` after `"name":`.
 fn field(s: &str, name: &str) -> u64 {
-    let at = s.find(&format!("\"{name}\":")).unwrap_or_else(|| panic!("{name} in {s}"));
+    let at = s
+        .find(&format!("\"{name}\":"))
+        .unwrap_or_else(|| panic!("{name} in {s}"));
     s[at + name.len() + 3..]
         .split(|c: char| !c.is_ascii_digit())
         .next()
@@ -271,16 +416,31 @@ fn field(s: &str, name: &str) -> u64 {
 #[test]
 fn info_explains_every_byte() {
     let f = temp("info");
-    let lines: String = (0..20000).map(|i| format!("{}\t{}\n", i * 7, i % 100)).collect();
+    let lines: String = (0..20000)
+        .map(|i| format!("{}\t{}\n", i * 7, i % 100))
+        .collect();
     for (db, comp) in [("plain", "none"), ("packed", "bp128")] {
         let o = tersedb(
-            &["import", &f, "--db", db, "--record-type", "u32", "--compression", comp, "--page-size", "4096"],
+            &[
+                "import",
+                &f,
+                "--db",
+                db,
+                "--record-type",
+                "u32",
+                "--compression",
+                comp,
+                "--page-size",
+                "4096",
+            ],
             lines.as_bytes(),
         );
         assert!(o.status.success(), "{}", err(&o));
     }
     // Some free pages.
-    assert!(tersedb(&["erase", &f, "--db", "plain"], b"0\n7\n14\n").status.success());
+    assert!(tersedb(&["erase", &f, "--db", "plain"], b"0\n7\n14\n")
+        .status
+        .success());
     let o = tersedb(&["info", &f, "--json"], b"");
     let j = out(&o);
     let file = std::fs::metadata(&f).unwrap().len();
@@ -304,9 +464,19 @@ fn info_explains_every_byte() {
         assert!(field(e, "record_bytes") >= 4 * field(e, "keys"), "{e}");
     }
     assert!(j.contains("\"compression\":\"bp128\""), "{j}");
-    assert!(j.contains("\"key_type\":\"u32\",\"records\":\"u32\""), "{j}");
+    assert!(
+        j.contains("\"key_type\":\"u32\",\"records\":\"u32\""),
+        "{j}"
+    );
     let t = out(&tersedb(&["info", &f], b""));
-    for word in ["key bytes", "record bytes", "overhead", "free", "compression  bp128", "records      u32"] {
+    for word in [
+        "key bytes",
+        "record bytes",
+        "overhead",
+        "free",
+        "compression  bp128",
+        "records      u32",
+    ] {
         assert!(t.contains(word), "{word}: {t}");
     }
     assert!(!t.contains("U32") && !t.contains("Fixed("), "{t}");

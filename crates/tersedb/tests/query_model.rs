@@ -10,7 +10,8 @@ use proptest::prelude::*;
 use query_common::runner;
 use std::collections::{BTreeMap, HashSet};
 use tersedb::query::{
-    AggFunc, ArithOp, CmpOp, Column, Expr, GroupBy, Item, Pred, Query, QueryError, SelectItem, Value,
+    AggFunc, ArithOp, CmpOp, Column, Expr, GroupBy, Item, Pred, Query, QueryError, SelectItem,
+    Value,
 };
 use tersedb::{CodecId, DbConfig, Env, EnvOptions, Error, KeyType, RecordType, ValueType};
 
@@ -565,19 +566,34 @@ impl Model {
                 let mut groups: BTreeMap<(u8, i128), (Value, Model)> = BTreeMap::new();
                 for &(k, r) in &sel {
                     let (gk, gv) = match (g, r) {
-                        (GroupBy::KeyDiv(n), _) => ((0, (k / n) as i128), Value::Int((k / n) as i128)),
+                        (GroupBy::KeyDiv(n), _) => {
+                            ((0, (k / n) as i128), Value::Int((k / n) as i128))
+                        }
                         (GroupBy::Record, R::I(v)) => ((0, v), Value::Int(v)),
-                        (GroupBy::Record, R::F(v)) if v.is_nan() => ((1, 0), Value::Float(f64::NAN)),
+                        (GroupBy::Record, R::F(v)) if v.is_nan() => {
+                            ((1, 0), Value::Float(f64::NAN))
+                        }
                         (GroupBy::Record, R::F(v)) => {
                             let v = if v == 0.0 { 0.0 } else { v };
                             let b = v.to_bits() as i64;
-                            ((0, (b ^ (((b >> 63) as u64) >> 1) as i64) as i128), Value::Float(v))
+                            (
+                                (0, (b ^ (((b >> 63) as u64) >> 1) as i64) as i128),
+                                Value::Float(v),
+                            )
                         }
                         (GroupBy::Record, R::None) => return Err(()),
                     };
                     groups
                         .entry(gk)
-                        .or_insert_with(|| (gv, Model { rows: BTreeMap::new(), vt: self.vt }))
+                        .or_insert_with(|| {
+                            (
+                                gv,
+                                Model {
+                                    rows: BTreeMap::new(),
+                                    vt: self.vt,
+                                },
+                            )
+                        })
                         .1
                         .rows
                         .insert(k, r);
@@ -621,8 +637,16 @@ impl Model {
     }
 }
 
-/// A GROUP BY or row query over `base`'s condition (and, for groups, its aggregates).
-fn shaped(base: Query, kind: u8, width: u64, rec: bool, desc: bool, lim: Option<u64>, off: u64, alias: bool) -> Query {
+/// A GROUP BY or row query over `base`'s condition (and, for groups, its aggregates), with the
+/// window `(descending, limit, offset)`.
+fn shaped(
+    base: Query,
+    kind: u8,
+    width: u64,
+    rec: bool,
+    (desc, lim, off): (bool, Option<u64>, u64),
+    alias: bool,
+) -> Query {
     let mut q = base;
     q.descending = desc;
     q.limit = lim;
@@ -641,14 +665,21 @@ fn shaped(base: Query, kind: u8, width: u64, rec: bool, desc: bool, lim: Option<
             };
         }
         _ => {
-            let by = if kind == 2 && rec { GroupBy::Record } else { GroupBy::KeyDiv(width) };
+            let by = if kind == 2 && rec {
+                GroupBy::Record
+            } else {
+                GroupBy::KeyDiv(width)
+            };
             q.group_by = Some(by);
             let mut sel = vec![named(Item::Group, "g")];
             if matches!(by, GroupBy::KeyDiv(_)) && width % 2 == 0 {
                 sel.push(named(Item::BucketStart, "start"));
             }
             for i in 0..q.aggregates.len() {
-                sel.push(SelectItem { item: Item::Agg(i), alias: None });
+                sel.push(SelectItem {
+                    item: Item::Agg(i),
+                    alias: None,
+                });
             }
             q.select = sel;
         }
@@ -679,7 +710,7 @@ fn groups_and_rows_match_the_model() {
             any::<bool>(),
         )
             .prop_map(move |(b, kind, w, desc, lim, off, alias)| {
-                shaped(b, kind, w, rec, desc, lim, off, alias)
+                shaped(b, kind, w, rec, (desc, lim, off), alias)
             });
         (Just(d), prop::collection::vec(one, 1..8))
     });
@@ -697,11 +728,21 @@ fn groups_and_rows_match_the_model() {
                     (Ok(want), Ok(got)) => {
                         prop_assert!(got.is_rows(), "{}", text);
                         prop_assert_eq!(got.columns.len(), q.select.len());
-                        prop_assert_eq!(got.rows.len(), want.len(), "{}: {:?} vs {:?}", text, got.rows, want);
+                        prop_assert_eq!(
+                            got.rows.len(),
+                            want.len(),
+                            "{}: {:?} vs {:?}",
+                            text,
+                            got.rows,
+                            want
+                        );
                         for (g, w) in got.rows.iter().zip(&want) {
                             prop_assert!(
                                 g.len() == w.len() && g.iter().zip(w).all(|(a, b)| same(a, b)),
-                                "{}: engine {:?}, model {:?}", text, g, w
+                                "{}: engine {:?}, model {:?}",
+                                text,
+                                g,
+                                w
                             );
                         }
                         let mut t = tally.borrow_mut();
@@ -722,5 +763,8 @@ fn groups_and_rows_match_the_model() {
         .unwrap();
     let [empty, some, errors] = *tally.borrow();
     eprintln!("{empty} empty results, {some} with rows, {errors} arithmetic errors");
-    assert!(some > 4 * (empty + errors) / 10 && empty > 0, "{empty} {some} {errors}");
+    assert!(
+        some > 4 * (empty + errors) / 10 && empty > 0,
+        "{empty} {some} {errors}"
+    );
 }

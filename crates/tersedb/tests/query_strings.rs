@@ -15,9 +15,7 @@ fn like(p: &[u8], s: &[u8]) -> bool {
     match p.split_first() {
         None => s.is_empty(),
         Some((b'%', rest)) => (0..=s.len()).any(|i| like(rest, &s[i..])),
-        Some((&c, rest)) => {
-            s.first().is_some_and(|&d| c == b'_' || c == d) && like(rest, &s[1..])
-        }
+        Some((&c, rest)) => s.first().is_some_and(|&d| c == b'_' || c == d) && like(rest, &s[1..]),
     }
 }
 
@@ -140,7 +138,9 @@ fn string_key_queries_match_the_model() {
             w.commit().unwrap();
             let r = env.begin_read().unwrap();
             for (c, desc, lim, off) in conds {
-                let wh = c.as_ref().map_or(String::new(), |c| format!(" WHERE {}", c.text()));
+                let wh = c
+                    .as_ref()
+                    .map_or(String::new(), |c| format!(" WHERE {}", c.text()));
                 let sel: Vec<(&Vec<u8>, i64)> = model
                     .iter()
                     .filter(|(k, v)| c.as_ref().is_none_or(|c| c.test(k, **v)))
@@ -153,20 +153,27 @@ fn string_key_queries_match_the_model() {
                 let text = format!(
                     "SELECT COUNT(*), MIN(key), MAX(key), SUM(record), MAX(record) FROM s{wh};"
                 );
-                let got = r.query_str(&text).map_err(|e| TestCaseError::fail(format!("{text}: {e}")))?;
+                let got = r
+                    .query_str(&text)
+                    .map_err(|e| TestCaseError::fail(format!("{text}: {e}")))?;
                 let want = vec![
                     Value::Int(sel.len() as i128),
                     sel.first().map_or(Value::Null, |s| bytes(s.0)),
                     sel.last().map_or(Value::Null, |s| bytes(s.0)),
                     Value::Int(sel.iter().map(|s| s.1 as i128).sum()),
-                    sel.iter().map(|s| s.1).max().map_or(Value::Null, |v| Value::Int(v as i128)),
+                    sel.iter()
+                        .map(|s| s.1)
+                        .max()
+                        .map_or(Value::Null, |v| Value::Int(v as i128)),
                 ];
                 prop_assert_eq!(&got.values, &want, "{}", text);
                 // Rows.
                 let order = if desc { " ORDER BY key DESC" } else { "" };
                 let limit = lim.map_or(String::new(), |n| format!(" LIMIT {n}"));
                 let text = format!("SELECT * FROM s{wh}{order}{limit} OFFSET {off}");
-                let got = r.query_str(&text).map_err(|e| TestCaseError::fail(format!("{text}: {e}")))?;
+                let got = r
+                    .query_str(&text)
+                    .map_err(|e| TestCaseError::fail(format!("{text}: {e}")))?;
                 let mut rows: Vec<Vec<Value>> = sel
                     .iter()
                     .map(|(k, v)| vec![bytes(k), Value::Int(*v as i128)])
@@ -182,7 +189,9 @@ fn string_key_queries_match_the_model() {
                 prop_assert_eq!(&got.rows, &rows, "{}", text);
                 // Groups.
                 let text = format!("SELECT record, COUNT(*), MIN(key) FROM s{wh} GROUP BY record");
-                let got = r.query_str(&text).map_err(|e| TestCaseError::fail(format!("{text}: {e}")))?;
+                let got = r
+                    .query_str(&text)
+                    .map_err(|e| TestCaseError::fail(format!("{text}: {e}")))?;
                 let mut g: BTreeMap<i64, (i128, &Vec<u8>)> = BTreeMap::new();
                 for (k, v) in &sel {
                     let e = g.entry(*v).or_insert((0, k));
@@ -205,7 +214,10 @@ fn string_key_errors_name_the_problem() {
     let env = Env::in_memory(&EnvOptions::default()).unwrap();
     let mut w = env.begin_write().unwrap();
     let db = w
-        .create_db("names", DbConfig::new(KeyType::VarBinary, RecordType::Variable))
+        .create_db(
+            "names",
+            DbConfig::new(KeyType::VarBinary, RecordType::Variable),
+        )
         .unwrap();
     w.upsert(&db, "a", b"x").unwrap();
     w.commit().unwrap();
@@ -221,7 +233,10 @@ fn string_key_errors_name_the_problem() {
     assert!(err("SELECT COUNT(*) FROM nmaes").contains("did you mean \"names\""));
     assert_eq!(
         r.query_str("SELECT key, record FROM names").unwrap().rows,
-        vec![vec![Value::Bytes(b"a".to_vec()), Value::Bytes(b"x".to_vec())]]
+        vec![vec![
+            Value::Bytes(b"a".to_vec()),
+            Value::Bytes(b"x".to_vec())
+        ]]
     );
     assert!(matches!(
         r.query_str("SELECT COUNT(*) FROM nmaes"),

@@ -635,8 +635,16 @@ impl fmt::Display for Query {
         let items = self.items();
         let all = self.group_by.is_none()
             && items.len() == 2
-            && items[0] == (SelectItem { item: Item::Key, alias: None })
-            && items[1] == (SelectItem { item: Item::Record, alias: None });
+            && items[0]
+                == (SelectItem {
+                    item: Item::Key,
+                    alias: None,
+                })
+            && items[1]
+                == (SelectItem {
+                    item: Item::Record,
+                    alias: None,
+                });
         if all {
             f.write_str("*")?;
         }

@@ -8,11 +8,22 @@ use std::fmt;
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum QueryError {
-    Syntax { at: u32, what: String },
-    Type { at: Option<u32>, what: String },
-    Arithmetic { at: Option<u32>, what: String },
+    Syntax {
+        at: u32,
+        what: String,
+    },
+    Type {
+        at: Option<u32>,
+        what: String,
+    },
+    Arithmetic {
+        at: Option<u32>,
+        what: String,
+    },
     /// A database or column that does not exist (with a suggestion when one is close).
-    UnknownName { what: String },
+    UnknownName {
+        what: String,
+    },
 }
 
 impl QueryError {

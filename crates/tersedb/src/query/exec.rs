@@ -67,13 +67,19 @@ pub(crate) fn shape(q: &Query) -> Result<Shape> {
     for s in &items {
         if let Item::Agg(i) = s.item {
             if i >= q.aggregates.len() {
-                return Err(type_err(None, format!("SELECT item {i} names no aggregate")));
+                return Err(type_err(
+                    None,
+                    format!("SELECT item {i} names no aggregate"),
+                ));
             }
         }
     }
     if let Some(g) = q.group_by {
         if g == GroupBy::KeyDiv(0) {
-            return Err(type_err(None, "GROUP BY key / 0: a bucket width is at least 1".into()));
+            return Err(type_err(
+                None,
+                "GROUP BY key / 0: a bucket width is at least 1".into(),
+            ));
         }
         if let Some(s) = items
             .iter()
@@ -88,7 +94,10 @@ pub(crate) fn shape(q: &Query) -> Result<Shape> {
             ));
         }
         if g == GroupBy::Record && items.iter().any(|s| s.item == Item::BucketStart) {
-            return Err(type_err(None, "a bucket's first key needs GROUP BY key / N".into()));
+            return Err(type_err(
+                None,
+                "a bucket's first key needs GROUP BY key / N".into(),
+            ));
         }
         return Ok(Shape::Groups(g));
     }
@@ -96,7 +105,10 @@ pub(crate) fn shape(q: &Query) -> Result<Shape> {
         .iter()
         .any(|s| matches!(s.item, Item::Group | Item::BucketStart))
     {
-        return Err(type_err(None, "key / N in the SELECT list needs GROUP BY key / N".into()));
+        return Err(type_err(
+            None,
+            "key / N in the SELECT list needs GROUP BY key / N".into(),
+        ));
     }
     if cols {
         if aggs {
@@ -108,7 +120,10 @@ pub(crate) fn shape(q: &Query) -> Result<Shape> {
         return Ok(Shape::Rows);
     }
     if q.aggregates.is_empty() {
-        return Err(type_err(None, "a query needs at least one aggregate".into()));
+        return Err(type_err(
+            None,
+            "a query needs at least one aggregate".into(),
+        ));
     }
     if q.limit.is_some() || q.offset > 0 || q.descending {
         return Err(type_err(
@@ -128,7 +143,9 @@ pub(crate) fn open(txn: &ReadTxn, name: &str) -> Result<(Db, crate::catalog::Ent
             let names: Vec<String> = txn.list_dbs()?.into_iter().map(|(n, _)| n).collect();
             let what = match did_you_mean(name, &names) {
                 Some(h) => format!("no database named {name:?} (did you mean {h:?}?)"),
-                None if names.is_empty() => format!("no database named {name:?} (the file has none)"),
+                None if names.is_empty() => {
+                    format!("no database named {name:?} (the file has none)")
+                }
                 None => format!(
                     "no database named {name:?} (the file has {})",
                     names
@@ -268,11 +285,7 @@ fn aggregate(
                 _ => None,
             })
             .collect();
-        let names: Vec<Cow<'static, str>> = q
-            .select
-            .iter()
-            .map(|s| column_name(q, s))
-            .collect();
+        let names: Vec<Cow<'static, str>> = q.select.iter().map(|s| column_name(q, s)).collect();
         values = order.iter().map(|&i| values[i].clone()).collect();
         columns = names;
     }
@@ -358,9 +371,8 @@ fn groups(
     let vt = db.value_type();
     let proto = Acc::new(q, vt, None);
     let by_record = by == GroupBy::Record;
-    let read_record = proto.read_record
-        || by_record
-        || residual.as_ref().is_some_and(plan::uses_record);
+    let read_record =
+        proto.read_record || by_record || residual.as_ref().is_some_and(plan::uses_record);
     let rows = proto.rows || residual.is_some() || by_record;
     let sum = proto.key_sum_needed;
     let width = match by {
@@ -393,19 +405,20 @@ fn groups(
         Ok(())
     };
     // The open bucket `b`, finishing the previous one.
-    let enter = |b: u64, open: &mut Option<Group>, win: &mut Window, done: &mut Vec<Group>| -> Result<()> {
-        if open.as_ref().is_some_and(|g| g.key == b as i128) {
-            return Ok(());
-        }
-        if let Some(g) = open.take() {
-            out(g, win, done)?;
-        }
-        *open = Some(Group {
-            key: b as i128,
-            acc: new_acc(),
-        });
-        Ok(())
-    };
+    let enter =
+        |b: u64, open: &mut Option<Group>, win: &mut Window, done: &mut Vec<Group>| -> Result<()> {
+            if open.as_ref().is_some_and(|g| g.key == b as i128) {
+                return Ok(());
+            }
+            if let Some(g) = open.take() {
+                out(g, win, done)?;
+            }
+            *open = Some(Group {
+                key: b as i128,
+                acc: new_acc(),
+            });
+            Ok(())
+        };
     scan::leaves_overlapping(txn.pages(), &db.spec, root, ivs, false, &mut |leaf, ivs| {
         stats.leaves += 1;
         if !rows {
@@ -532,7 +545,7 @@ fn groups(
 
 /// An f64 record as a group key: ordered as the numbers (IEEE total order), -0.0 with 0.0,
 /// every NaN in one group, last.
-fn f64_group(v: f64) -> i128 {
+pub(crate) fn f64_group(v: f64) -> i128 {
     if v.is_nan() {
         i128::MAX
     } else if v == 0.0 {
@@ -549,9 +562,11 @@ fn group_row(q: &Query, by: GroupBy, key: i128, acc: &Acc) -> Result<Vec<Value>>
         row.push(match s.item {
             Item::Agg(i) => acc.finish(q.aggregates[i].func)?,
             Item::Group => match by {
-                GroupBy::Record if acc.vt == ValueType::F64 => {
-                    Value::Float(if key == i128::MAX { f64::NAN } else { f64_from_key(key) })
-                }
+                GroupBy::Record if acc.vt == ValueType::F64 => Value::Float(if key == i128::MAX {
+                    f64::NAN
+                } else {
+                    f64_from_key(key)
+                }),
                 _ => Value::Int(key),
             },
             Item::BucketStart => match by {
@@ -648,9 +663,15 @@ pub(crate) fn rec_val(vt: ValueType, raw: &[u8], page: u64) -> Result<RecVal> {
         what: format!("record of {} bytes for value type {}", raw.len(), vt.name()),
     };
     Ok(match vt {
-        ValueType::U32 => RecVal::Int(u32::from_le_bytes(raw.try_into().map_err(|_| bad())?) as i128),
-        ValueType::U64 => RecVal::Int(u64::from_le_bytes(raw.try_into().map_err(|_| bad())?) as i128),
-        ValueType::I64 => RecVal::Int(i64::from_le_bytes(raw.try_into().map_err(|_| bad())?) as i128),
+        ValueType::U32 => {
+            RecVal::Int(u32::from_le_bytes(raw.try_into().map_err(|_| bad())?) as i128)
+        }
+        ValueType::U64 => {
+            RecVal::Int(u64::from_le_bytes(raw.try_into().map_err(|_| bad())?) as i128)
+        }
+        ValueType::I64 => {
+            RecVal::Int(i64::from_le_bytes(raw.try_into().map_err(|_| bad())?) as i128)
+        }
         ValueType::F64 => RecVal::F64(f64::from_le_bytes(raw.try_into().map_err(|_| bad())?)),
         ValueType::Bytes => RecVal::None,
     })

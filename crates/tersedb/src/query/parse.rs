@@ -316,17 +316,18 @@ impl Parser {
     /// "expected a column", with a suggestion for a misspelt one (`keys`, `value`).
     fn unexpected_column(&self) -> QueryError {
         if let Tok::Word(w) = self.peek() {
-            let hint = did_you_mean(w, &["key", "record"]).or(
-                match w.to_ascii_lowercase().as_str() {
+            let hint =
+                did_you_mean(w, &["key", "record"]).or(match w.to_ascii_lowercase().as_str() {
                     "value" | "val" | "v" => Some("record"),
                     "k" | "id" => Some("key"),
                     _ => None,
-                },
-            );
+                });
             if let Some(h) = hint {
                 return syntax(
                     self.col(),
-                    format!("unknown column {w} (did you mean {h}?); the columns are key and record"),
+                    format!(
+                        "unknown column {w} (did you mean {h}?); the columns are key and record"
+                    ),
                 );
             }
         }
@@ -468,7 +469,10 @@ impl Parser {
             self.bump();
             q.offset = self.count("OFFSET")?;
         }
-        if q.select.iter().all(|s| matches!(s.item, Item::Agg(_)) && s.alias.is_none()) {
+        if q.select
+            .iter()
+            .all(|s| matches!(s.item, Item::Agg(_)) && s.alias.is_none())
+        {
             // Aggregates alone, unnamed: the plain form built in code.
             q.select.clear();
         }
@@ -676,7 +680,10 @@ impl Parser {
                 return Err(match hint {
                     Some(h) => syntax(
                         self.col(),
-                        format!("expected {what}, found {} (did you mean {h}?)", self.peek().describe()),
+                        format!(
+                            "expected {what}, found {} (did you mean {h}?)",
+                            self.peek().describe()
+                        ),
                     ),
                     None => self.unexpected(what),
                 });
@@ -754,7 +761,10 @@ impl Parser {
                 (t, c) => {
                     return Err(syntax(
                         c,
-                        format!("LIKE takes a pattern string ('abc%'), found {}", t.describe()),
+                        format!(
+                            "LIKE takes a pattern string ('abc%'), found {}",
+                            t.describe()
+                        ),
                     ))
                 }
             };

@@ -13,7 +13,7 @@
 
 use super::ast::{AggFunc, CmpOp, Column, Expr, GroupBy, Item, Pred, Query};
 use super::error::QueryError;
-use super::exec::{column_name, f64_from_key, f64_key, rec_val, Acc, Shape, Window};
+use super::exec::{column_name, f64_from_key, f64_group, rec_val, Acc, Shape, Window};
 use super::plan::{self, Binder, Bound, Num, RecVal, RecordDomain};
 use super::value::{QueryResult, QueryStats, Value};
 use crate::btree::Key;
@@ -118,8 +118,8 @@ pub(crate) fn rows_int(
 ) -> Result<QueryResult> {
     let vt = db.value_type();
     let items = q.items();
-    let needs_rec = items.iter().any(|s| s.item == Item::Record)
-        || residual.is_some_and(plan::uses_record);
+    let needs_rec =
+        items.iter().any(|s| s.item == Item::Record) || residual.is_some_and(plan::uses_record);
     let mut win = Window::new(q);
     let mut cur = txn.cursor(db)?;
     let u32_keys = db.config().key_type == crate::btree::KeyType::U32;
@@ -504,7 +504,9 @@ impl SAcc {
     }
     fn finish(&self, f: AggFunc) -> Result<Value> {
         Ok(match f {
-            AggFunc::CountDistinct(Column::Key) => Value::Int(self.acc.finish(AggFunc::CountStar)?.as_int().unwrap_or(0)),
+            AggFunc::CountDistinct(Column::Key) => {
+                Value::Int(self.acc.finish(AggFunc::CountStar)?.as_int().unwrap_or(0))
+            }
             AggFunc::Min(Column::Key) => self.min.clone().map_or(Value::Null, Value::Bytes),
             AggFunc::Max(Column::Key) => self.max.clone().map_or(Value::Null, Value::Bytes),
             f => self.acc.finish(f)?,
@@ -644,9 +646,7 @@ pub(crate) fn run(
                 Shape::Groups(_) => {
                     let g = match rec {
                         RecVal::Int(v) => v,
-                        RecVal::F64(v) if v.is_nan() => i128::MAX,
-                        RecVal::F64(v) if v == 0.0 => 0,
-                        RecVal::F64(v) => f64_key(v),
+                        RecVal::F64(v) => f64_group(v),
                         RecVal::None => return Ok(true),
                     };
                     groups.entry(g).or_insert_with(&new_acc).add(&key, rec)?;

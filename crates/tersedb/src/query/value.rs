@@ -160,7 +160,11 @@ impl QueryResult {
                 rows.join(",")
             )
         } else {
-            format!("{{\"columns\":[{}],\"values\":{}}}", cols.join(","), row(&self.values))
+            format!(
+                "{{\"columns\":[{}],\"values\":{}}}",
+                cols.join(","),
+                row(&self.values)
+            )
         }
     }
 
@@ -262,13 +266,19 @@ mod tests {
             agg.to_string(),
             "COUNT(*) | AVG(key)\n---------+-------------\n7        | 1234567890.5"
         );
-        assert_eq!(agg.to_json(), "{\"columns\":[\"COUNT(*)\",\"AVG(key)\"],\"values\":[7,1234567890.5]}");
+        assert_eq!(
+            agg.to_json(),
+            "{\"columns\":[\"COUNT(*)\",\"AVG(key)\"],\"values\":[7,1234567890.5]}"
+        );
         let rows = QueryResult {
             columns: vec!["key".into(), "record".into()],
             values: Vec::new(),
             rows: vec![
                 vec![Value::Bytes(b"a,b".to_vec()), Value::Null],
-                vec![Value::Bytes(vec![0xff]), Value::List(vec![Value::Int(1), Value::Int(2)])],
+                vec![
+                    Value::Bytes(vec![0xff]),
+                    Value::List(vec![Value::Int(1), Value::Int(2)]),
+                ],
             ],
             stats: QueryStats::default(),
         };
@@ -281,8 +291,14 @@ mod tests {
             rows.to_json(),
             "{\"columns\":[\"key\",\"record\"],\"rows\":[[\"a,b\",null],[\"0xff\",[1,2]]]}"
         );
-        assert_eq!(rows.to_csv(), "key,record\r\n\"a,b\",\r\n0xff,\"[1, 2]\"\r\n");
-        let none = QueryResult { rows: Vec::new(), ..rows };
+        assert_eq!(
+            rows.to_csv(),
+            "key,record\r\n\"a,b\",\r\n0xff,\"[1, 2]\"\r\n"
+        );
+        let none = QueryResult {
+            rows: Vec::new(),
+            ..rows
+        };
         assert!(none.is_rows());
         assert!(none.to_string().ends_with("(0 rows)"));
     }
