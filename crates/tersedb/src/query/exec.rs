@@ -58,14 +58,24 @@ pub(crate) enum Shape {
 
 /// The shape of `q`, or a type error for a SELECT list that mixes what cannot be mixed.
 pub(crate) fn shape(q: &Query) -> Result<Shape> {
-    let items = q.items();
+    // The output items without cloning the SELECT list (aggregate queries stay at two heap
+    // allocations, see docs/ARCHITECTURE.md).
+    let n_aggs = if q.select.is_empty() {
+        q.aggregates.len()
+    } else {
+        0
+    };
+    let items = || {
+        q.select
+            .iter()
+            .map(|s| s.item)
+            .chain((0..n_aggs).map(Item::Agg))
+    };
     let first_at = q.aggregates.first().and_then(|a| a.at.0);
-    let cols = items
-        .iter()
-        .any(|s| matches!(s.item, Item::Key | Item::Record));
-    let aggs = items.iter().any(|s| matches!(s.item, Item::Agg(_)));
-    for s in &items {
-        if let Item::Agg(i) = s.item {
+    let cols = items().any(|i| matches!(i, Item::Key | Item::Record));
+    let aggs = items().any(|i| matches!(i, Item::Agg(_)));
+    for it in items() {
+        if let Item::Agg(i) = it {
             if i >= q.aggregates.len() {
                 return Err(type_err(
                     None,
@@ -81,19 +91,16 @@ pub(crate) fn shape(q: &Query) -> Result<Shape> {
                 "GROUP BY key / 0: a bucket width is at least 1".into(),
             ));
         }
-        if let Some(s) = items
-            .iter()
-            .find(|s| matches!(s.item, Item::Key | Item::Record))
-        {
+        if let Some(it) = items().find(|i| matches!(i, Item::Key | Item::Record)) {
             return Err(type_err(
                 None,
                 format!(
                     "{} is not grouped (GROUP BY {g}): select the group or aggregate it",
-                    q.item_text(s.item)
+                    q.item_text(it)
                 ),
             ));
         }
-        if g == GroupBy::Record && items.iter().any(|s| s.item == Item::BucketStart) {
+        if g == GroupBy::Record && items().any(|i| i == Item::BucketStart) {
             return Err(type_err(
                 None,
                 "a bucket's first key needs GROUP BY key / N".into(),
@@ -101,10 +108,7 @@ pub(crate) fn shape(q: &Query) -> Result<Shape> {
         }
         return Ok(Shape::Groups(g));
     }
-    if items
-        .iter()
-        .any(|s| matches!(s.item, Item::Group | Item::BucketStart))
-    {
+    if items().any(|i| matches!(i, Item::Group | Item::BucketStart)) {
         return Err(type_err(
             None,
             "key / N in the SELECT list needs GROUP BY key / N".into(),
@@ -188,8 +192,6 @@ fn run_at(txn: &ReadTxn, q: &Query, depth: usize) -> Result<QueryResult> {
                 .map_err(|w| type_err(a.at.0, format!("{a}: {w}")))?;
         }
     }
-    let reads_record = matches!(shape, Shape::Groups(GroupBy::Record))
-        || (shape == Shape::Rows && q.items().iter().any(|s| s.item == Item::Record));
     if matches!(shape, Shape::Groups(GroupBy::Record)) {
         ctx.record_domain()
             .map_err(|w| type_err(None, format!("GROUP BY record: {w}")))?;
@@ -213,10 +215,7 @@ fn run_at(txn: &ReadTxn, q: &Query, depth: usize) -> Result<QueryResult> {
     let stats = ctx.stats;
     match shape {
         Shape::Aggregates => aggregate(txn, q, &db, entry.root, &ivs, residual, stats),
-        Shape::Rows => {
-            let _ = reads_record;
-            super::strkeys::rows_int(txn, q, &db, &ivs, residual.as_ref(), stats)
-        }
+        Shape::Rows => super::strkeys::rows_int(txn, q, &db, &ivs, residual.as_ref(), stats),
         Shape::Groups(g) => groups(txn, q, &db, entry.root, g, &ivs, residual, stats),
     }
 }
@@ -369,6 +368,7 @@ fn groups(
     mut stats: QueryStats,
 ) -> Result<QueryResult> {
     let vt = db.value_type();
+    let items = q.items();
     let proto = Acc::new(q, vt, None);
     let by_record = by == GroupBy::Record;
     let read_record =
@@ -397,7 +397,7 @@ fn groups(
     let out = |g: Group, win: &mut Window, done: &mut Vec<Group>| -> Result<()> {
         if streaming {
             if win.take() {
-                win.rows.push(group_row(q, by, g.key, &g.acc)?);
+                win.rows.push(group_row(q, &items, by, g.key, &g.acc)?);
             }
         } else {
             done.push(g);
@@ -530,11 +530,11 @@ fn groups(
                 break;
             }
             if win.take() {
-                win.rows.push(group_row(q, by, g.key, &g.acc)?);
+                win.rows.push(group_row(q, &items, by, g.key, &g.acc)?);
             }
         }
     }
-    let columns = q.items().iter().map(|s| column_name(q, s)).collect();
+    let columns = items.iter().map(|s| column_name(q, s)).collect();
     Ok(QueryResult {
         columns,
         values: Vec::new(),
@@ -556,9 +556,15 @@ pub(crate) fn f64_group(v: f64) -> i128 {
 }
 
 /// One output row of a group.
-fn group_row(q: &Query, by: GroupBy, key: i128, acc: &Acc) -> Result<Vec<Value>> {
-    let mut row = Vec::with_capacity(q.items().len());
-    for s in q.items() {
+fn group_row(
+    q: &Query,
+    items: &[SelectItem],
+    by: GroupBy,
+    key: i128,
+    acc: &Acc,
+) -> Result<Vec<Value>> {
+    let mut row = Vec::with_capacity(items.len());
+    for s in items {
         row.push(match s.item {
             Item::Agg(i) => acc.finish(q.aggregates[i].func)?,
             Item::Group => match by {
