@@ -429,7 +429,7 @@ fn compressed_import_export_info_check_and_bench() {
     let o = tersedb(&["info", &f, "--json"], b"");
     let info = stdout(&o);
     assert!(
-        info.contains("\"codec\":\"bp128\",\"block_size\":64"),
+        info.contains("\"compression\":\"bp128\",\"block_size\":64"),
         "{info}"
     );
     let o = tersedb(&["info", &f], b"");
@@ -544,7 +544,7 @@ fn binary_key_compression_schemes() {
             .unwrap_or_else(|| panic!("{info}"));
         let entry = &info[at..];
         assert!(
-            entry.contains(&format!("\"key_compression\":\"{scheme}\"")),
+            entry.contains(&format!("\"compression\":\"{scheme}")),
             "{entry}"
         );
         let kb: u64 = entry["\"key_bytes\":".len() + entry.find("\"key_bytes\":").unwrap()..]

@@ -60,13 +60,9 @@ fn import_numeric_records_round_trip() {
         assert_eq!(stdout(&o), lines, "{t}");
     }
     let o = tersedb(&["info", &f], b"");
-    assert!(stdout(&o).contains("value type   f64"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("records      f64"), "{}", stdout(&o));
     let o = tersedb(&["info", &f, "--json"], b"");
-    assert!(
-        stdout(&o).contains("\"value_type\":\"i64\""),
-        "{}",
-        stdout(&o)
-    );
+    assert!(stdout(&o).contains("\"records\":\"i64\""), "{}", stdout(&o));
 
     // A value that is not a number of the type names the line.
     let o = tersedb(
