@@ -266,6 +266,9 @@ enum BenchCommand {
     Store(StoreArgs),
     /// Codec micro-benchmarks (Upscaledb paper Fig. 6 and 7, plus ClusterData).
     Codecs(CodecsArgs),
+    /// The patched-FOR paper's experiments (Zukowski et al., "Super-Scalar RAM-CPU Cache
+    /// Compression"): Fig. 4-7, Tables 2-4 with the production PFOR / PFOR-DELTA kernels.
+    Pfor(PforArgs),
     /// Byte-string key compression schemes (Gao et al., SIGMOD 2024): insert, lookup and range
     /// throughput, bytes per key, compression ratio, tree height and fan-out per scheme.
     Strings(StringsArgs),
@@ -335,6 +338,22 @@ struct StringsArgs {
 }
 
 #[derive(Args, Debug)]
+struct PforArgs {
+    /// Smaller data and shorter measurements (a few seconds; default about a minute).
+    #[arg(long)]
+    quick: bool,
+    /// One JSON object per row (`"table"` names the figure or table).
+    #[arg(long)]
+    json: bool,
+    /// Comma-separated parts: fig4, fig5, fig6, fig7, table4, table2 (default all).
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<String>,
+    /// Seed of the data generators.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+#[derive(Args, Debug)]
 struct CodecsArgs {
     /// Fewer bit widths and shorter measurements (under 20 s).
     #[arg(long)]
@@ -397,6 +416,15 @@ fn main() -> ExitCode {
             codecs: a.codecs,
             widths: a.widths,
             seed: a.seed,
+        }),
+        Command::Bench(BenchArgs {
+            command: Some(BenchCommand::Pfor(a)),
+            ..
+        }) => bench::pfor::run(&bench::pfor::Options {
+            quick: a.quick,
+            json: a.json,
+            seed: a.seed,
+            only: a.only,
         }),
         Command::Bench(BenchArgs {
             command: Some(BenchCommand::Strings(a)),

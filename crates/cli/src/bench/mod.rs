@@ -2,6 +2,7 @@
 
 pub mod codecs;
 pub mod peers;
+pub mod pfor;
 pub mod plot;
 pub mod store;
 pub mod strings;

@@ -84,6 +84,25 @@ pub fn encode(v: &[u32], bits: Option<u32>, out: &mut [u8]) -> Result<FrameInfo>
     })
 }
 
+/// Encodes `v` as one frame of width `b` and frame of reference `base` (no search): the
+/// production encoder's LOOP1 and LOOP2, the subject of the paper's compression figure.
+#[inline]
+pub fn encode_with(v: &[u32], b: u32, base: u32, out: &mut [u8]) -> Result<FrameInfo> {
+    check_len(v.len())?;
+    if b > 32 {
+        return Err(CodecError::InvalidInput {
+            what: "bit width above 32",
+        });
+    }
+    let size = write_coded(v, b, base, out)?;
+    Ok(FrameInfo {
+        bits: b,
+        base,
+        exceptions: out[0] as usize,
+        size,
+    })
+}
+
 /// Encodes the differences of `v` from `prev` (PFOR-DELTA); see [`encode`].
 pub fn encode_delta(v: &[u32], prev: u32, bits: Option<u32>, out: &mut [u8]) -> Result<FrameInfo> {
     check_len(v.len())?;
