@@ -202,9 +202,11 @@ struct StoreArgs {
     /// Comma-separated key codecs (`none` = uncompressed); default: none and every leaf codec.
     #[arg(long, value_delimiter = ',')]
     codecs: Vec<String>,
-    /// Most keys per compressed block, start key included (0 = the codec's maximum).
-    #[arg(long, default_value_t = 0)]
-    block_size: u16,
+    /// Most keys per compressed block, start key included (0 = the codec's maximum). Several,
+    /// comma-separated (e.g. 128,256), run every codec at each size in one run and print the
+    /// Upscaledb paper's Fig. 11 table.
+    #[arg(long, value_delimiter = ',', default_value = "0")]
+    block_size: Vec<u16>,
     /// Also time SUM and COUNT queries over random key ranges covering 0.1%, 1%, 10% and 100%
     /// of the keys (query language executor), with the blocks each decodes.
     #[arg(long)]
@@ -235,7 +237,7 @@ impl StoreArgs {
             json: self.json,
             seed: self.seed,
             codecs: self.codecs,
-            block_size: self.block_size,
+            block_size: self.block_size.first().copied().unwrap_or(0),
             queries: self.queries,
             input: self.input,
             plot: self.plot,
@@ -243,6 +245,16 @@ impl StoreArgs {
     }
 
     fn run(self) -> Result<(), String> {
+        if self.block_size.len() > 1 {
+            if !self.peers.is_empty() || self.plot.is_some() || self.queries {
+                return Err(
+                    "several --block-size values compare the codecs at each size; --peers, --plot and --queries take one"
+                        .into(),
+                );
+            }
+            let sizes = self.block_size.clone();
+            return bench::block_size::run(&self.options(), &sizes);
+        }
         if self.peers.is_empty() {
             return bench::store::run(&self.options());
         }

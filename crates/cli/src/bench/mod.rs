@@ -1,5 +1,6 @@
 //! `tersedb bench ...`: benchmark harnesses.
 
+pub mod block_size;
 pub mod codecs;
 pub mod peers;
 pub mod pfor;
