@@ -35,6 +35,9 @@ struct Cli {
     command: Command,
 }
 
+// Parsed once per process: the size of the bench arguments costs nothing, boxing them would only
+// complicate the matches below.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Benchmarks; without a subcommand, the store benchmark on its default data set.

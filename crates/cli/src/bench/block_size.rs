@@ -108,8 +108,7 @@ pub fn run(opts: &Options, sizes: &[u16]) -> Result<(), String> {
             "AVG>max/2 s"
         );
     }
-    let mut rows: Vec<(Option<CodecId>, u16, Option<&Vec<Run>>)> =
-        vec![(None, 0, Some(&none_runs))];
+    let mut rows: Vec<Row> = vec![(None, 0, Some(&none_runs))];
     for (ci, &c) in codecs.iter().enumerate() {
         for (si, &size) in sizes.iter().enumerate() {
             rows.push((Some(c), size, runs[ci][si].as_ref()));
@@ -157,6 +156,10 @@ pub fn run(opts: &Options, sizes: &[u16]) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// One line of the table: codec (`None` = uncompressed), block size, its runs (`None` = the codec
+/// cannot take the size).
+type Row<'a> = (Option<CodecId>, u16, Option<&'a Vec<Run>>);
 
 /// Most keys per block the engine takes for `codec`.
 fn max_keys(codec: CodecId) -> usize {
