@@ -109,7 +109,13 @@ pub fn page_wise_sum(
     page: usize,
     buf: &mut [u32],
 ) -> Result<u64, CodecError> {
-    let per = page / N;
+    // At least one frame per page (a granule below 128 values still decodes whole frames).
+    let per = (page / N).max(1);
+    if buf.len() < per * N {
+        return Err(CodecError::InvalidInput {
+            what: "page buffer shorter than the page",
+        });
+    }
     let mut total = 0u64;
     let mut f = 0;
     while f < c.frames() {
