@@ -37,6 +37,9 @@ struct Cli {
     command: Command,
 }
 
+// Parsed once per process: the size of the bench arguments costs nothing, boxing them would only
+// complicate the matches below.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Benchmarks; without a subcommand, the store benchmark on its default data set.
@@ -291,9 +294,11 @@ struct StoreArgs {
     /// Comma-separated key codecs (`none` = uncompressed); default: none and every leaf codec.
     #[arg(long, value_delimiter = ',')]
     codecs: Vec<String>,
-    /// Most keys per compressed block, start key included (0 = the codec's maximum).
-    #[arg(long, default_value_t = 0)]
-    block_size: u16,
+    /// Most keys per compressed block, start key included (0 = the codec's maximum). Several,
+    /// comma-separated (e.g. 128,256), run every codec at each size in one run and print the
+    /// Upscaledb paper's Fig. 11 table.
+    #[arg(long, value_delimiter = ',', default_value = "0")]
+    block_size: Vec<u16>,
     /// Also time SUM and COUNT queries over random key ranges covering 0.1%, 1%, 10% and 100%
     /// of the keys (query language executor), with the blocks each decodes.
     #[arg(long)]
@@ -324,7 +329,7 @@ impl StoreArgs {
             json: self.json,
             seed: self.seed,
             codecs: self.codecs,
-            block_size: self.block_size,
+            block_size: self.block_size.first().copied().unwrap_or(0),
             queries: self.queries,
             input: self.input,
             plot: self.plot,
@@ -332,6 +337,16 @@ impl StoreArgs {
     }
 
     fn run(self) -> Result<(), String> {
+        if self.block_size.len() > 1 {
+            if !self.peers.is_empty() || self.plot.is_some() || self.queries {
+                return Err(
+                    "several --block-size values compare the codecs at each size; --peers, --plot and --queries take one"
+                        .into(),
+                );
+            }
+            let sizes = self.block_size.clone();
+            return bench::block_size::run(&self.options(), &sizes);
+        }
         if self.peers.is_empty() {
             return bench::store::run(&self.options());
         }
@@ -355,6 +370,9 @@ enum BenchCommand {
     Store(StoreArgs),
     /// Codec micro-benchmarks (Upscaledb paper Fig. 6 and 7, plus ClusterData).
     Codecs(CodecsArgs),
+    /// The patched-FOR paper's experiments (Zukowski et al., "Super-Scalar RAM-CPU Cache
+    /// Compression"): Fig. 4-7, Tables 2-4 with the production PFOR / PFOR-DELTA kernels.
+    Pfor(PforArgs),
     /// Byte-string key compression schemes (Gao et al., SIGMOD 2024): insert, lookup and range
     /// throughput, bytes per key, compression ratio, tree height and fan-out per scheme.
     Strings(StringsArgs),
@@ -421,6 +439,22 @@ struct StringsArgs {
     /// engine's, 17 = the study's 1/6).
     #[arg(long, value_parser = clap::value_parser!(u8).range(1..=25))]
     split_range: Option<u8>,
+}
+
+#[derive(Args, Debug)]
+struct PforArgs {
+    /// Smaller data and shorter measurements (a few seconds; default about a minute).
+    #[arg(long)]
+    quick: bool,
+    /// One JSON object per row (`"table"` names the figure or table).
+    #[arg(long)]
+    json: bool,
+    /// Comma-separated parts: fig4, fig5, fig6, fig7, table4, table2 (default all).
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<String>,
+    /// Seed of the data generators.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
 }
 
 #[derive(Args, Debug)]
@@ -494,6 +528,15 @@ fn main() -> ExitCode {
             codecs: a.codecs,
             widths: a.widths,
             seed: a.seed,
+        }),
+        Command::Bench(BenchArgs {
+            command: Some(BenchCommand::Pfor(a)),
+            ..
+        }) => bench::pfor::run(&bench::pfor::Options {
+            quick: a.quick,
+            json: a.json,
+            seed: a.seed,
+            only: a.only,
         }),
         Command::Bench(BenchArgs {
             command: Some(BenchCommand::Strings(a)),
