@@ -11,9 +11,17 @@ use tersedb_codecs::{Codec, CodecId};
 const FAMILIES: [(&str, &[CodecId]); 3] = [
     (
         "byte_codecs",
-        &[CodecId::VByte, CodecId::MaskedVByte, CodecId::VarIntGb, CodecId::StreamVByte],
+        &[
+            CodecId::VByte,
+            CodecId::MaskedVByte,
+            CodecId::VarIntGb,
+            CodecId::StreamVByte,
+        ],
     ),
-    ("packed_codecs", &[CodecId::Bp128, CodecId::For, CodecId::SimdFor]),
+    (
+        "packed_codecs",
+        &[CodecId::Bp128, CodecId::For, CodecId::SimdFor],
+    ),
     ("pfor_codecs", &[CodecId::Pfor, CodecId::PforDelta]),
 ];
 
@@ -21,8 +29,22 @@ fn key_sets(max: usize) -> Vec<(&'static str, Vec<u32>)> {
     vec![
         ("one", vec![77]),
         ("dense", (1000..1000 + 40).collect()),
-        ("sparse", (0..60u32).map(|i| i * 1_000_003 % 4_000_000_000).collect::<std::collections::BTreeSet<_>>().into_iter().collect()),
-        ("outliers", (0..100u32).map(|i| if i % 17 == 0 { i * 900_000 } else { i * 3 + 5 }).collect::<std::collections::BTreeSet<_>>().into_iter().collect()),
+        (
+            "sparse",
+            (0..60u32)
+                .map(|i| i * 1_000_003 % 4_000_000_000)
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect(),
+        ),
+        (
+            "outliers",
+            (0..100u32)
+                .map(|i| if i % 17 == 0 { i * 900_000 } else { i * 3 + 5 })
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect(),
+        ),
         ("full", (0..max as u32).map(|i| i * 7 + i % 5).collect()),
     ]
 }
@@ -65,7 +87,12 @@ fn codec_fuzz_seeds_are_current() {
                     let have = std::fs::read(&path).unwrap_or_else(|e| {
                         panic!("{}: {e} (TERSEDB_WRITE_SEEDS=1 writes it)", path.display())
                     });
-                    assert_eq!(have, data, "{} is stale (TERSEDB_WRITE_SEEDS=1)", path.display());
+                    assert_eq!(
+                        have,
+                        data,
+                        "{} is stale (TERSEDB_WRITE_SEEDS=1)",
+                        path.display()
+                    );
                 }
             }
         }

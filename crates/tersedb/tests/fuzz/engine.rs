@@ -64,7 +64,8 @@ fn key(kt: KeyType, n: u16) -> (Vec<u8>, KeyBuf) {
             (v.to_be_bytes().to_vec(), KeyBuf::U64(v))
         }
         _ => {
-            let b = format!("k/{:02}/{v:08}{}", n % 13, "t".repeat(usize::from(n % 5))).into_bytes();
+            let b =
+                format!("k/{:02}/{v:08}{}", n % 13, "t".repeat(usize::from(n % 5))).into_bytes();
             (b.clone(), KeyBuf::Bytes(b))
         }
     }
@@ -105,7 +106,9 @@ fn read_model(r: &ReadTxn) -> tersedb::Result<Model> {
         Err(Error::DbNotFound(_)) => return Ok(Model::new()),
         Err(e) => return Err(e),
     };
-    r.iter(&db)?.map(|i| i.map(|(k, v)| (model_key(&k), v))).collect()
+    r.iter(&db)?
+        .map(|i| i.map(|(k, v)| (model_key(&k), v)))
+        .collect()
 }
 
 struct World {
@@ -229,7 +232,10 @@ impl World {
                 self.committed = new;
                 // Readers of this process see it at once.
                 let got = read_model(&self.env.begin_read().unwrap()).expect("read after commit");
-                assert!(got == self.committed, "read after commit differs from the model");
+                assert!(
+                    got == self.committed,
+                    "read after commit differs from the model"
+                );
             }
             Err(e) => {
                 assert!(
@@ -264,7 +270,10 @@ impl World {
             assert!(got == want, "{what}: range differs from the model");
         };
         if let Some((w, db, model)) = self.txn.as_mut() {
-            let items: Vec<_> = w.range::<&KeyBuf, _>(db, &lo_k..&hi_k).expect("range").collect();
+            let items: Vec<_> = w
+                .range::<&KeyBuf, _>(db, &lo_k..&hi_k)
+                .expect("range")
+                .collect();
             run(model, items, "write txn");
             let got = w.get(db, &lo_k).expect("get");
             assert_eq!(got.as_ref(), model.get(&lo_m), "write txn get");
@@ -273,7 +282,10 @@ impl World {
         }
         let r = self.env.begin_read().expect("begin_read");
         if let Ok(db) = r.open_db(NAME) {
-            let items: Vec<_> = r.range::<&KeyBuf, _>(&db, &lo_k..&hi_k).expect("range").collect();
+            let items: Vec<_> = r
+                .range::<&KeyBuf, _>(&db, &lo_k..&hi_k)
+                .expect("range")
+                .collect();
             run(&self.committed, items, "read txn");
             let got = r.get(&db, &lo_k).expect("get");
             assert_eq!(got.as_ref(), self.committed.get(&lo_m), "read txn get");
@@ -312,7 +324,10 @@ fn walk(c: &mut tersedb::Cursor<'_>, model: &Model, lo_m: &[u8], lo_k: &KeyBuf, 
     let mut pos = first.clone();
     for _ in 0..steps % 40 {
         let Some((k, v)) = want.next() else {
-            assert!(!c.next().expect("next"), "cursor went past the model's last key");
+            assert!(
+                !c.next().expect("next"),
+                "cursor went past the model's last key"
+            );
             break;
         };
         assert!(c.next().expect("next"), "cursor stopped early");
@@ -356,13 +371,21 @@ pub fn run(data: &[u8]) {
         match op % 16 {
             // upsert / insert / erase of one key
             0..=2 => {
-                let (Some(n), Some(sel)) = (input.u16(), input.u8()) else { break };
+                let (Some(n), Some(sel)) = (input.u16(), input.u8()) else {
+                    break;
+                };
                 let (mk, k) = key(kt, n);
                 let v = value(&cfg, n, sel);
-                let Some((w, db, model)) = world.writer() else { continue };
+                let Some((w, db, model)) = world.writer() else {
+                    continue;
+                };
                 let r = match op % 16 {
                     0 => w.upsert(db, &k, &v).map(|new| {
-                        assert_eq!(new, !model.contains_key(&mk), "upsert: whether the key is new");
+                        assert_eq!(
+                            new,
+                            !model.contains_key(&mk),
+                            "upsert: whether the key is new"
+                        );
                         model.insert(mk, v);
                     }),
                     1 => match w.insert(db, &k, &v) {
@@ -384,8 +407,12 @@ pub fn run(data: &[u8]) {
             }
             // a run of keys upserted in ascending order
             3 => {
-                let (Some(n), Some(len)) = (input.u16(), input.u8()) else { break };
-                let Some((w, db, model)) = world.writer() else { continue };
+                let (Some(n), Some(len)) = (input.u16(), input.u8()) else {
+                    break;
+                };
+                let Some((w, db, model)) = world.writer() else {
+                    continue;
+                };
                 let mut failed = None;
                 for i in 0..u16::from(len) {
                     let n = n.wrapping_add(i);
@@ -407,9 +434,13 @@ pub fn run(data: &[u8]) {
             }
             // erase through a write cursor: every `step`-th key from a start
             4 => {
-                let (Some(n), Some(step)) = (input.u16(), input.u8()) else { break };
+                let (Some(n), Some(step)) = (input.u16(), input.u8()) else {
+                    break;
+                };
                 let (mk, _) = key(kt, n);
-                let Some((w, db, model)) = world.writer() else { continue };
+                let Some((w, db, model)) = world.writer() else {
+                    continue;
+                };
                 let want: Vec<Vec<u8>> = model
                     .range(mk..)
                     .step_by(usize::from(step % 8) + 1)
@@ -420,8 +451,12 @@ pub fn run(data: &[u8]) {
                     for mk in &want {
                         let mut c = w.cursor_mut(db)?;
                         let k = match kt {
-                            KeyType::U32 => KeyBuf::U32(u32::from_be_bytes(mk[..].try_into().unwrap())),
-                            KeyType::U64 => KeyBuf::U64(u64::from_be_bytes(mk[..].try_into().unwrap())),
+                            KeyType::U32 => {
+                                KeyBuf::U32(u32::from_be_bytes(mk[..].try_into().unwrap()))
+                            }
+                            KeyType::U64 => {
+                                KeyBuf::U64(u64::from_be_bytes(mk[..].try_into().unwrap()))
+                            }
                             _ => KeyBuf::Bytes(mk.clone()),
                         };
                         assert!(c.seek(&k)?, "seek missed a model key");
@@ -462,7 +497,9 @@ pub fn run(data: &[u8]) {
                     1 => world.disk.fail_nth_sync(Some(u64::from(f / 4) % 3 + 1)),
                     2 => {
                         let len = world.disk.current().len() as u64;
-                        world.disk.set_capacity(Some(len + u64::from(f / 4) % 16 * PAGE as u64));
+                        world
+                            .disk
+                            .set_capacity(Some(len + u64::from(f / 4) % 16 * PAGE as u64));
                     }
                     _ => {
                         world.disk.fail_nth_write(None);

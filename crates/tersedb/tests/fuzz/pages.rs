@@ -107,7 +107,8 @@ fn opts() -> EnvOptions {
 /// The template file of a kind: two commits (inserts, then erases and updates), so it has a
 /// free list and both meta pages in use.
 pub fn template(kind: u8, records: u8) -> Vec<u8> {
-    static CACHE: OnceLock<Mutex<HashMap<(u8, u8), Vec<u8>>>> = OnceLock::new();
+    type Templates = Mutex<HashMap<(u8, u8), Vec<u8>>>;
+    static CACHE: OnceLock<Templates> = OnceLock::new();
     let key = (kind % KINDS, records % 3);
     let cache = CACHE.get_or_init(Default::default);
     if let Some(img) = cache.lock().unwrap().get(&key) {
@@ -121,7 +122,10 @@ pub fn template(kind: u8, records: u8) -> Vec<u8> {
     let db = w.create_db("d", cfg).unwrap();
     for i in 0..n {
         let k = key_bytes(cfg.key_type, i);
-        with_key(cfg.key_type, &k, |k| w.upsert(&db, k, &value(i, cfg.record_type))).unwrap();
+        with_key(cfg.key_type, &k, |k| {
+            w.upsert(&db, k, &value(i, cfg.record_type))
+        })
+        .unwrap();
     }
     w.commit().unwrap();
     let mut w = env.begin_write().unwrap();
@@ -132,7 +136,10 @@ pub fn template(kind: u8, records: u8) -> Vec<u8> {
     }
     for i in (3..n).step_by(31) {
         let k = key_bytes(cfg.key_type, i);
-        with_key(cfg.key_type, &k, |k| w.upsert(&db, k, &value(i + 1, cfg.record_type))).unwrap();
+        with_key(cfg.key_type, &k, |k| {
+            w.upsert(&db, k, &value(i + 1, cfg.record_type))
+        })
+        .unwrap();
     }
     w.commit().unwrap();
     drop(env);
@@ -216,7 +223,10 @@ fn read_all(env: &Env, cfg: &DbConfig, clean: bool) {
                 Ok((k, _)) => {
                     let b = keybuf_bytes(&k);
                     if clean {
-                        assert!(prev.as_ref().is_none_or(|p| *p < b), "check clean but scan out of order");
+                        assert!(
+                            prev.as_ref().is_none_or(|p| *p < b),
+                            "check clean but scan out of order"
+                        );
                     }
                     prev = Some(b);
                     seen += 1;
@@ -230,7 +240,10 @@ fn read_all(env: &Env, cfg: &DbConfig, clean: bool) {
         if clean {
             assert!(!failed, "check clean but the scan failed");
             if let Ok(len) = r.len(&db) {
-                assert_eq!(len, seen, "check clean but the catalog count differs from the scan");
+                assert_eq!(
+                    len, seen,
+                    "check clean but the catalog count differs from the scan"
+                );
             }
         }
     }
@@ -240,7 +253,8 @@ fn read_all(env: &Env, cfg: &DbConfig, clean: bool) {
     let (lo, hi) = (key_bytes(kt, n / 4), key_bytes(kt, n / 2));
     let _ = with_key(kt, &lo, |lo| {
         with_key(kt, &hi, |hi| {
-            r.range(&db, lo..hi).map(|it| it.take(MAX_STEPS).take_while(|i| i.is_ok()).count())
+            r.range(&db, lo..hi)
+                .map(|it| it.take(MAX_STEPS).take_while(|i| i.is_ok()).count())
         })
     });
     if let Ok(mut c) = r.cursor(&db) {

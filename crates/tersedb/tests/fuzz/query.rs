@@ -14,7 +14,8 @@ fn env() -> &'static Env {
         let mut w = env.begin_write().unwrap();
         let cfg = DbConfig::new(KeyType::U64, RecordType::Fixed(8)).with_value_type(ValueType::I64);
         let db = w.create_db("db", cfg).unwrap();
-        let keys = (0..300u64).chain([u32::MAX as u64, u32::MAX as u64 + 1, u64::MAX - 1, u64::MAX]);
+        let keys =
+            (0..300u64).chain([u32::MAX as u64, u32::MAX as u64 + 1, u64::MAX - 1, u64::MAX]);
         for (i, k) in keys.enumerate() {
             let v: i64 = match i % 5 {
                 0 => i64::MIN,
