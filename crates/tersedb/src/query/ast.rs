@@ -238,6 +238,30 @@ impl ArithOp {
 }
 
 impl Expr {
+    /// How deep the printed text nests, counted as the parser counts (each parenthesis, each
+    /// `SELECT`, each `NOT`): see [`Query::print_nesting`].
+    fn print_nesting(&self) -> usize {
+        match self {
+            Expr::Int(_) | Expr::Float(_) | Expr::Str(_) => 0,
+            Expr::Bin { .. } => 1 + self.chain_nesting(),
+            Expr::Subquery(q) => 1 + q.print_nesting(),
+        }
+    }
+
+    /// [`Expr::print_nesting`] of what [`Expr::fmt_chain`] prints.
+    fn chain_nesting(&self) -> usize {
+        match self {
+            Expr::Bin { op, l, r, .. } => {
+                let left = match &**l {
+                    Expr::Bin { op: lop, .. } if lop.class() == op.class() => l.chain_nesting(),
+                    _ => l.print_nesting(),
+                };
+                left.max(r.print_nesting())
+            }
+            e => e.print_nesting(),
+        }
+    }
+
     /// A binary operation without its outer parentheses: a left operand of the same class is
     /// printed bare (`1 + 2 - 3` parses back left-deep), so long chains print flat and parse
     /// back within the parser's nesting limit.
@@ -386,6 +410,38 @@ impl Pred {
 }
 
 impl Pred {
+    /// See [`Query::print_nesting`].
+    fn print_nesting(&self) -> usize {
+        match self {
+            Pred::Cmp { value, .. } => value.print_nesting(),
+            Pred::Between { lo, hi, .. } => lo.print_nesting().max(hi.print_nesting()),
+            Pred::In { list, .. } => list.iter().map(Expr::print_nesting).max().unwrap_or(0),
+            Pred::Like { .. } => 0,
+            Pred::And(..) | Pred::Or(..) => 1 + self.chain_nesting(),
+            // `NOT (p)`: the NOT and the parenthesis.
+            Pred::Not(p) => 2 + p.print_nesting(),
+        }
+    }
+
+    /// [`Pred::print_nesting`] of what [`Pred::fmt_chain`] prints.
+    fn chain_nesting(&self) -> usize {
+        match self {
+            Pred::And(l, r) | Pred::Or(l, r) => {
+                let same = matches!(
+                    (self, &**l),
+                    (Pred::And(..), Pred::And(..)) | (Pred::Or(..), Pred::Or(..))
+                );
+                let left = if same {
+                    l.chain_nesting()
+                } else {
+                    l.print_nesting()
+                };
+                left.max(r.print_nesting())
+            }
+            p => p.print_nesting(),
+        }
+    }
+
     /// AND / OR without outer parentheses; a left operand with the same connective is printed
     /// bare (`a AND b AND c` parses back left-deep).
     fn fmt_chain(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -508,6 +564,15 @@ impl Query {
             limit: None,
             offset: 0,
         }
+    }
+    /// How deep the printed query nests, counted as the parser counts against its limit
+    /// (`parse::MAX_NESTING`): the `SELECT`, each parenthesis and each `NOT`. Printing puts
+    /// every operation in parentheses, so text can nest less than its printed form (`-x` and
+    /// `1 + 2 * 3` need none); the parser refuses what would print deeper than the limit, so
+    /// that every parsed query prints as text that parses. Recursion is bounded by the tree
+    /// depth the parser allows.
+    pub fn print_nesting(&self) -> usize {
+        1 + self.filter.as_ref().map_or(0, Pred::print_nesting)
     }
     /// Adds an aggregate to the SELECT list.
     pub fn select(mut self, f: AggFunc) -> Query {

@@ -1047,6 +1047,16 @@ impl Query {
         if *p.peek() != Tok::End {
             return Err(p.unexpected("the end of the query"));
         }
+        // Printing parenthesises every operation: refuse what would print too deep to parse.
+        if q.print_nesting() > MAX_NESTING {
+            return Err(syntax(
+                1,
+                format!(
+                    "nested more than {MAX_NESTING} levels deep once every operation is in \
+                     parentheses"
+                ),
+            ));
+        }
         Ok(q)
     }
 }
