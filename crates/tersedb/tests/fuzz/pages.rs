@@ -24,8 +24,9 @@ use tersedb::{
 };
 
 pub const PAGE: usize = 1024;
-/// List kinds: u32, u64, Binary(6), then 9 codecs, then 8 string schemes.
-pub const KINDS: u8 = 3 + 9 + 8;
+/// List kinds: u32, u64, Binary(6), then 9 codecs, then 8 string schemes, then the 9 codecs on
+/// u64 keys, then `auto` on u32 and on u64 keys.
+pub const KINDS: u8 = 3 + 9 + 8 + 9 + 2;
 /// Most steps any scan or cursor walk takes (the templates hold fewer keys).
 const MAX_STEPS: usize = 5000;
 
@@ -42,8 +43,13 @@ fn config(kind: u8, records: u8) -> DbConfig {
         k @ 3..=11 => DbConfig::new(KeyType::U32, rec)
             .with_codec(Some(CodecId::ALL[usize::from(k - 3)]))
             .with_block_size(if k % 2 == 0 { 0 } else { 24 }),
-        k => DbConfig::new(KeyType::VarBinary, rec)
+        k @ 12..=19 => DbConfig::new(KeyType::VarBinary, rec)
             .with_key_scheme(KeyScheme::ALL[usize::from(k - 12)]),
+        k @ 20..=28 => DbConfig::new(KeyType::U64, rec)
+            .with_codec(Some(CodecId::ALL[usize::from(k - 20)]))
+            .with_block_size(if k % 2 == 0 { 0 } else { 24 }),
+        29 => DbConfig::new(KeyType::U32, rec).with_auto_codec(true),
+        _ => DbConfig::new(KeyType::U64, rec).with_auto_codec(true),
     };
     if rec == RecordType::Fixed(4) {
         cfg.with_value_type(ValueType::U32)
