@@ -5,34 +5,10 @@
 //! newest meta page never rolls back silently: `export` shows the newest commit (from the meta's
 //! copy) or fails naming the meta page, and `recover` rolls back only when asked.
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+mod common;
 
-fn tersedb(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tersedb"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run tersedb");
-    // A command that fails before reading its input (a bad option) closes the pipe: the write
-    // may then fail with BrokenPipe, which is the command's business, not the test's.
-    if let Err(e) = child.stdin.take().unwrap().write_all(stdin) {
-        assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "{e}");
-    }
-    child.wait_with_output().unwrap()
-}
-
-fn temp(name: &str) -> String {
-    let p = std::env::temp_dir().join(format!("tersedb-cli-{}-{name}.tdb", std::process::id()));
-    let _ = std::fs::remove_file(&p);
-    p.to_string_lossy().into_owned()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
+use common::{stdout, temp, tersedb};
+use std::process::Output;
 
 #[test]
 fn import_export_round_trip_every_key_type() {

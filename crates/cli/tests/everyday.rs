@@ -5,51 +5,22 @@
 //! database, an absent key), `get`, `drop`, `export` ranges, queries as CSV and JSON (errors
 //! too), and `info`'s size breakdown adding up.
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+mod common;
 
-fn tersedb(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tersedb"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run tersedb");
-    if let Err(e) = child.stdin.take().unwrap().write_all(stdin) {
-        assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "{e}");
-    }
-    child.wait_with_output().unwrap()
-}
-
-fn temp(name: &str) -> String {
-    let p = std::env::temp_dir().join(format!(
-        "tersedb-everyday-{}-{name}.tdb",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_file(&p);
-    p.to_string_lossy().into_owned()
-}
-
-fn out(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-fn err(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use common::{stderr, stdout, temp, tersedb};
 
 /// Imports `input` and returns the export of the database.
 fn round(f: &str, args: &[&str], input: &str) -> String {
     let mut a = vec!["import", f];
     a.extend_from_slice(args);
     let o = tersedb(&a, input.as_bytes());
-    assert!(o.status.success(), "{args:?}: {}", err(&o));
+    assert!(o.status.success(), "{args:?}: {}", stderr(&o));
     let db = args
         .iter()
         .position(|&x| x == "--db")
         .map(|i| args[i + 1])
         .unwrap();
-    out(&tersedb(&["export", f, "--db", db], b""))
+    stdout(&tersedb(&["export", f, "--db", db], b""))
 }
 
 #[test]
@@ -115,10 +86,14 @@ fn every_import_format() {
         ],
         b"1,10\n2,NA\n3,\n4,-20\n",
     );
-    assert!(o.status.success(), "{}", err(&o));
-    assert!(err(&o).contains("2 lines without a value"), "{}", err(&o));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("2 lines without a value"),
+        "{}",
+        stderr(&o)
+    );
     assert_eq!(
-        out(&tersedb(&["export", &f, "--db", "na"], b"")),
+        stdout(&tersedb(&["export", &f, "--db", "na"], b"")),
         "1\t10\n4\t-20\n"
     );
     // Keys only, in any of the formats.
@@ -147,14 +122,14 @@ fn timestamps_in_and_out() {
         ],
         input.as_bytes(),
     );
-    assert!(o.status.success(), "{}", err(&o));
+    assert!(o.status.success(), "{}", stderr(&o));
     let o = tersedb(&["export", &f, "--timestamps", "s"], b"");
     assert_eq!(
-        out(&o),
+        stdout(&o),
         "2024-03-01T00:00:00Z\t1.5\n2024-03-01T06:00:00Z\t2.5\n2024-03-02T00:00:00Z\t4\n"
     );
     let o = tersedb(&["export", &f, "--timestamps", "ms", "--limit", "1"], b"");
-    assert_eq!(out(&o), "1970-01-20T18:47:31.200Z\t1.5\n");
+    assert_eq!(stdout(&o), "1970-01-20T18:47:31.200Z\t1.5\n");
     let o = tersedb(
         &[
             "export",
@@ -169,14 +144,14 @@ fn timestamps_in_and_out() {
         b"",
     );
     assert_eq!(
-        out(&o),
+        stdout(&o),
         "2024-03-01T06:00:00Z\t2.5\n2024-03-02T00:00:00Z\t4\n"
     );
     let o = tersedb(
         &["get", &f, "--timestamps", "s", "2024-03-01 06:00:00"],
         b"",
     );
-    assert_eq!(out(&o), "2024-03-01T06:00:00Z\t2.5\n");
+    assert_eq!(stdout(&o), "2024-03-01T06:00:00Z\t2.5\n");
     // Daily averages: GROUP BY a bucket of 86400 seconds.
     let o = tersedb(
         &[
@@ -185,9 +160,9 @@ fn timestamps_in_and_out() {
         ],
         b"",
     );
-    assert!(o.status.success(), "{}", err(&o));
+    assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(
-        out(&o),
+        stdout(&o),
         "day,n,AVG(record)\r\n1709251200,2,2\r\n1709337600,1,4\n"
     );
     // A fraction finer than the unit, and a key before 1970, name the line.
@@ -196,18 +171,18 @@ fn timestamps_in_and_out() {
         b"2024-03-01T00:00:00.5Z,1\n",
     );
     assert!(
-        err(&o).contains("line 1") && err(&o).contains("finer"),
+        stderr(&o).contains("line 1") && stderr(&o).contains("finer"),
         "{}",
-        err(&o)
+        stderr(&o)
     );
     let o = tersedb(
         &["import", &f, "--db", "delay", "--timestamps", "s"],
         b"2024-03-05T00:00:00Z,1\n1969-07-20T20:17:00Z,2\n",
     );
     assert!(
-        err(&o).contains("line 2") && err(&o).contains("1970"),
+        stderr(&o).contains("line 2") && stderr(&o).contains("1970"),
         "{}",
-        err(&o)
+        stderr(&o)
     );
     let _ = std::fs::remove_file(&f);
 }
@@ -220,7 +195,7 @@ fn import_errors_name_the_line_or_the_option() {
         b"1,2\n2,3,4\n",
     );
     assert!(!o.status.success());
-    assert!(err(&o).contains("line 2: 3 fields"), "{}", err(&o));
+    assert!(stderr(&o).contains("line 2: 3 fields"), "{}", stderr(&o));
     let o = tersedb(
         &[
             "import",
@@ -234,14 +209,18 @@ fn import_errors_name_the_line_or_the_option() {
         ],
         b"1,2\n2,NA\n",
     );
-    assert!(err(&o).contains("line 2: no value"), "{}", err(&o));
+    assert!(stderr(&o).contains("line 2: no value"), "{}", stderr(&o));
     let o = tersedb(
         &["import", &f, "--db", "a", "--record-type", "u32"],
         b"1,2\n\"3,4\n",
     );
-    assert!(err(&o).contains("line 2: unterminated"), "{}", err(&o));
+    assert!(
+        stderr(&o).contains("line 2: unterminated"),
+        "{}",
+        stderr(&o)
+    );
     let o = tersedb(&["import", &f, "--db", "a", "--delimiter", "::"], b"1\n");
-    assert!(err(&o).contains("--delimiter"), "{}", err(&o));
+    assert!(stderr(&o).contains("--delimiter"), "{}", stderr(&o));
     // Options a file or database cannot take are refused, not ignored.
     assert!(tersedb(
         &["import", &f, "--db", "a", "--record-type", "u32"],
@@ -254,39 +233,39 @@ fn import_errors_name_the_line_or_the_option() {
         b"5,6\n",
     );
     assert!(
-        err(&o).contains("--page-size 4096 applies to a new file"),
+        stderr(&o).contains("--page-size 4096 applies to a new file"),
         "{}",
-        err(&o)
+        stderr(&o)
     );
     let o = tersedb(&["import", &f, "--db", "a", "--key-type", "u64"], b"5,6\n");
     assert!(
-        err(&o).contains("exists with key type u32, not u64"),
+        stderr(&o).contains("exists with key type u32, not u64"),
         "{}",
-        err(&o)
+        stderr(&o)
     );
     let o = tersedb(&["import", &f, "--db", "a", "--block-size", "32"], b"5,6\n");
-    assert!(err(&o).contains("keys per block"), "{}", err(&o));
+    assert!(stderr(&o).contains("keys per block"), "{}", stderr(&o));
     let o = tersedb(&["import", &f, "--db", "a", "--timestamps", "s"], b"x\n");
-    assert!(err(&o).contains("line 1"), "{}", err(&o));
+    assert!(stderr(&o).contains("line 1"), "{}", stderr(&o));
     // One database: --db may be left out; with two it must be given.
     assert!(tersedb(&["import", &f], b"7,8\n").status.success());
-    assert_eq!(out(&tersedb(&["export", &f], b"")), "1\t2\n7\t8\n");
+    assert_eq!(stdout(&tersedb(&["export", &f], b"")), "1\t2\n7\t8\n");
     assert!(tersedb(&["import", &f, "--db", "b"], b"1\n")
         .status
         .success());
     let o = tersedb(&["export", &f], b"");
     assert!(
-        err(&o).contains("2 databases (\"a\", \"b\")"),
+        stderr(&o).contains("2 databases (\"a\", \"b\")"),
         "{}",
-        err(&o)
+        stderr(&o)
     );
     let o = tersedb(&["export", &f, "--db", "A"], b"");
-    assert!(err(&o).contains("did you mean \"a\"?"), "{}", err(&o));
+    assert!(stderr(&o).contains("did you mean \"a\"?"), "{}", stderr(&o));
     let o = tersedb(&["import", &temp("fresh")], b"1\n");
     assert!(
-        err(&o).contains("name the one to create with --db"),
+        stderr(&o).contains("name the one to create with --db"),
         "{}",
-        err(&o)
+        stderr(&o)
     );
     let _ = std::fs::remove_file(&f);
 }
@@ -303,40 +282,40 @@ fn get_drop_and_export_ranges() {
     .success());
     let o = tersedb(&["get", &f, "9", "12"], b"");
     assert!(o.status.success());
-    assert_eq!(out(&o), "9\t3\n12\t4\n");
+    assert_eq!(stdout(&o), "9\t3\n12\t4\n");
     let o = tersedb(&["get", &f, "9", "10"], b"");
     assert!(!o.status.success());
-    assert_eq!(out(&o), "9\t3\n");
+    assert_eq!(stdout(&o), "9\t3\n");
     assert!(
-        err(&o).contains("1 of 2 keys not in \"t\": 10"),
+        stderr(&o).contains("1 of 2 keys not in \"t\": 10"),
         "{}",
-        err(&o)
+        stderr(&o)
     );
     let o = tersedb(&["get", &f, "--json", "9", "10"], b"");
     assert!(!o.status.success());
     assert_eq!(
-        out(&o),
+        stdout(&o),
         "[{\"key\":9,\"value\":3,\"found\":true},{\"key\":10,\"value\":null,\"found\":false}]\n"
     );
     let o = tersedb(&["get", &f, "nine"], b"");
-    assert!(err(&o).contains("\"nine\""), "{}", err(&o));
+    assert!(stderr(&o).contains("\"nine\""), "{}", stderr(&o));
     let o = tersedb(&["export", &f, "--from", "10", "--to", "20"], b"");
-    assert_eq!(out(&o), "12\t4\n15\t5\n18\t6\n");
+    assert_eq!(stdout(&o), "12\t4\n15\t5\n18\t6\n");
     let o = tersedb(&["export", &f, "--from", "290", "--limit", "5"], b"");
-    assert_eq!(out(&o), "291\t97\n294\t98\n297\t99\n");
+    assert_eq!(stdout(&o), "291\t97\n294\t98\n297\t99\n");
     let o = tersedb(&["export", &f, "--limit", "2"], b"");
-    assert_eq!(out(&o), "0\t0\n3\t1\n");
+    assert_eq!(stdout(&o), "0\t0\n3\t1\n");
     let o = tersedb(&["drop", &f, "--db", "tt"], b"");
-    assert!(err(&o).contains("did you mean \"t\"?"), "{}", err(&o));
+    assert!(stderr(&o).contains("did you mean \"t\"?"), "{}", stderr(&o));
     let o = tersedb(&["drop", &f, "--db", "t"], b"");
-    assert!(o.status.success(), "{}", err(&o));
+    assert!(o.status.success(), "{}", stderr(&o));
     assert!(
-        err(&o).contains("dropped database \"t\" (100 keys)"),
+        stderr(&o).contains("dropped database \"t\" (100 keys)"),
         "{}",
-        err(&o)
+        stderr(&o)
     );
     let o = tersedb(&["export", &f], b"");
-    assert!(err(&o).contains("has no database"), "{}", err(&o));
+    assert!(stderr(&o).contains("has no database"), "{}", stderr(&o));
     assert!(tersedb(&["check", &f], b"").status.success());
     let _ = std::fs::remove_file(&f);
 }
@@ -359,7 +338,7 @@ fn queries_as_csv_and_json_errors_as_json() {
         ],
         b"",
     );
-    assert_eq!(out(&o), "key,record\r\n3,9\r\n2,7\n");
+    assert_eq!(stdout(&o), "key,record\r\n3,9\r\n2,7\n");
     let o = tersedb(
         &[
             "query",
@@ -369,7 +348,7 @@ fn queries_as_csv_and_json_errors_as_json() {
         ],
         b"",
     );
-    assert_eq!(out(&o), "{\"columns\":[\"k\"],\"rows\":[[2]]}\n");
+    assert_eq!(stdout(&o), "{\"columns\":[\"k\"],\"rows\":[[2]]}\n");
     let o = tersedb(
         &[
             "query",
@@ -378,25 +357,25 @@ fn queries_as_csv_and_json_errors_as_json() {
         ],
         b"",
     );
-    assert!(out(&o).contains("(3 rows)"), "{}", out(&o));
+    assert!(stdout(&o).contains("(3 rows)"), "{}", stdout(&o));
     let o = tersedb(&["query", &f, "--json", "SELECT COUNT(*) FROM dealy"], b"");
     assert!(!o.status.success());
     assert_eq!(
-        out(&o),
+        stdout(&o),
         "{\"error\":\"no database named \\\"dealy\\\" (did you mean \\\"delay\\\"?)\"}\n"
     );
     let o = tersedb(&["query", &f, "--json", "SELECT SUM(keys) FROM delay"], b"");
     assert!(
-        out(&o).starts_with(
+        stdout(&o).starts_with(
             "{\"error\":\"syntax error at column 12: unknown column keys (did you mean key?)"
         ),
         "{}",
-        out(&o)
+        stdout(&o)
     );
     let o = tersedb(&["info", "--json", &temp("absent")], b"");
-    assert!(out(&o).starts_with("{\"error\":"), "{}", out(&o));
+    assert!(stdout(&o).starts_with("{\"error\":"), "{}", stdout(&o));
     let o = tersedb(&["check", "--json", &f], b"");
-    assert!(out(&o).contains("\"clean\":true"), "{}", out(&o));
+    assert!(stdout(&o).contains("\"clean\":true"), "{}", stdout(&o));
     let _ = std::fs::remove_file(&f);
 }
 
@@ -435,14 +414,14 @@ fn info_explains_every_byte() {
             ],
             lines.as_bytes(),
         );
-        assert!(o.status.success(), "{}", err(&o));
+        assert!(o.status.success(), "{}", stderr(&o));
     }
     // Some free pages.
     assert!(tersedb(&["erase", &f, "--db", "plain"], b"0\n7\n14\n")
         .status
         .success());
     let o = tersedb(&["info", &f, "--json"], b"");
-    let j = out(&o);
+    let j = stdout(&o);
     let file = std::fs::metadata(&f).unwrap().len();
     assert_eq!(field(&j, "file_bytes"), file);
     assert_eq!(
@@ -468,7 +447,7 @@ fn info_explains_every_byte() {
         j.contains("\"key_type\":\"u32\",\"records\":\"u32\""),
         "{j}"
     );
-    let t = out(&tersedb(&["info", &f], b""));
+    let t = stdout(&tersedb(&["info", &f], b""));
     for word in [
         "key bytes",
         "record bytes",
