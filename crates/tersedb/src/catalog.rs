@@ -9,7 +9,7 @@
 //!        [29 key scheme: 0 none, 1 head, 2 tail, 3 head-tail, 4 db2, 5 wiredtiger, 6 myisam,
 //!         7 pkb][30 scheme parameter][31 split range, percent]
 //! key type: 1 u32, 2 u64, 3 fixed-length binary, 4 variable-length binary
-//! record type: 0 none, 1 fixed size, 2 variable size
+//! record type: 0 none, 1 fixed size, 2 variable size, 3 fixed size compressed (numrecs.rs)
 //! ```
 
 use crate::btree::{tree, KeyType, RecordType, Spec};
@@ -65,6 +65,7 @@ impl Entry {
         b[2..4].copy_from_slice(&klen.to_le_bytes());
         let (rt, rsize) = match self.config.record_type {
             RecordType::None => (0, 0),
+            RecordType::Fixed(n) if self.config.compress_records => (3, n),
             RecordType::Fixed(n) => (1, n),
             RecordType::Variable => (2, 0),
         };
@@ -111,10 +112,11 @@ impl Entry {
         let rsize = u32::from_le_bytes([b[5], b[6], b[7], b[8]]);
         let record_type = match b[4] {
             0 => RecordType::None,
-            1 => RecordType::Fixed(rsize),
+            1 | 3 => RecordType::Fixed(rsize),
             2 => RecordType::Variable,
             _ => return Err(bad("unknown record type")),
         };
+        let compress_records = b[4] == 3;
         let auto = b[25] == AUTO_CODEC_ID;
         let key_codec = match b[25] {
             0 | AUTO_CODEC_ID => None,
@@ -153,7 +155,8 @@ impl Entry {
                 .with_value_type(value_type)
                 .with_key_scheme(key_scheme)
                 .with_scheme_param(b[30])
-                .with_split_range(b[31]),
+                .with_split_range(b[31])
+                .with_compressed_records(compress_records),
             root,
             count,
         })

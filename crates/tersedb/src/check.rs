@@ -189,7 +189,8 @@ impl TreeWalk<'_> {
         let page = self.src.page(id)?;
         let l = Layout::read(&page, id, &self.spec)?;
         self.stats.height = self.stats.height.max(depth + 1);
-        self.stats.used_bytes += l.used(&page)? as u64;
+        let used = l.used(&page)? as u64;
+        self.stats.used_bytes += used;
         let kb = l
             .keys
             .used(l.kregion(&page), l.count)
@@ -197,6 +198,7 @@ impl TreeWalk<'_> {
         self.stats.key_bytes += kb;
         if l.leaf {
             self.stats.leaf_key_bytes += kb;
+            self.stats.leaf_record_bytes += used - kb;
         } else {
             self.stats.branch_keys += l.count as u64;
         }

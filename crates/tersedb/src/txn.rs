@@ -148,7 +148,8 @@ pub(crate) fn stats(src: &dyn PageSource, spec: &Spec, e: &Entry) -> Result<DbSt
             } else {
                 s.branch_pages += 1;
             }
-            s.used_bytes += l.used(page)? as u64;
+            let used = l.used(page)? as u64;
+            s.used_bytes += used;
             let kb = l
                 .keys
                 .used(l.kregion(page), l.count)
@@ -156,6 +157,7 @@ pub(crate) fn stats(src: &dyn PageSource, spec: &Spec, e: &Entry) -> Result<DbSt
             s.key_bytes += kb;
             if l.leaf {
                 s.leaf_key_bytes += kb;
+                s.leaf_record_bytes += used - kb;
             } else {
                 s.branch_keys += l.count as u64;
             }

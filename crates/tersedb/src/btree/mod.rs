@@ -25,6 +25,7 @@ pub(crate) mod db2;
 pub mod fold;
 pub(crate) mod keys;
 pub(crate) mod node;
+pub(crate) mod numrecs;
 pub(crate) mod overflow;
 pub(crate) mod packed;
 pub(crate) mod records;
@@ -439,6 +440,26 @@ impl Spec {
                 });
             }
         }
+        if c.compress_records {
+            let num = match c.value_type {
+                crate::db::ValueType::I64 => numrecs::Num::Signed,
+                crate::db::ValueType::F64 => numrecs::Num::Float,
+                _ => numrecs::Num::Unsigned,
+            };
+            spec.recs = match c.record_type {
+                RecordType::Fixed(w @ 1..=8) => RecordList::Packed(numrecs::NumRecs {
+                    width: w as u8,
+                    num,
+                    chunk: numrecs::chunk_for(page_size, w as usize),
+                }),
+                other => {
+                    return Err(Error::InvalidArgument(format!(
+                        "compressed records need fixed-size records of 1 to 8 bytes, the \
+                         database has {other:?}"
+                    )))
+                }
+            };
+        }
         let scheme = c.key_scheme;
         if scheme == KeyScheme::None {
             if c.scheme_param != 0 || c.split_range != 0 {
@@ -549,6 +570,7 @@ impl Spec {
         c.with_key_scheme(self.key_scheme())
             .with_scheme_param(param)
             .with_split_range(self.tail)
+            .with_compressed_records(!self.recs.cost_is_exact())
     }
 
     /// The KeyList of a leaf (`true`) or branch.
@@ -558,6 +580,12 @@ impl Spec {
         } else {
             self.branch_keys
         }
+    }
+
+    /// Whether leaves are split when a change finds no room rather than on the way down: the
+    /// cost of one entry depends on the compressed block or chunk it lands in.
+    pub fn leaves_split_on_insert(&self) -> bool {
+        !self.leaf_keys.cost_is_exact() || !self.recs.cost_is_exact()
     }
 
     /// The RecordList of a leaf (`true`) or branch (child ids).
@@ -660,6 +688,7 @@ impl Spec {
         match self.recs {
             RecordList::None => 0,
             RecordList::Fixed(n) => n,
+            RecordList::Packed(p) => p.width as usize,
             RecordList::Var => {
                 if value_len <= self.limits.max_inline_record {
                     1 + value_len

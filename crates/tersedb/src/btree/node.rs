@@ -3,6 +3,7 @@
 //! and merges). See the module docs of `btree` for the byte layout.
 
 use super::keys::Fit;
+use super::records::Rec;
 use super::slots::{le_u16, le_u32, le_u64, Fault};
 use super::strkeys::KeyShare;
 use super::{Key, KeyList, RecordList, Spec, BRANCH_HEADER, LEAF_HEADER};
@@ -142,9 +143,9 @@ impl Layout {
             .map_err(|f| self.err(f))
     }
     #[inline]
-    pub fn record_raw<'p>(&self, page: &'p [u8], i: usize) -> Result<&'p [u8]> {
+    pub fn record_raw<'p>(&self, page: &'p [u8], i: usize) -> Result<Rec<'p>> {
         self.recs
-            .raw(self.rregion(page), self.count, i)
+            .get(self.rregion(page), self.count, i)
             .map_err(|f| self.err(f))
     }
     #[inline]
@@ -188,7 +189,7 @@ impl Layout {
         let id = if i == 0 {
             le_u64(&page[OFF_CHILD0..])
         } else {
-            le_u64(self.record_raw(page, i - 1)?)
+            le_u64(&self.record_raw(page, i - 1)?)
         };
         if id < 2 {
             return Err(corrupt(self.id, format!("child pointer {i} is {id}")));
@@ -285,11 +286,15 @@ pub fn insert(page: &mut [u8], l: &mut Layout, i: usize, key: &[u8], rec: &[u8])
     if i > n {
         return Err(corrupt(l.id, "insert position out of range"));
     }
-    let ru = l.recs.used(l.rregion(page), n).map_err(|f| l.err(f))?;
-    let rc = l.recs.cost(rec.len());
     let cap = l.capacity();
     let mut vacuumized = false;
     for _ in 0..4 {
+        // Measured each round: a vacuum may have repacked the records.
+        let ru = l.recs.used(l.rregion(page), n).map_err(|f| l.err(f))?;
+        let rc = l
+            .recs
+            .insert_cost(l.rregion(page), n, i, rec)
+            .map_err(|f| l.err(f))?;
         if ru + rc > l.psize - l.rstart {
             // The records need room first.
             let ku = l.keys.used(l.kregion(page), n).map_err(|f| l.err(f))?;
@@ -371,36 +376,51 @@ fn make_room(
     Ok(false)
 }
 
-/// Vacuumizes the KeyList; true when bytes were freed.
+/// Vacuumizes both lists; true when bytes were freed.
 fn vacuum(page: &mut [u8], l: &Layout) -> Result<bool> {
     let (hdr, rs) = (l.hdr, l.rstart);
-    Ok(l.keys
+    let k = l
+        .keys
         .vacuumize(&mut page[hdr..rs], l.count)
-        .map_err(|f| l.err(f))?
-        > 0)
+        .map_err(|f| l.err(f))?;
+    let r = l
+        .recs
+        .vacuumize(&mut page[rs..], l.count)
+        .map_err(|f| l.err(f))?;
+    Ok(k + r > 0)
 }
 
 /// Replaces the stored record of entry `i` (a leaf), moving the region boundary when needed.
 /// False, changing nothing, when the node has no room.
 pub fn set_record(page: &mut [u8], l: &mut Layout, i: usize, rec: &[u8]) -> Result<bool> {
     let n = l.count;
-    let ku = l.keys.used(l.kregion(page), n).map_err(|f| l.err(f))?;
-    let ru = l.recs.used(l.rregion(page), n).map_err(|f| l.err(f))?;
-    let old = l.record_raw(page, i)?.len();
-    let ru2 = ru - l.recs.cost(old) + l.recs.cost(rec.len());
-    if ru2 > l.psize - l.rstart {
-        if ku + ru2 > l.capacity() {
-            return Ok(false);
-        }
-        let rrange = rrange_for(l.keys, l.recs, l.capacity(), ku, ru2);
-        move_boundary(page, l, ru, rrange);
+    if i >= n {
+        return Err(corrupt(l.id, "record index out of range"));
     }
-    let rs = l.rstart;
-    l.recs.remove(&mut page[rs..], n, i).map_err(|f| l.err(f))?;
-    l.recs
-        .insert(&mut page[rs..], n - 1, i, rec)
-        .map_err(|f| l.err(f))?;
-    Ok(true)
+    for round in 0..2 {
+        let ku = l.keys.used(l.kregion(page), n).map_err(|f| l.err(f))?;
+        let ru = l.recs.used(l.rregion(page), n).map_err(|f| l.err(f))?;
+        let ru2 = l
+            .recs
+            .used_after_set(l.rregion(page), n, i, rec)
+            .map_err(|f| l.err(f))?;
+        if ru2 > l.psize - l.rstart {
+            if ku + ru2 > l.capacity() {
+                if round == 0 && vacuum(page, l)? {
+                    continue;
+                }
+                return Ok(false);
+            }
+            let rrange = rrange_for(l.keys, l.recs, l.capacity(), ku, ru2);
+            move_boundary(page, l, ru, rrange);
+        }
+        let rs = l.rstart;
+        l.recs
+            .replace(&mut page[rs..], n, i, rec)
+            .map_err(|f| l.err(f))?;
+        return Ok(true);
+    }
+    Ok(false)
 }
 
 /// Makes the KeyList smaller when its kind can (compressed blocks repacked, DB2 prefix groups
@@ -418,9 +438,9 @@ pub fn reorganize(page: &mut [u8], l: &Layout, spec: &Spec) -> Result<bool> {
 /// but a repack, only for a compressed leaf without room for a block that grows.
 pub fn remove(page: &mut [u8], l: &mut Layout, i: usize) -> Result<bool> {
     let n = l.count;
-    let ru = l.recs.used(l.rregion(page), n).map_err(|f| l.err(f))?;
     let mut vacuumized = false;
     for _ in 0..3 {
+        let ru = l.recs.used(l.rregion(page), n).map_err(|f| l.err(f))?;
         let (hdr, rs) = (l.hdr, l.rstart);
         match l
             .keys
@@ -493,8 +513,8 @@ impl Entries {
         let mut i = 0;
         l.keys
             .for_each_key(l.kregion(page), n, |k| {
-                let r = l.recs.raw(rregion, n, i)?;
-                self.push(k, r);
+                let r = l.recs.get(rregion, n, i)?;
+                self.push(k, &r);
                 i += 1;
                 Ok(())
             })
@@ -588,7 +608,7 @@ pub fn build_image<'r>(
     let rl = spec.records(leaf);
     let hdr = if leaf { LEAF_HEADER } else { BRANCH_HEADER };
     let cap = spec.page_size - hdr;
-    let ru: usize = recs.clone().map(|r| rl.cost(r.len())).sum();
+    let ru = rl.cost_of(recs.clone()).map_err(|f| corrupt(id, f.0))?;
     if img.len() + ru > cap {
         return Err(corrupt(id, "rebuilt node does not fit its page"));
     }
@@ -597,12 +617,9 @@ pub fn build_image<'r>(
     let rrange = rrange_for(spec.keys(leaf), rl, cap, img.len(), ru);
     write_rrange(page, rrange);
     let rs = spec.page_size - rrange;
-    let mut n = 0;
-    for r in recs {
-        rl.insert(&mut page[rs..], n, n, r)
-            .map_err(|f| corrupt(id, f.0))?;
-        n += 1;
-    }
+    let n = rl
+        .fill(&mut page[rs..], recs)
+        .map_err(|f| corrupt(id, f.0))?;
     write_count(page, n);
     // The image must hold exactly `n` keys.
     let l = Layout::read(page, id, spec)?;

@@ -11,6 +11,7 @@
 //! chain is an error after at most that many pages.
 
 use super::node::corrupt;
+use super::records::Rec;
 use super::slots::{le_u32, le_u64};
 use super::Spec;
 use crate::error::{PageId, Result};
@@ -24,17 +25,18 @@ pub const HEADER: usize = 24;
 /// A stored variable-size record, decoded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stored<'a> {
-    Inline(&'a [u8]),
+    Inline(Rec<'a>),
     Overflow { first: PageId, len: u64 },
 }
 
 /// Decodes a stored record of a leaf (`leaf` names the page for errors).
-pub fn decode<'a>(spec: &Spec, raw: &'a [u8], leaf: PageId) -> Result<Stored<'a>> {
-    if spec.recs != super::RecordList::Var {
-        return Ok(Stored::Inline(raw));
-    }
+pub fn decode<'a>(spec: &Spec, rec: Rec<'a>, leaf: PageId) -> Result<Stored<'a>> {
+    let raw = match rec {
+        Rec::Page(raw) if spec.recs == super::RecordList::Var => raw,
+        _ => return Ok(Stored::Inline(rec)),
+    };
     match raw.first() {
-        Some(0) => Ok(Stored::Inline(&raw[1..])),
+        Some(0) => Ok(Stored::Inline(Rec::Page(&raw[1..]))),
         Some(1) if raw.len() == REF_LEN => {
             let first = le_u64(&raw[1..]);
             let len = le_u64(&raw[9..]);

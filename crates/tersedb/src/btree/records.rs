@@ -6,8 +6,14 @@
 //! Var        slots::var layout; each item is [tag u8][payload]:
 //!              tag 0: the value itself follows (inline, up to Limits::max_inline_record)
 //!              tag 1: [first overflow page u64][value length u64]   (see overflow.rs)
+//! Packed     compressed numeric records in chunks (see numrecs.rs)
 //! ```
+//!
+//! Callers read a record as a [`Rec`] (borrowed from the page, or decoded from a compressed
+//! chunk) and size a change by asking the list (`insert_cost`, `used_after_set`, `cost_of`):
+//! only the plain lists have a fixed cost per record (`cost_is_exact`).
 
+use super::numrecs::NumRecs;
 use super::slots::{fixed, var, Fault, SResult};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -15,6 +21,26 @@ pub enum RecordList {
     None,
     Fixed(usize),
     Var,
+    Packed(NumRecs),
+}
+
+/// One stored record as read from a node: the page's bytes, or a decoded word of a compressed
+/// list (`len` bytes of it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rec<'p> {
+    Page(&'p [u8]),
+    Word([u8; 8], u8),
+}
+
+impl std::ops::Deref for Rec<'_> {
+    type Target = [u8];
+    #[inline]
+    fn deref(&self) -> &[u8] {
+        match self {
+            Rec::Page(b) => b,
+            Rec::Word(w, n) => &w[..*n as usize],
+        }
+    }
 }
 
 impl RecordList {
@@ -24,45 +50,141 @@ impl RecordList {
             RecordList::None => Ok(0),
             RecordList::Fixed(w) => fixed::used(region, w, n),
             RecordList::Var => var::used(region, n),
+            RecordList::Packed(p) => p.used(region, n),
         }
     }
 
-    /// Bytes one more stored record of `len` bytes takes.
+    /// Whether every record costs `cost(len)` bytes; a compressed list's cost depends on the
+    /// chunk a record lands in, so its node is split only when a change finds no room.
+    pub fn cost_is_exact(&self) -> bool {
+        !matches!(self, RecordList::Packed(_))
+    }
+
+    /// Bytes one more stored record of `len` bytes takes (a nominal share for compressed lists:
+    /// ask `insert_cost`).
     #[inline]
     pub fn cost(&self, len: usize) -> usize {
         match *self {
             RecordList::None => 0,
             RecordList::Fixed(w) => w,
             RecordList::Var => 2 + len,
+            RecordList::Packed(_) => 2,
         }
     }
 
-    /// The stored bytes of record `i` (empty for `None`).
+    /// Bytes inserting `raw` at `i` adds to the list.
+    pub fn insert_cost(&self, region: &[u8], n: usize, i: usize, raw: &[u8]) -> SResult<usize> {
+        match *self {
+            RecordList::Packed(p) => {
+                let used = p.used(region, n)?;
+                Ok(p.used_after(region, n, i, raw, false)?.saturating_sub(used))
+            }
+            _ => Ok(self.cost(raw.len())),
+        }
+    }
+
+    /// Bytes the list uses after record `i` is replaced by `raw`.
+    pub fn used_after_set(&self, region: &[u8], n: usize, i: usize, raw: &[u8]) -> SResult<usize> {
+        match *self {
+            RecordList::Packed(p) => p.used_after(region, n, i, raw, true),
+            _ => {
+                let old = self.get(region, n, i)?.len();
+                Ok(self.used(region, n)? - self.cost(old) + self.cost(raw.len()))
+            }
+        }
+    }
+
+    /// Bytes the records `recs` take as a list of their own.
+    pub fn cost_of<'r>(&self, recs: impl Iterator<Item = &'r [u8]>) -> SResult<usize> {
+        match *self {
+            RecordList::Packed(p) => {
+                let mut img = Vec::new();
+                p.encode_all(&p.words(recs)?, &mut img);
+                Ok(img.len())
+            }
+            _ => Ok(recs.map(|r| self.cost(r.len())).sum()),
+        }
+    }
+
+    /// Writes `recs` as the whole list into an empty region; returns how many.
+    pub fn fill<'r>(
+        &self,
+        region: &mut [u8],
+        recs: impl Iterator<Item = &'r [u8]>,
+    ) -> SResult<usize> {
+        match *self {
+            RecordList::Packed(p) => {
+                let words = p.words(recs)?;
+                let mut img = Vec::new();
+                p.encode_all(&words, &mut img);
+                region
+                    .get_mut(..img.len())
+                    .ok_or(Fault("record region too small for its records"))?
+                    .copy_from_slice(&img);
+                Ok(words.len())
+            }
+            _ => {
+                let mut n = 0;
+                for r in recs {
+                    self.insert(region, n, n, r)?;
+                    n += 1;
+                }
+                Ok(n)
+            }
+        }
+    }
+
+    /// Record `i` (empty for `None`).
     #[inline]
-    pub fn raw<'r>(&self, region: &'r [u8], n: usize, i: usize) -> SResult<&'r [u8]> {
+    pub fn get<'r>(&self, region: &'r [u8], n: usize, i: usize) -> SResult<Rec<'r>> {
         if i >= n {
             return Err(Fault("record index out of range"));
         }
         match *self {
-            RecordList::None => Ok(&[]),
-            RecordList::Fixed(w) => fixed::get(region, w, i),
-            RecordList::Var => var::get(region, n, i),
+            RecordList::None => Ok(Rec::Page(&[])),
+            RecordList::Fixed(w) => fixed::get(region, w, i).map(Rec::Page),
+            RecordList::Var => var::get(region, n, i).map(Rec::Page),
+            RecordList::Packed(p) => Ok(Rec::Word(p.get(region, n, i)?, p.width)),
         }
     }
 
+    /// Inserts `raw` at `i`; the caller made room (`insert_cost`).
     pub fn insert(&self, region: &mut [u8], n: usize, i: usize, raw: &[u8]) -> SResult<()> {
         match *self {
             RecordList::None => Ok(()),
             RecordList::Fixed(w) => fixed::insert(region, w, n, i, raw),
             RecordList::Var => var::insert(region, n, i, raw),
+            RecordList::Packed(p) => p.write(region, n, i, raw, false),
         }
     }
 
+    /// Replaces record `i` by `raw`; the caller made room (`used_after_set`).
+    pub fn replace(&self, region: &mut [u8], n: usize, i: usize, raw: &[u8]) -> SResult<()> {
+        match *self {
+            RecordList::Packed(p) => p.write(region, n, i, raw, true),
+            _ => {
+                self.remove(region, n, i)?;
+                self.insert(region, n - 1, i, raw)
+            }
+        }
+    }
+
+    /// Removes record `i`; never needs more bytes.
     pub fn remove(&self, region: &mut [u8], n: usize, i: usize) -> SResult<()> {
         match *self {
             RecordList::None => Ok(()),
             RecordList::Fixed(w) => fixed::remove(region, w, n, i),
             RecordList::Var => var::remove(region, n, i),
+            RecordList::Packed(p) => p.remove(region, n, i),
+        }
+    }
+
+    /// Makes the list smaller when its kind can (compressed chunks repacked full); returns the
+    /// bytes freed.
+    pub fn vacuumize(&self, region: &mut [u8], n: usize) -> SResult<usize> {
+        match *self {
+            RecordList::Packed(p) => p.vacuumize(region, n),
+            _ => Ok(0),
         }
     }
 
@@ -81,6 +203,7 @@ impl RecordList {
             RecordList::None => 0,
             RecordList::Fixed(w) => w,
             RecordList::Var => 18,
+            RecordList::Packed(_) => 2,
         }
     }
 }

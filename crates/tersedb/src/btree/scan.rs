@@ -88,7 +88,7 @@ impl<'p> LeafScan<'p> {
     }
 
     /// The stored record of slot `slot` (fixed-size records: the record's bytes).
-    pub fn record(&self, slot: usize) -> Result<&'p [u8]> {
+    pub fn record(&self, slot: usize) -> Result<super::records::Rec<'p>> {
         self.l.record_raw(self.page, slot)
     }
 }
@@ -309,7 +309,7 @@ mod tests {
                     let v: Vec<u64> = (0..k.len()).map(|i| k.get(i)).collect();
                     assert_eq!((v[0], v[v.len() - 1], v.len()), (b.first, b.last, b.count));
                     for (i, slot) in b.slots().enumerate() {
-                        assert_eq!(leaf.record(slot)?, &(v[i] as u32).to_le_bytes());
+                        assert_eq!(&*leaf.record(slot)?, &(v[i] as u32).to_le_bytes());
                     }
                     seen.extend(v);
                 }

@@ -327,7 +327,7 @@ fn descend_put<S: PageSink + ?Sized>(
     let head = spec.head();
     let mut fences = FenceRef::default();
     // Leaves split when an insert finds no room, not on the way down (compressed lists).
-    let packed_leaves = !spec.leaf_keys.cost_is_exact();
+    let packed_leaves = spec.leaves_split_on_insert();
     for _ in 0..MAX_DEPTH {
         let page = sink.page_mut(cur)?;
         let l = Layout::read(page, cur, spec)?;
@@ -414,7 +414,8 @@ fn leaf_put<S: PageSink + ?Sized>(
                         return Ok(false);
                     }
                     RecordList::None => return Ok(false),
-                    RecordList::Var => {}
+                    // (Compressed records take `leaf_put_packed`.)
+                    RecordList::Var | RecordList::Packed(_) => {}
                 }
                 let old = match overflow::decode(spec, l.record_raw(page, i)?, id)? {
                     Stored::Overflow { first, len } => Some((first, len)),
@@ -526,6 +527,7 @@ fn leaf_put_packed<S: PageSink + ?Sized>(
                     return Ok(Some(false));
                 }
                 RecordList::None => return Ok(Some(false)),
+                RecordList::Packed(_) => true,
                 RecordList::Var => {
                     if let Stored::Overflow { first, len } =
                         overflow::decode(spec, l.record_raw(page, i)?, at.id)?
@@ -722,7 +724,7 @@ fn needs_split<S: PageSink + ?Sized>(
 ) -> Result<bool> {
     let page = sink.page_mut(id)?;
     let l = Layout::read(page, id, spec)?;
-    if l.leaf && !l.keys.cost_is_exact() {
+    if l.leaf && spec.leaves_split_on_insert() {
         // Split when an insert finds no room (`leaf_put_packed`), not on the way down.
         return Ok(false);
     }
@@ -813,7 +815,7 @@ fn split_child<S: PageSink + ?Sized>(
     let l = Layout::read(page, child, spec)?;
     let mut e = Entries::default();
     let sep: Vec<u8>;
-    if l.leaf && !l.keys.cost_is_exact() {
+    if l.leaf && spec.leaves_split_on_insert() {
         sep = split_packed_leaf(sink, spec, child, right, probe)?;
     } else if l.leaf {
         let s = match l.search(page, probe)? {
@@ -946,12 +948,17 @@ fn split_packed_leaf<S: PageSink + ?Sized>(
         return Ok(spec.encode_key(probe)?.bytes().to_vec());
     }
     let below_first = l.count > 0 && *probe < l.key(page, 0)?;
-    let split = l
-        .keys
-        .split_images(l.kregion(page), l.count, below_first, |i| {
-            Ok(l.recs.cost(l.recs.raw(l.rregion(page), l.count, i)?.len()))
-        })
-        .map_err(|f| l.err(f))?;
+    // The key list's own split sizes the halves by each record's fixed cost; compressed
+    // records are rebuilt and measured instead.
+    let split = if l.recs.cost_is_exact() {
+        l.keys
+            .split_images(l.kregion(page), l.count, below_first, |i| {
+                Ok(l.recs.cost(l.recs.get(l.rregion(page), l.count, i)?.len()))
+            })
+            .map_err(|f| l.err(f))?
+    } else {
+        None
+    };
     let Some(super::keys::SplitImages {
         left_keys: base,
         left: limg,
@@ -968,7 +975,7 @@ fn split_packed_leaf<S: PageSink + ?Sized>(
     };
     let mut recs = Entries::default();
     for i in 0..l.count {
-        recs.push(&[], l.record_raw(page, i)?);
+        recs.push(&[], &l.record_raw(page, i)?);
     }
     node::build_image(
         page,
@@ -1254,7 +1261,10 @@ fn merged_fits(
     {
         return Ok(false);
     }
-    let ru: usize = range.map(|i| spec.records(leaf).cost(e.rec(i).len())).sum();
+    let ru = spec
+        .records(leaf)
+        .cost_of(range.map(|i| e.rec(i)))
+        .map_err(|f| corrupt(id, f.0))?;
     Ok(img.len() + ru <= budget)
 }
 

@@ -491,7 +491,7 @@ fn groups(
                 for i in a..z {
                     let k = keys.get(i);
                     let rec = if read_record {
-                        rec_val(vt, leaf.record(b.start + i)?, leaf.page_id())?
+                        rec_val(vt, &leaf.record(b.start + i)?, leaf.page_id())?
                     } else {
                         RecVal::None
                     };
@@ -841,7 +841,7 @@ impl Acc {
     }
 
     fn record(&self, leaf: &LeafScan<'_>, slot: usize) -> Result<RecVal> {
-        rec_val(self.vt, leaf.record(slot)?, leaf.page_id())
+        rec_val(self.vt, &leaf.record(slot)?, leaf.page_id())
     }
 
     /// Keys `keys` (selected by the key intervals) at slots `start..`: tested and added.

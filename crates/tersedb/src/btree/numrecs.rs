@@ -1,0 +1,840 @@
+//! Compressed numeric records: a leaf's fixed-size records (u32, u64, i64, f64 or opaque
+//! little-endian words of 1..=8 bytes) kept as a run of small *chunks*, each coded with whichever
+//! of four layouts is smallest for its values.
+//!
+//! ```text
+//! region:  [chunk 0][chunk 1] ...            records in key order; used = sum of chunk lengths
+//! chunk:   [count u8, 1..=255][kind u8][body]
+//!   0 RAW   count x w bytes, little-endian
+//!   1 FOR   [bits u8][base: w bytes][count offsets of `bits` bits]
+//!   2 DICT  [bits u8][entries - 1 u8][entries x w bytes, ascending][count codes of `bits` bits]
+//!   3 DEC   [exponent u8][bits u8][base u64][exceptions u8][count offsets of `bits` bits]
+//!           [exception positions u8, ascending][exception values u64]      (f64 records only)
+//! ```
+//!
+//! FOR is the frame of reference of the patched-FOR paper (Zukowski et al., "Super-Scalar
+//! RAM-CPU Cache Compression", section 3): every value is `base + offset`, offsets bit-packed
+//! least significant bit first. DICT is that paper's PDICT without exceptions: the chunk's
+//! distinct values, and one code per record. DEC is the decimal idea of ALP (Afroozeh et al.,
+//! "ALP: Adaptive Lossless floating-Point Compression", as DuckDB uses it): an f64 that is a
+//! short decimal (21.35) is stored as the integer `21.35 * 10^e` (FOR-coded), and decoded as
+//! `integer / 10^e`; a value that does not come back bit for bit (NaN, -0.0, full-precision
+//! doubles) is an exception kept whole.
+//!
+//! Signed records are ordered by flipping their sign bit (FOR's base is the minimum in that
+//! order); every layout gives O(1) access to one record. A chunk holds at most
+//! [`NumRecs::chunk`] records (128, fewer on small pages); inserts that overflow a chunk split it
+//! in two, removes never make a chunk bigger, `vacuumize` repacks the chunks full.
+
+use super::slots::{Fault, SResult};
+
+const RAW: u8 = 0;
+const FOR: u8 = 1;
+const DICT: u8 = 2;
+const DEC: u8 = 3;
+
+/// Exact powers of ten (every one up to 10^22 is an f64 without rounding).
+const POW10: [f64; 19] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18,
+];
+/// Integers up to this magnitude are exact in an f64.
+const DEC_LIMIT: f64 = 9_007_199_254_740_992.0;
+
+/// How the record bytes are read as numbers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Num {
+    /// Unsigned little-endian (u32, u64 and opaque words).
+    Unsigned,
+    /// Two's complement little-endian (i64).
+    Signed,
+    /// IEEE 754 binary64 (f64; `width` 8).
+    Float,
+}
+
+/// A compressed numeric record list: records of `width` bytes read as `num`, at most `chunk`
+/// per chunk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct NumRecs {
+    pub width: u8,
+    pub num: Num,
+    pub chunk: u8,
+}
+
+/// Chunk capacity for a page: a quarter of a leaf's bytes holds a raw chunk, at most 128.
+pub fn chunk_for(page_size: usize, width: usize) -> u8 {
+    (page_size / (4 * width.max(1))).clamp(8, 128) as u8
+}
+
+#[inline]
+fn mask(bits: u32) -> u64 {
+    if bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    }
+}
+
+#[inline]
+fn bits_for(range: u64) -> u32 {
+    64 - range.leading_zeros()
+}
+
+#[inline]
+fn packed_len(count: usize, bits: u32) -> usize {
+    (count * bits as usize).div_ceil(8)
+}
+
+/// Appends `vals`, `bits` bits each, least significant bit first.
+fn pack(vals: impl Iterator<Item = u64>, bits: u32, out: &mut Vec<u8>) {
+    if bits == 0 {
+        return;
+    }
+    let (mut acc, mut n) = (0u128, 0u32);
+    for v in vals {
+        acc |= u128::from(v & mask(bits)) << n;
+        n += bits;
+        while n >= 8 {
+            out.push(acc as u8);
+            acc >>= 8;
+            n -= 8;
+        }
+    }
+    if n > 0 {
+        out.push(acc as u8);
+    }
+}
+
+/// Value `j` of a bit-packed run.
+#[inline]
+fn extract(data: &[u8], j: usize, bits: u32) -> SResult<u64> {
+    if bits == 0 {
+        return Ok(0);
+    }
+    let p = j * bits as usize;
+    let (byte, shift) = (p / 8, p % 8);
+    let need = (shift + bits as usize).div_ceil(8);
+    let src = data
+        .get(byte..byte + need)
+        .ok_or(Fault("packed record outside its chunk"))?;
+    let mut b = [0u8; 16];
+    b[..need].copy_from_slice(src);
+    Ok((u128::from_le_bytes(b) >> shift) as u64 & mask(bits))
+}
+
+/// The parsed header of one chunk at some offset of the region.
+#[derive(Clone, Copy, Debug)]
+struct Chunk {
+    count: usize,
+    kind: u8,
+    /// Bytes of the whole chunk, header included.
+    len: usize,
+    bits: u32,
+    /// DEC: the decimal exponent; DICT: the number of entries.
+    param: usize,
+    /// DEC: exceptions.
+    exc: usize,
+}
+
+impl NumRecs {
+    #[inline]
+    fn w(&self) -> usize {
+        self.width as usize
+    }
+
+    /// The record's bytes as an unsigned word.
+    #[inline]
+    fn word(&self, raw: &[u8]) -> SResult<u64> {
+        if raw.len() != self.w() {
+            return Err(Fault("record of the wrong size"));
+        }
+        let mut b = [0u8; 8];
+        b[..raw.len()].copy_from_slice(raw);
+        Ok(u64::from_le_bytes(b))
+    }
+
+    /// A word in the order of its numbers (signed: sign bit flipped).
+    #[inline]
+    fn ordered(&self, word: u64) -> u64 {
+        match self.num {
+            Num::Signed => {
+                let s = 64 - 8 * self.w() as u32;
+                (((word << s) as i64 >> s) as u64) ^ (1 << 63)
+            }
+            _ => word,
+        }
+    }
+
+    #[inline]
+    fn unordered(&self, o: u64) -> u64 {
+        match self.num {
+            Num::Signed => (o ^ (1 << 63)) & mask(8 * self.w() as u32),
+            _ => o,
+        }
+    }
+
+    fn header(&self, region: &[u8], at: usize) -> SResult<Chunk> {
+        let bad = Fault("compressed record chunk outside its region");
+        let h = region.get(at..at + 2).ok_or(bad.clone())?;
+        let (count, kind) = (h[0] as usize, h[1]);
+        if count == 0 {
+            return Err(Fault("empty compressed record chunk"));
+        }
+        let w = self.w();
+        let byte = |k: usize| region.get(at + k).copied().ok_or(bad.clone());
+        let mut c = Chunk {
+            count,
+            kind,
+            len: 0,
+            bits: 0,
+            param: 0,
+            exc: 0,
+        };
+        c.len = match kind {
+            RAW => 2 + count * w,
+            FOR => {
+                c.bits = byte(2)? as u32;
+                if c.bits > 8 * w as u32 {
+                    return Err(Fault("record chunk bit width above the record size"));
+                }
+                3 + w + packed_len(count, c.bits)
+            }
+            DICT => {
+                c.bits = byte(2)? as u32;
+                c.param = byte(3)? as usize + 1;
+                if c.bits > 8 {
+                    return Err(Fault("record dictionary code wider than 8 bits"));
+                }
+                4 + c.param * w + packed_len(count, c.bits)
+            }
+            DEC if self.num == Num::Float => {
+                c.param = byte(2)? as usize;
+                c.bits = byte(3)? as u32;
+                c.exc = byte(12)? as usize;
+                if c.param >= POW10.len() || c.bits > 64 || c.exc > count {
+                    return Err(Fault("bad decimal record chunk"));
+                }
+                13 + packed_len(count, c.bits) + 9 * c.exc
+            }
+            _ => return Err(Fault("unknown record chunk kind")),
+        };
+        if at + c.len > region.len() {
+            return Err(bad);
+        }
+        Ok(c)
+    }
+
+    /// Record `j` of the chunk at `at` as a word.
+    fn chunk_get(&self, region: &[u8], at: usize, c: &Chunk, j: usize) -> SResult<u64> {
+        let w = self.w();
+        let body = &region[at..at + c.len];
+        match c.kind {
+            RAW => self.word(&body[2 + j * w..2 + j * w + w]),
+            FOR => {
+                let base = self.ordered(self.word(&body[3..3 + w])?);
+                let off = extract(&body[3 + w..], j, c.bits)?;
+                Ok(self.unordered(base.wrapping_add(off)))
+            }
+            DICT => {
+                let code = extract(&body[4 + c.param * w..], j, c.bits)? as usize;
+                if code >= c.param {
+                    return Err(Fault("record dictionary code out of range"));
+                }
+                self.word(&body[4 + code * w..4 + code * w + w])
+            }
+            _ => {
+                let packed = &body[13..13 + packed_len(c.count, c.bits)];
+                let tail = &body[13 + packed.len()..];
+                let (pos, vals) = tail.split_at(c.exc);
+                if let Ok(k) = pos.binary_search(&(j as u8)) {
+                    return self.word(&vals[8 * k..8 * k + 8]);
+                }
+                let base = self.word(&body[4..12])?;
+                let i = base.wrapping_add(extract(packed, j, c.bits)?) ^ (1 << 63);
+                Ok(((i as i64 as f64) / POW10[c.param]).to_bits())
+            }
+        }
+    }
+
+    /// Every record of the chunk at `at`, appended to `out` as words.
+    fn chunk_decode(&self, region: &[u8], at: usize, c: &Chunk, out: &mut Vec<u64>) -> SResult<()> {
+        for j in 0..c.count {
+            out.push(self.chunk_get(region, at, c, j)?);
+        }
+        Ok(())
+    }
+
+    /// Bytes used by `n` records; checks every chunk header and the record count.
+    pub fn used(&self, region: &[u8], n: usize) -> SResult<usize> {
+        let mut seen = 0usize;
+        let mut end = 0;
+        while seen < n {
+            let c = self.header(region, end)?;
+            seen += c.count;
+            end += c.len;
+        }
+        if seen != n {
+            return Err(Fault("record chunks disagree with the node's count"));
+        }
+        Ok(end)
+    }
+
+    /// The chunk holding record `i` (for inserts, position `i` may be one past a chunk's end):
+    /// `(offset, header, index in the chunk)`.
+    fn locate(
+        &self,
+        region: &[u8],
+        n: usize,
+        i: usize,
+        insert: bool,
+    ) -> SResult<(usize, Chunk, usize)> {
+        let mut at = 0;
+        let mut seen = 0;
+        let mut found = None;
+        while seen < n {
+            let c = self.header(region, at)?;
+            let last = seen + c.count >= n;
+            if i < seen + c.count || (insert && i == seen + c.count && last) {
+                found = Some((at, c, i - seen));
+                break;
+            }
+            seen += c.count;
+            at += c.len;
+        }
+        found.ok_or(Fault("record index out of range"))
+    }
+
+    /// Record `i` as its little-endian bytes (`width` of them).
+    pub fn get(&self, region: &[u8], n: usize, i: usize) -> SResult<[u8; 8]> {
+        let (at, c, j) = self.locate(region, n, i, false)?;
+        Ok(self.chunk_get(region, at, &c, j)?.to_le_bytes())
+    }
+
+    /// Encodes `vals` as chunks of at most `self.chunk` records, appended to `out`.
+    pub fn encode_all(&self, vals: &[u64], out: &mut Vec<u8>) {
+        for part in vals.chunks(self.chunk.max(1) as usize) {
+            self.encode_chunk(part, out);
+        }
+    }
+
+    /// Encodes 1..=255 records as one chunk, the smallest layout (ties: FOR, DEC, DICT, RAW).
+    fn encode_chunk(&self, vals: &[u64], out: &mut Vec<u8>) {
+        self.encode_with(vals, None, out)
+    }
+
+    /// `encode_chunk`, or with `force` the layout `(kind, DEC exponent)` of an earlier chunk of a
+    /// superset of `vals` (which then takes no more bytes than that chunk did).
+    fn encode_with(&self, vals: &[u64], force: Option<(u8, usize)>, out: &mut Vec<u8>) {
+        let (n, w) = (vals.len(), self.w());
+        debug_assert!((1..=255).contains(&n));
+        let allow = |k: u8| force.is_none_or(|(f, _)| f == k);
+        let or_max = |ok: bool, len: usize| if ok { len } else { usize::MAX };
+        let raw_len = or_max(allow(RAW), 2 + n * w);
+        let (mut lo, mut hi) = (u64::MAX, 0u64);
+        for &v in vals {
+            let o = self.ordered(v);
+            lo = lo.min(o);
+            hi = hi.max(o);
+        }
+        let for_bits = bits_for(hi - lo);
+        let for_len = or_max(allow(FOR), 3 + w + packed_len(n, for_bits));
+        let mut sorted: Vec<u64> = vals.iter().map(|&v| self.ordered(v)).collect();
+        sorted.sort_unstable();
+        sorted.dedup();
+        let dict_bits = bits_for(sorted.len() as u64 - 1);
+        let dict_len = if allow(DICT) && sorted.len() <= 256 {
+            4 + sorted.len() * w + packed_len(n, dict_bits)
+        } else {
+            usize::MAX
+        };
+        let dec = match force {
+            _ if self.num != Num::Float => None,
+            Some((DEC, e)) => Some(dec_at(vals, e)),
+            Some(_) => None,
+            None => dec_plan(vals),
+        };
+        let dec_len = dec.as_ref().map_or(usize::MAX, |d| d.len(n));
+        let best = for_len.min(dec_len).min(dict_len).min(raw_len);
+        out.push(n as u8);
+        if best == for_len {
+            out.push(FOR);
+            out.push(for_bits as u8);
+            out.extend_from_slice(&self.unordered(lo).to_le_bytes()[..w]);
+            pack(vals.iter().map(|&v| self.ordered(v) - lo), for_bits, out);
+        } else if best == dec_len {
+            let d = dec.expect("dec_len is finite only with a plan");
+            out.push(DEC);
+            out.push(d.e as u8);
+            out.push(d.bits as u8);
+            out.extend_from_slice(&d.base.to_le_bytes());
+            out.push(d.exc.len() as u8);
+            pack(d.offsets.iter().copied(), d.bits, out);
+            out.extend(d.exc.iter().map(|&j| j as u8));
+            for &j in &d.exc {
+                out.extend_from_slice(&vals[j].to_le_bytes());
+            }
+        } else if best == dict_len {
+            out.push(DICT);
+            out.push(dict_bits as u8);
+            out.push((sorted.len() - 1) as u8);
+            for &o in &sorted {
+                out.extend_from_slice(&self.unordered(o).to_le_bytes()[..w]);
+            }
+            let code = |v: u64| sorted.binary_search(&self.ordered(v)).unwrap_or(0) as u64;
+            pack(vals.iter().map(|&v| code(v)), dict_bits, out);
+        } else {
+            out.push(RAW);
+            for &v in vals {
+                out.extend_from_slice(&v.to_le_bytes()[..w]);
+            }
+        }
+    }
+
+    /// The bytes of the chunk at `at` after `edit` changes its records (re-encoded, split in
+    /// two when it grew past the chunk size; nothing when it became empty).
+    fn rewrite(
+        &self,
+        region: &[u8],
+        at: usize,
+        c: &Chunk,
+        edit: impl FnOnce(&mut Vec<u64>),
+        out: &mut Vec<u8>,
+    ) -> SResult<()> {
+        let mut vals = Vec::with_capacity(c.count + 1);
+        self.chunk_decode(region, at, c, &mut vals)?;
+        edit(&mut vals);
+        if vals.len() > self.chunk as usize {
+            let h = vals.len() / 2;
+            self.encode_chunk(&vals[..h], out);
+            self.encode_chunk(&vals[h..], out);
+        } else if !vals.is_empty() {
+            self.encode_chunk(&vals, out);
+        }
+        Ok(())
+    }
+
+    /// The chunk edit for inserting `raw` at `i`, or setting it (`set`): the chunk's offset, old
+    /// length and new bytes.
+    fn plan(
+        &self,
+        region: &[u8],
+        n: usize,
+        i: usize,
+        raw: &[u8],
+        set: bool,
+    ) -> SResult<(usize, usize, Vec<u8>)> {
+        let v = self.word(raw)?;
+        let mut out = Vec::new();
+        if n == 0 {
+            if set || i != 0 {
+                return Err(Fault("record index out of range"));
+            }
+            self.encode_chunk(&[v], &mut out);
+            return Ok((0, 0, out));
+        }
+        let (at, c, j) = self.locate(region, n, i, !set)?;
+        self.rewrite(
+            region,
+            at,
+            &c,
+            |vals| {
+                if set {
+                    vals[j] = v;
+                } else {
+                    vals.insert(j, v);
+                }
+            },
+            &mut out,
+        )?;
+        Ok((at, c.len, out))
+    }
+
+    /// Replaces `old` bytes at `at` by `new`, moving the chunks after it; the region has room.
+    fn splice(region: &mut [u8], used: usize, at: usize, old: usize, new: &[u8]) -> SResult<()> {
+        let end = used - old + new.len();
+        if end > region.len() {
+            return Err(Fault("record region too small for a chunk"));
+        }
+        region.copy_within(at + old..used, at + new.len());
+        region[at..at + new.len()].copy_from_slice(new);
+        Ok(())
+    }
+
+    /// Bytes the list uses after inserting (or with `set`, replacing) record `i`.
+    pub fn used_after(
+        &self,
+        region: &[u8],
+        n: usize,
+        i: usize,
+        raw: &[u8],
+        set: bool,
+    ) -> SResult<usize> {
+        let used = self.used(region, n)?;
+        let (_, old, new) = self.plan(region, n, i, raw, set)?;
+        Ok(used - old + new.len())
+    }
+
+    /// Inserts (or with `set`, replaces) record `i`; the caller made room (`used_after`).
+    pub fn write(
+        &self,
+        region: &mut [u8],
+        n: usize,
+        i: usize,
+        raw: &[u8],
+        set: bool,
+    ) -> SResult<()> {
+        let used = self.used(region, n)?;
+        let (at, old, new) = self.plan(region, n, i, raw, set)?;
+        Self::splice(region, used, at, old, &new)
+    }
+
+    /// Removes record `i` (never needs more bytes).
+    pub fn remove(&self, region: &mut [u8], n: usize, i: usize) -> SResult<()> {
+        let used = self.used(region, n)?;
+        let (at, c, j) = self.locate(region, n, i, false)?;
+        let mut vals = Vec::with_capacity(c.count);
+        self.chunk_decode(region, at, &c, &mut vals)?;
+        vals.remove(j);
+        let mut out = Vec::new();
+        if !vals.is_empty() {
+            self.encode_chunk(&vals, &mut out);
+            if out.len() > c.len {
+                // The best layout of fewer records is not always smaller (DEC's search): the
+                // chunk's own layout is.
+                out.clear();
+                self.encode_with(&vals, Some((c.kind, c.param)), &mut out);
+            }
+        }
+        if out.len() > c.len {
+            return Err(Fault("removing a record grew its chunk"));
+        }
+        Self::splice(region, used, at, c.len, &out)
+    }
+
+    /// Every record, as words.
+    pub fn decode_all(&self, region: &[u8], n: usize, out: &mut Vec<u64>) -> SResult<()> {
+        let (mut seen, mut at) = (0, 0);
+        while seen < n {
+            let c = self.header(region, at)?;
+            self.chunk_decode(region, at, &c, out)?;
+            seen += c.count;
+            at += c.len;
+        }
+        if seen != n {
+            return Err(Fault("record chunks disagree with the node's count"));
+        }
+        Ok(())
+    }
+
+    /// Repacks the chunks full; returns the bytes freed.
+    pub fn vacuumize(&self, region: &mut [u8], n: usize) -> SResult<usize> {
+        let used = self.used(region, n)?;
+        let mut vals = Vec::with_capacity(n);
+        self.decode_all(region, n, &mut vals)?;
+        let mut out = Vec::with_capacity(used);
+        self.encode_all(&vals, &mut out);
+        if out.len() >= used {
+            return Ok(0);
+        }
+        region[..out.len()].copy_from_slice(&out);
+        Ok(used - out.len())
+    }
+
+    /// The record words of `raws`, checked.
+    pub fn words<'r>(&self, raws: impl Iterator<Item = &'r [u8]>) -> SResult<Vec<u64>> {
+        raws.map(|r| self.word(r)).collect()
+    }
+}
+
+/// A DEC layout for a chunk of f64 words.
+struct DecPlan {
+    e: usize,
+    bits: u32,
+    /// Smallest integer, sign bit flipped.
+    base: u64,
+    offsets: Vec<u64>,
+    /// Positions of the records kept whole.
+    exc: Vec<usize>,
+}
+
+impl DecPlan {
+    fn len(&self, n: usize) -> usize {
+        13 + packed_len(n, self.bits) + 9 * self.exc.len()
+    }
+}
+
+/// The integer an f64 word is at decimal exponent `e`, when it comes back bit for bit.
+#[inline]
+fn dec_int(word: u64, e: usize) -> Option<i64> {
+    let f = f64::from_bits(word);
+    let x = f * POW10[e];
+    if x.is_nan() || x.abs() >= DEC_LIMIT {
+        return None;
+    }
+    let i = x.round() as i64;
+    ((i as f64 / POW10[e]).to_bits() == word).then_some(i)
+}
+
+/// The DEC layout at exponent `e`.
+fn dec_at(vals: &[u64], e: usize) -> DecPlan {
+    let mut ints = Vec::with_capacity(vals.len());
+    let mut exc = Vec::new();
+    let (mut lo, mut hi) = (u64::MAX, 0u64);
+    for (j, &v) in vals.iter().enumerate() {
+        match dec_int(v, e) {
+            Some(i) => {
+                let o = (i as u64) ^ (1 << 63);
+                lo = lo.min(o);
+                hi = hi.max(o);
+                ints.push(Some(o));
+            }
+            None => {
+                exc.push(j);
+                ints.push(None);
+            }
+        }
+    }
+    if lo > hi {
+        (lo, hi) = (0, 0);
+    }
+    DecPlan {
+        e,
+        bits: bits_for(hi - lo),
+        base: lo,
+        offsets: ints.iter().map(|o| o.map_or(0, |o| o - lo)).collect(),
+        exc,
+    }
+}
+
+/// The smallest DEC layout: exponents from 0 up, stopping at the first without exceptions
+/// (a larger one only widens the integers). `None` when most records are exceptions.
+fn dec_plan(vals: &[u64]) -> Option<DecPlan> {
+    let n = vals.len();
+    let mut best: Option<DecPlan> = None;
+    for e in 0..POW10.len() {
+        // A cheap look at a few records first: most full-precision doubles fail at once.
+        if vals
+            .iter()
+            .take(8)
+            .filter(|&&v| dec_int(v, e).is_none())
+            .count()
+            > 4
+        {
+            continue;
+        }
+        let plan = dec_at(vals, e);
+        if plan.exc.len() * 2 > n {
+            continue;
+        }
+        let done = plan.exc.is_empty();
+        if best.as_ref().is_none_or(|b| plan.len(n) < b.len(n)) {
+            best = Some(plan);
+        }
+        if done {
+            break;
+        }
+    }
+    best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn list(width: u8, num: Num) -> NumRecs {
+        NumRecs {
+            width,
+            num,
+            chunk: 128,
+        }
+    }
+
+    fn rng(seed: u64) -> impl FnMut() -> u64 {
+        let mut s = seed;
+        move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        }
+    }
+
+    /// Builds a region from `vals` through inserts at random places, checks it against a Vec
+    /// model after every step, then removes and overwrites.
+    fn model_check(nr: NumRecs, vals: &[u64], seed: u64) {
+        let mut r = rng(seed);
+        let mut region = vec![0u8; 64 * 1024];
+        let mut model: Vec<u64> = Vec::new();
+        let w = nr.width as usize;
+        for &v in vals {
+            let i = (r() as usize) % (model.len() + 1);
+            let raw = &v.to_le_bytes()[..w];
+            let need = nr.used_after(&region, model.len(), i, raw, false).unwrap();
+            nr.write(&mut region, model.len(), i, raw, false).unwrap();
+            model.insert(i, v);
+            assert_eq!(nr.used(&region, model.len()).unwrap(), need);
+        }
+        let check = |region: &[u8], model: &[u64]| {
+            for (i, &v) in model.iter().enumerate() {
+                assert_eq!(
+                    &nr.get(region, model.len(), i).unwrap()[..w],
+                    &v.to_le_bytes()[..w],
+                    "record {i}"
+                );
+            }
+            let mut all = Vec::new();
+            nr.decode_all(region, model.len(), &mut all).unwrap();
+            assert_eq!(all, model);
+        };
+        check(&region, &model);
+        for _ in 0..model.len() / 3 {
+            let i = (r() as usize) % model.len();
+            let v = vals[(r() as usize) % vals.len()];
+            nr.write(&mut region, model.len(), i, &v.to_le_bytes()[..w], true)
+                .unwrap();
+            model[i] = v;
+        }
+        check(&region, &model);
+        let before = nr.used(&region, model.len()).unwrap();
+        let freed = nr.vacuumize(&mut region, model.len()).unwrap();
+        assert_eq!(nr.used(&region, model.len()).unwrap(), before - freed);
+        check(&region, &model);
+        while model.len() > 3 {
+            let i = (r() as usize) % model.len();
+            let used = nr.used(&region, model.len()).unwrap();
+            nr.remove(&mut region, model.len(), i).unwrap();
+            model.remove(i);
+            assert!(nr.used(&region, model.len()).unwrap() <= used);
+        }
+        check(&region, &model);
+    }
+
+    #[test]
+    fn every_kind_matches_a_vec_model() {
+        let mut r = rng(7);
+        let small: Vec<u64> = (0..600).map(|_| r() % 1000).collect();
+        let wide: Vec<u64> = (0..600).map(|_| r()).collect();
+        let few: Vec<u64> = (0..600)
+            .map(|_| [3, 1 << 40, 99][(r() % 3) as usize])
+            .collect();
+        for (w, num) in [
+            (4, Num::Unsigned),
+            (8, Num::Unsigned),
+            (8, Num::Signed),
+            (8, Num::Float),
+            (2, Num::Unsigned),
+            (1, Num::Unsigned),
+        ] {
+            let nr = list(w, num);
+            let m = mask(8 * w as u32);
+            for (k, vals) in [&small, &wide, &few].into_iter().enumerate() {
+                let vals: Vec<u64> = vals.iter().map(|v| v & m).collect();
+                model_check(nr, &vals, k as u64 + 1);
+            }
+        }
+    }
+
+    #[test]
+    fn signed_and_float_edges() {
+        let nr = list(8, Num::Signed);
+        let vals: Vec<u64> = [i64::MIN, -1, 0, 1, i64::MAX, -5, 5, i64::MIN + 1]
+            .iter()
+            .map(|&v| v as u64)
+            .collect();
+        model_check(nr, &vals, 3);
+        let nr = list(8, Num::Float);
+        let vals: Vec<u64> = [
+            0.0,
+            -0.0,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            21.35,
+            -21.35,
+            1e300,
+            f64::MIN_POSITIVE,
+            5e-324,
+            0.1 + 0.2,
+            123456789.125,
+        ]
+        .iter()
+        .map(|v| v.to_bits())
+        .collect();
+        model_check(nr, &vals, 4);
+        // Decimals and full-precision doubles half and half: DEC with exceptions near its
+        // limit, where removing a record changes the best exponent (removes must not grow).
+        let mut r = rng(9);
+        let mixed: Vec<u64> = (0..700)
+            .map(|k| {
+                if k % 2 == 0 {
+                    ((r() % 100_000) as f64 / 100.0).to_bits()
+                } else {
+                    (f64::from_bits(0x3ff0_0000_0000_0000 | (r() >> 12)) * 1e6).to_bits()
+                }
+            })
+            .collect();
+        for seed in 1..6 {
+            model_check(nr, &mixed, seed);
+        }
+        // A NaN with a payload comes back with its payload.
+        model_check(nr, &[0x7ff8_0000_dead_beef, 1.5f64.to_bits()], 5);
+    }
+
+    #[test]
+    fn sizes_follow_the_data() {
+        let size = |nr: NumRecs, vals: &[u64]| {
+            let mut out = Vec::new();
+            nr.encode_all(vals, &mut out);
+            out.len() as f64 / vals.len() as f64
+        };
+        let mut r = rng(11);
+        // Sensor readings with two decimals: DEC, about 1.3 bytes each for a 10-bit range.
+        let temps: Vec<u64> = (0..1280)
+            .map(|_| ((2000 + (r() % 1000) as i64) as f64 / 100.0).to_bits())
+            .collect();
+        let f = size(list(8, Num::Float), &temps);
+        assert!(f < 1.5, "decimal floats take {f} bytes each");
+        // Eight distinct wide values: DICT, 3 bits each plus the dictionary.
+        let few: Vec<u64> = (0..1280).map(|_| (r() % 8) << 50).collect();
+        let d = size(list(8, Num::Unsigned), &few);
+        assert!(d < 1.0, "eight distinct values take {d} bytes each");
+        // Small signed deltas around a large value: FOR in sign-flipped order.
+        let near: Vec<u64> = (0..1280)
+            .map(|_| (-1_000_000i64 + (r() % 200) as i64) as u64)
+            .collect();
+        let s = size(list(8, Num::Signed), &near);
+        assert!(s < 1.1, "signed values within 200 take {s} bytes each");
+        // Random 64-bit words cost what they are, plus the chunk header.
+        let wide: Vec<u64> = (0..1280).map(|_| r()).collect();
+        let raw = size(list(8, Num::Unsigned), &wide);
+        assert!((8.0..8.05).contains(&raw), "random words take {raw}");
+    }
+
+    #[test]
+    fn hostile_regions_fail_cleanly() {
+        let nr = list(8, Num::Float);
+        let mut r = rng(5);
+        let vals: Vec<u64> = (0..300)
+            .map(|_| ((r() % 5000) as f64 / 10.0).to_bits())
+            .collect();
+        let mut good = Vec::new();
+        nr.encode_all(&vals, &mut good);
+        good.resize(good.len() + 64, 0);
+        for k in 0..good.len().min(400) {
+            for flip in [1u8, 0x80, 0xff] {
+                let mut bad = good.clone();
+                bad[k] ^= flip;
+                // Any answer or a Fault, never a panic.
+                if let Ok(used) = nr.used(&bad, vals.len()) {
+                    assert!(used <= bad.len());
+                    for i in 0..vals.len() {
+                        let _ = nr.get(&bad, vals.len(), i);
+                    }
+                    let mut out = Vec::new();
+                    let _ = nr.decode_all(&bad, vals.len(), &mut out);
+                }
+            }
+        }
+        assert!(nr.used(&good, vals.len() + 1).is_err());
+    }
+}
