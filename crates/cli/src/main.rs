@@ -76,6 +76,11 @@ enum Command {
         /// Most keys per compressed block, start key included (0 = the codec's maximum).
         #[arg(long)]
         block_size: Option<u16>,
+        /// Record compression of a new database with fixed-size records (`--record-type` or
+        /// `--record-size` up to 8): auto codes every chunk of 128 records with the smallest of
+        /// frame of reference, a dictionary and (f64) decimal coding; none stores them raw.
+        #[arg(long, value_parser = ["none", "auto"])]
+        record_compression: Option<String>,
         /// Commit durability.
         #[arg(long, value_enum, default_value_t = DurabilityArg::Immediate)]
         durability: DurabilityArg,
@@ -565,6 +570,7 @@ fn main() -> ExitCode {
             page_size,
             compression,
             block_size,
+            record_compression,
             durability,
         } => {
             let d = match durability {
@@ -578,6 +584,7 @@ fn main() -> ExitCode {
                 page_size,
                 compression,
                 block_size,
+                record_compression: record_compression.map(|c| c == "auto"),
             };
             load.options()
                 .and_then(|o| store::import(&file, &o, &new_db, d))

@@ -22,6 +22,15 @@ pub fn record_type(t: RecordType) -> String {
     }
 }
 
+/// The record compression as `import --record-compression` names it.
+pub fn record_compression(c: &DbConfig) -> &'static str {
+    if c.compress_records {
+        "auto"
+    } else {
+        "none"
+    }
+}
+
 /// The records as `import --record-type` names them, or their byte layout.
 pub fn records(c: &DbConfig) -> String {
     match (c.value_type, c.record_type) {

@@ -266,6 +266,8 @@ pub struct NewDb {
     /// Key codec name; `None` = uncompressed.
     pub compression: Option<String>,
     pub block_size: Option<u16>,
+    /// `--record-compression`: `Some(true)` for auto, `Some(false)` for none.
+    pub record_compression: Option<bool>,
 }
 
 /// The page size of new files.
@@ -414,6 +416,16 @@ fn import_into(
                         value_type.name()
                     ));
                 }
+                if let Some(rc) = new_db
+                    .record_compression
+                    .filter(|&rc| rc != c.compress_records)
+                {
+                    return Err(format!(
+                        "database {name:?} exists with record compression {}, not {}",
+                        crate::names::record_compression(&c),
+                        if rc { "auto" } else { "none" }
+                    ));
+                }
                 if let Some(sc) = scheme.filter(|&sc| db.config().key_scheme != sc) {
                     return Err(format!(
                         "database {:?} exists with key compression {}, not {}",
@@ -441,7 +453,8 @@ fn import_into(
                         .with_codec(codec)
                         .with_auto_codec(auto)
                         .with_block_size(new_db.block_size.unwrap_or(0))
-                        .with_value_type(value_type);
+                        .with_value_type(value_type)
+                        .with_compressed_records(new_db.record_compression.unwrap_or(false));
                     match scheme {
                         Some(sc) => c.with_key_scheme(sc),
                         None => c,
@@ -893,12 +906,13 @@ pub fn info(file: &Path, json: bool) -> Result<(), String> {
             .map(|(name, c, s)| {
                 let z = sizes(s, page);
                 format!(
-                    "{{\"name\":{},\"key_type\":\"{}\",\"records\":{},\"record_bytes_each\":{},\"compression\":{},\"block_size\":{},\"keys\":{},\"height\":{},\"pages\":{{\"leaf\":{},\"internal\":{},\"overflow\":{}}},\"size\":{{\"key_bytes\":{},\"record_bytes\":{},\"overhead_bytes\":{},\"total_bytes\":{}}},\"bytes_per_key\":{}}}",
+                    "{{\"name\":{},\"key_type\":\"{}\",\"records\":{},\"record_bytes_each\":{},\"compression\":{},\"record_compression\":\"{}\",\"block_size\":{},\"keys\":{},\"height\":{},\"pages\":{{\"leaf\":{},\"internal\":{},\"overflow\":{}}},\"size\":{{\"key_bytes\":{},\"record_bytes\":{},\"overhead_bytes\":{},\"total_bytes\":{}}},\"bytes_per_key\":{}}}",
                     json_str(name),
                     crate::names::key_type(c.key_type),
                     json_str(&crate::names::records(c)),
                     match c.record_type { RecordType::Fixed(n) => n.to_string(), RecordType::None => "0".into(), RecordType::Variable => "null".into() },
                     json_str(&crate::names::compression(c)),
+                    crate::names::record_compression(c),
                     if c.key_codec.is_some() || c.auto_codec { c.block_size.to_string() } else { "null".into() },
                     s.key_count, s.height, s.leaf_pages, s.branch_pages, s.overflow_pages,
                     z.keys, z.records, z.overhead, z.total,
@@ -962,6 +976,12 @@ pub fn info(file: &Path, json: bool) -> Result<(), String> {
             crate::names::key_type(c.key_type)
         );
         outln!("  records      {}", crate::names::records(&c));
+        if c.compress_records {
+            outln!(
+                "  record compression  auto: each chunk of up to 128 records as frame of reference, dictionary{} or raw, whichever is smallest",
+                if c.value_type == tersedb::ValueType::F64 { ", decimal" } else { "" }
+            );
+        }
         match c.key_codec {
             None if c.auto_codec => outln!(
                 "  compression  auto: a codec chosen per block ({} keys per block)",

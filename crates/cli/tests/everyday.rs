@@ -461,3 +461,86 @@ fn info_explains_every_byte() {
     assert!(!t.contains("U32") && !t.contains("Fixed("), "{t}");
     let _ = std::fs::remove_file(&f);
 }
+
+/// `--record-compression auto`: sensor readings (f64 with two decimals, µs timestamps) export
+/// the same as raw records, aggregate the same, take a fraction of the record bytes in `info`,
+/// and an existing database refuses the other setting.
+#[test]
+fn compressed_records_round_trip_and_shrink() {
+    let f = temp("recs");
+    let lines: String = (0..30000u64)
+        .map(|i| {
+            let t = 1_764_000_000_000_000u64 + i * 250_000 + (i * 7919) % 1000;
+            // Readings as a sensor writes them: two decimals of text.
+            let k = (i * 37) % 900;
+            format!("{t}\t{}.{:02}\n", 18 + k / 100, k % 100)
+        })
+        .collect();
+    let args = |db: &'static str, rc: &'static str| {
+        vec![
+            "--db",
+            db,
+            "--key-type",
+            "u64",
+            "--record-type",
+            "f64",
+            "--record-compression",
+            rc,
+        ]
+    };
+    let raw = round(&f, &args("raw", "none"), &lines);
+    let packed = round(&f, &args("packed", "auto"), &lines);
+    assert_eq!(raw, packed);
+    assert_eq!(raw.lines().count(), 30000);
+    let q = |db: &str| {
+        stdout(&tersedb(
+            &[
+                "query",
+                &f,
+                &format!("SELECT COUNT(*), SUM(record), MIN(record), MAX(record) FROM {db}"),
+                "--csv",
+            ],
+            b"",
+        ))
+    };
+    assert_eq!(q("raw"), q("packed"));
+    let j = stdout(&tersedb(&["info", &f, "--json"], b""));
+    let rec = |db: &str| {
+        let e = &j[j.find(&format!("\"name\":\"{db}\"")).unwrap()..];
+        field(e, "record_bytes")
+    };
+    assert!(rec("raw") >= 8 * 30000, "{j}");
+    assert!(rec("packed") * 4 < rec("raw"), "{j}");
+    assert!(j.contains("\"record_compression\":\"auto\""), "{j}");
+    let t = stdout(&tersedb(&["info", &f], b""));
+    assert!(t.contains("record compression  auto"), "{t}");
+    // The other setting on an existing database is refused, naming both.
+    let o = tersedb(
+        &[
+            "import",
+            &f,
+            "--db",
+            "packed",
+            "--record-compression",
+            "none",
+        ],
+        b"1\t2.5\n",
+    );
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("record compression auto, not none"),
+        "{}",
+        stderr(&o)
+    );
+    // Variable-size records cannot be compressed: a clear error.
+    let o = tersedb(
+        &["import", &f, "--db", "var", "--record-compression", "auto"],
+        b"1\thello\n",
+    );
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("compressed records need fixed-size records"),
+        "{}",
+        stderr(&o)
+    );
+}

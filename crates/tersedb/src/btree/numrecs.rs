@@ -433,6 +433,12 @@ impl NumRecs {
             return Ok((0, 0, out));
         }
         let (at, c, j) = self.locate(region, n, i, !set)?;
+        if !set && j == c.count && c.count >= self.chunk as usize {
+            // Past the end of a full chunk (ascending loads): a new chunk after it, so the full
+            // one stays full instead of splitting in halves.
+            self.encode_chunk(&[v], &mut out);
+            return Ok((at + c.len, 0, out));
+        }
         self.rewrite(
             region,
             at,
