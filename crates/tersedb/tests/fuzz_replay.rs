@@ -88,7 +88,11 @@ fn query_seeds_and_regressions() {
 #[test]
 fn pages_random_damage() {
     random("pages", 200, pages::run, |rng| {
-        let mut d = vec![rng.u8(..pages::KINDS), rng.u8(..3), rng.u8(..8)];
+        let mut d = vec![
+            rng.u8(..pages::KINDS),
+            rng.u8(..pages::RECORDS),
+            rng.u8(..8),
+        ];
         for _ in 0..rng.usize(1..4) {
             d.push(rng.u8(..));
             d.extend(rng.u16(..).to_le_bytes());

@@ -537,6 +537,10 @@ impl Packed {
         let (Some(&first), Some(&last)) = (keys.first(), keys.last()) else {
             return Err(Fault("empty block"));
         };
+        // Keys decoded from a damaged page may be out of order: refused, not wrapped around.
+        if keys.windows(2).any(|w| w[0] >= w[1]) {
+            return Err(Fault("block keys out of order"));
+        }
         let base = if self.wide { first } else { 0 };
         if keys.len() > MAX_BLOCK_KEYS || last - base > u32::MAX as u64 {
             return Err(Fault("keys beyond one block's range"));

@@ -604,10 +604,8 @@ fn share_leaf<S: PageSink + ?Sized>(
     if at.rightmost {
         // Appends past the last key get a leaf of their own (ascending loads fill leaves).
         let page = sink.page(at.id)?;
-        if Layout::read(&page, at.id, spec)?
-            .last_key(&page)?
-            .is_none_or(|last| *probe > last)
-        {
+        let l = Layout::read(&page, at.id, spec)?;
+        if l.count == 0 || l.above_last(&page, probe)? {
             return Ok(None);
         }
     }
@@ -943,11 +941,12 @@ fn split_packed_leaf<S: PageSink + ?Sized>(
 ) -> Result<Vec<u8>> {
     let page = sink.page_mut(child)?;
     let l = Layout::read(page, child, spec)?;
-    if l.last_key(page)?.is_none_or(|last| *probe > last) {
+    // (Keys read owned: with compressed records, the keys may be byte strings.)
+    if l.count == 0 || l.above_last(page, probe)? {
         node::init(sink.page_mut(right)?, spec, true, 0);
         return Ok(spec.encode_key(probe)?.bytes().to_vec());
     }
-    let below_first = l.count > 0 && *probe < l.key(page, 0)?;
+    let below_first = *probe < l.key_owned(page, 0)?.as_key();
     // The key list's own split sizes the halves by each record's fixed cost; compressed
     // records are rebuilt and measured instead.
     let split = if l.recs.cost_is_exact() {
@@ -998,7 +997,10 @@ fn split_packed_leaf<S: PageSink + ?Sized>(
     // The separator: the right leaf's first key.
     let page = sink.page_mut(right)?;
     let rl = Layout::read(page, right, spec)?;
-    Ok(spec.encode_key(&rl.key(page, 0)?)?.bytes().to_vec())
+    Ok(spec
+        .encode_key(&rl.key_owned(page, 0)?.as_key())?
+        .bytes()
+        .to_vec())
 }
 
 /// Removes `key`. Returns false (changing nothing) when it is absent.

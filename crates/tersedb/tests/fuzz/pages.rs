@@ -27,14 +27,17 @@ pub const PAGE: usize = 1024;
 /// List kinds: u32, u64, Binary(6), then 9 codecs, then 8 string schemes, then the 9 codecs on
 /// u64 keys, then `auto` on u32 and on u64 keys.
 pub const KINDS: u8 = 3 + 9 + 8 + 9 + 2;
+/// Record kinds: none, u32, variable, then compressed f64 and compressed u32.
+pub const RECORDS: u8 = 5;
 /// Most steps any scan or cursor walk takes (the templates hold fewer keys).
 const MAX_STEPS: usize = 5000;
 
 fn config(kind: u8, records: u8) -> DbConfig {
-    let rec = match records % 3 {
+    let rec = match records % RECORDS {
         0 => RecordType::None,
-        1 => RecordType::Fixed(4),
-        _ => RecordType::Variable,
+        1 | 4 => RecordType::Fixed(4),
+        2 => RecordType::Variable,
+        _ => RecordType::Fixed(8),
     };
     let cfg = match kind % KINDS {
         0 => DbConfig::new(KeyType::U32, rec),
@@ -51,10 +54,15 @@ fn config(kind: u8, records: u8) -> DbConfig {
         29 => DbConfig::new(KeyType::U32, rec).with_auto_codec(true),
         _ => DbConfig::new(KeyType::U64, rec).with_auto_codec(true),
     };
-    if rec == RecordType::Fixed(4) {
-        cfg.with_value_type(ValueType::U32)
-    } else {
-        cfg
+    match records % RECORDS {
+        1 => cfg.with_value_type(ValueType::U32),
+        3 => cfg
+            .with_value_type(ValueType::F64)
+            .with_compressed_records(true),
+        4 => cfg
+            .with_value_type(ValueType::U32)
+            .with_compressed_records(true),
+        _ => cfg,
     }
 }
 
@@ -88,6 +96,9 @@ fn key_count(cfg: &DbConfig) -> u32 {
 fn value(i: u32, rec: RecordType) -> Vec<u8> {
     match rec {
         RecordType::None => vec![],
+        // f64 readings with two decimals, every 17th a full-precision double (an exception).
+        RecordType::Fixed(8) if i % 17 == 0 => f64::from(i).sqrt().to_le_bytes().to_vec(),
+        RecordType::Fixed(8) => (f64::from(i % 5000) / 100.0).to_le_bytes().to_vec(),
         RecordType::Fixed(n) => {
             let mut v = i.to_le_bytes().to_vec();
             v.resize(n as usize, 0);
@@ -115,7 +126,7 @@ fn opts() -> EnvOptions {
 pub fn template(kind: u8, records: u8) -> Vec<u8> {
     type Templates = Mutex<HashMap<(u8, u8), Vec<u8>>>;
     static CACHE: OnceLock<Templates> = OnceLock::new();
-    let key = (kind % KINDS, records % 3);
+    let key = (kind % KINDS, records % RECORDS);
     let cache = CACHE.get_or_init(Default::default);
     if let Some(img) = cache.lock().unwrap().get(&key) {
         return img.clone();
