@@ -201,9 +201,25 @@ impl<'t> Cursor<'t> {
     pub fn key_u32(&self) -> Option<u32> {
         self.raw.key_u32()
     }
-    /// The value under the cursor (read from overflow pages when large).
+    /// The key as u64 (u32 keys widen; `None` for byte-string keys or when unpositioned).
+    pub fn key_u64(&self) -> Option<u64> {
+        self.raw.key_int()
+    }
+    /// The value under the cursor (read from overflow pages when large), copied.
     pub fn value(&self) -> Result<Option<Vec<u8>>> {
         self.raw.value(self.src, &self.spec)
+    }
+    /// The value under the cursor, borrowed from its page when it sits there; values in
+    /// overflow pages span several pages and are assembled into one buffer.
+    pub fn value_ref(&self) -> Result<Option<std::borrow::Cow<'_, [u8]>>> {
+        use crate::btree::overflow::{self, Stored};
+        Ok(match self.raw.stored(&self.spec)? {
+            Some(Stored::Inline(b)) => Some(std::borrow::Cow::Borrowed(b)),
+            Some(Stored::Overflow { first, len }) => {
+                Some(std::borrow::Cow::Owned(overflow::read(self.src, first, len)?))
+            }
+            None => None,
+        })
     }
     pub fn is_positioned(&self) -> bool {
         self.raw.is_positioned()
