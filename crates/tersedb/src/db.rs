@@ -289,7 +289,11 @@ impl DbConfig {
                 out.push(format!("{what}: stored {a}, requested {b}"));
             }
         };
-        field("key type", key_type_name(self.key_type), key_type_name(other.key_type));
+        field(
+            "key type",
+            key_type_name(self.key_type),
+            key_type_name(other.key_type),
+        );
         field("values", self.values_name(), other.values_name());
         field(
             "key compression",

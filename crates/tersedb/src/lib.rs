@@ -101,8 +101,9 @@
 
 // The tree is the engine's inside, reached through `Db`, `Table`, transactions and cursors.
 // Its items re-exported at the root (`Key`, `KeyType`, ...) keep their docs there; the
-// `pub use` lists inside it serve its own modules and tests.
-#[allow(unused_imports, missing_docs)]
+// `pub use` lists and a few helpers inside it (`Spec::cmp`, `LeafScan::blocks`, ...) serve
+// only its own tests since it stopped being public.
+#[allow(unused_imports, dead_code, missing_docs)]
 mod btree;
 pub(crate) mod catalog;
 pub mod check;

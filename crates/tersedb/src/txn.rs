@@ -578,7 +578,7 @@ impl WriteTxn {
         self.durability = d;
     }
 
-    fn page_size(&self) -> Result<usize> {
+    pub(crate) fn page_size(&self) -> Result<usize> {
         Ok(self.w()?.page_size())
     }
 
@@ -789,12 +789,7 @@ impl WriteTxn {
 
     /// Inserts a new key; [`Error::DuplicateKey`] (naming the key and the database) when it is
     /// present. The same as [`WriteTxn::insert`].
-    pub fn insert_new<'k>(
-        &mut self,
-        db: &Db,
-        key: impl Into<Key<'k>>,
-        value: &[u8],
-    ) -> Result<()> {
+    pub fn insert_new<'k>(&mut self, db: &Db, key: impl Into<Key<'k>>, value: &[u8]) -> Result<()> {
         self.put_mode(db, key.into(), value, PutMode::Insert)
             .map(|_| ())
     }

@@ -362,7 +362,8 @@ impl<K: TableKey, V: TableValue> fmt::Debug for TableDef<'_, K, V> {
 
 impl<'n, K: TableKey, V: TableValue> TableDef<'n, K, V> {
     /// A table named `name`. New tables compress integer keys with a codec chosen per block
-    /// (`auto`) and byte-string keys with `HeadTail`.
+    /// (`auto`; uncompressed on pages under 1 KiB, too small for compressed leaves) and
+    /// byte-string keys with `HeadTail`.
     pub const fn new(name: &'n str) -> Self {
         TableDef {
             name,
@@ -495,7 +496,13 @@ impl WriteTxn {
         &mut self,
         def: TableDef<'_, K, V>,
     ) -> Result<Table<K, V>> {
-        let db = self.create_db(def.name, def.config())?;
+        let mut config = def.config();
+        if config.auto_codec && self.page_size()? < crate::btree::MIN_PACKED_PAGE {
+            // Compressed leaves need room for two worst-case blocks: small pages store keys
+            // as they are (the default adapts; an explicit codec is refused instead).
+            config = config.with_auto_codec(false).with_block_size(0);
+        }
+        let db = self.create_db(def.name, config)?;
         def.check(db)
     }
 }
