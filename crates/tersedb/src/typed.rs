@@ -575,10 +575,7 @@ impl<K: TableKey, V: TableValue> Table<K, V> {
 
     /// The value of `key`, or `None` when absent.
     pub fn get(&self, txn: &impl ReadAccess, key: K::Ref<'_>) -> Result<Option<V::Owned>> {
-        Ok(match self.get_ref(txn, key)? {
-            Some(g) => Some(V::to_owned(g.value())),
-            None => None,
-        })
+        Ok(self.get_ref(txn, key)?.map(|g| V::to_owned(g.value())))
     }
 
     /// The value of `key` in place: the guard holds the leaf page and lends the value from
@@ -711,8 +708,11 @@ pub struct ValueGuard<'t, V: TableValue> {
     spec: Spec,
     /// A value from overflow pages, assembled.
     assembled: Option<Vec<u8>>,
-    _t: PhantomData<(&'t (), fn() -> V)>,
+    _t: GuardMarker<'t, V>,
 }
+
+/// The guard lives no longer than its transaction and holds no `V` itself.
+type GuardMarker<'t, V> = PhantomData<(&'t (), fn() -> V)>;
 
 impl<V: TableValue> fmt::Debug for ValueGuard<'_, V> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

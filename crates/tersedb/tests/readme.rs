@@ -1,7 +1,7 @@
 //! The README's Rust example is this file's `readme_example` (checked line by line) and runs
 //! twice in a row on the same file without error.
 
-/// README-EXAMPLE-START
+// README-EXAMPLE-START
 fn readme_example() -> tersedb::Result<()> {
     use tersedb::{Env, EnvOptions, TableDef};
 
@@ -30,7 +30,7 @@ fn readme_example() -> tersedb::Result<()> {
     assert_eq!(minutes.rows.len(), 60);
     Ok(())
 }
-/// README-EXAMPLE-END
+// README-EXAMPLE-END
 
 /// The README's first ```rust block, without its hidden `# ` lines.
 fn readme_block() -> Vec<String> {
@@ -47,8 +47,8 @@ fn readme_block() -> Vec<String> {
 /// `readme_example`'s body, unindented, without its final `Ok(())`.
 fn example_body() -> Vec<String> {
     let me = include_str!("readme.rs");
-    let a = me.find("/// README-EXAMPLE-START\n").unwrap();
-    let b = me.find("/// README-EXAMPLE-END").unwrap();
+    let a = me.find("// README-EXAMPLE-START\n").unwrap();
+    let b = me.find("// README-EXAMPLE-END").unwrap();
     let lines: Vec<&str> = me[a..b].lines().collect();
     // Drop the marker, the `fn` line, `Ok(())` and the closing brace.
     lines[2..lines.len() - 2]
