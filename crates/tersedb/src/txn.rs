@@ -940,7 +940,7 @@ impl WriteTxn {
     /// t.put(&mut w, 1, -5)?;
     /// t.put(&mut w, 2, 7)?;
     /// let r = w.query_str("SELECT SUM(record) FROM t")?;
-    /// assert_eq!(r.rows[0][0], Value::Int(2));
+    /// assert_eq!(r.values[0], Value::Int(2));
     /// # Ok::<(), tersedb::Error>(())
     /// ```
     pub fn query(&self, q: &crate::query::Query) -> Result<crate::query::QueryResult> {
