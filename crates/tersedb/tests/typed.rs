@@ -565,3 +565,26 @@ fn table_handles_work_across_transactions() {
     let r = env.begin_read().unwrap();
     assert_eq!(t.get(&r, 1).unwrap(), Some(10));
 }
+
+#[test]
+fn text_values_that_are_not_utf8_say_so() {
+    let env = env();
+    let mut w = env.begin_write().unwrap();
+    let raw = w
+        .create_db("raw", DbConfig::new(KeyType::U32, RecordType::Variable))
+        .unwrap();
+    w.insert(&raw, 1u32, &[0xff, 0xfe]).unwrap();
+    let t = w.open_table(TableDef::<u32, &str>::new("raw")).unwrap();
+    for e in [
+        t.get(&w, 1).unwrap_err(),
+        t.get_ref(&w, 1).unwrap_err(),
+        t.iter(&w).unwrap().next().unwrap().unwrap_err(),
+    ] {
+        assert!(
+            e.to_string().starts_with(
+                "invalid record: value of key 1 in database \"raw\": the record is not UTF-8"
+            ),
+            "{e}"
+        );
+    }
+}
