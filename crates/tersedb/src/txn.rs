@@ -143,6 +143,25 @@ pub(crate) fn key_error(db: &Db, key: &Key<'_>, e: Error) -> Error {
     }
 }
 
+/// Names the database and the bound of `range` that does not fit it.
+#[cold]
+fn range_error<'k, K: Into<Key<'k>> + Copy, R: RangeBounds<K>>(
+    db: &Db,
+    range: &R,
+    e: Error,
+) -> Error {
+    use std::ops::Bound;
+    for b in [range.start_bound(), range.end_bound()] {
+        if let Bound::Included(k) | Bound::Excluded(k) = b {
+            let k: Key<'k> = (*k).into();
+            if db.spec.probe(&k).is_err() {
+                return key_error(db, &k, e);
+            }
+        }
+    }
+    e
+}
+
 /// What the query executor reads: a snapshot ([`ReadTxn`]) or the write transaction's state
 /// as of now ([`WriteTxn::query`]).
 pub(crate) trait Reader {
@@ -439,7 +458,7 @@ impl ReadTxn {
         db: &Db,
         range: R,
     ) -> Result<Range<'_>> {
-        Range::new(self.cursor(db)?, &range)
+        Range::new(self.cursor(db)?, &range).map_err(|e| range_error(db, &range, e))
     }
 
     /// Iterates over every key, in order.
@@ -915,7 +934,7 @@ impl WriteTxn {
         db: &Db,
         range: R,
     ) -> Result<Range<'_>> {
-        Range::new(self.cursor(db)?, &range)
+        Range::new(self.cursor(db)?, &range).map_err(|e| range_error(db, &range, e))
     }
 
     /// Iterates over every key as of now, in order.

@@ -427,6 +427,14 @@ fn key_errors_name_key_and_database() {
         e.to_string(),
         "invalid key: key 5 is a u32 key, database \"fixed\" has binary(4) keys"
     );
+    let e = w
+        .range(&db, b"x".as_slice()..b"wrong".as_slice())
+        .unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("invalid key: key \"x\" of database \"fixed\": key has 1 bytes"),
+        "{e}"
+    );
     let nums = w.open_table(TableDef::<u32, u32>::new("nums")).unwrap();
     let e = w.insert(nums.db(), 9u32, b"abc").unwrap_err();
     assert_eq!(
