@@ -41,7 +41,7 @@ impl From<tersedb::Error> for Fail {
             E::DbNotFound(_) => TERSEDB_EDBNOTFOUND,
             E::DbExists(_) => TERSEDB_EDBEXISTS,
             E::ConfigMismatch { .. } => TERSEDB_ECONFIGMISMATCH,
-            E::KeyExists => TERSEDB_EKEYEXISTS,
+            E::DuplicateKey { .. } | E::KeyExists => TERSEDB_EKEYEXISTS,
             E::KeyNotFound => TERSEDB_NOTFOUND,
             E::InvalidKey(_) => TERSEDB_EINVALIDKEY,
             E::InvalidRecord(_) => TERSEDB_EINVALIDRECORD,

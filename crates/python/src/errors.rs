@@ -126,7 +126,7 @@ pub fn to_py(e: tersedb::Error) -> PyErr {
         E::DbNotFound(_) => DbNotFound::new_err(msg),
         E::DbExists(_) => DbExists::new_err(msg),
         E::ConfigMismatch { .. } => ConfigMismatch::new_err(msg),
-        E::KeyExists => KeyExists::new_err(msg),
+        E::DuplicateKey { .. } | E::KeyExists => KeyExists::new_err(msg),
         E::KeyNotFound => KeyNotFound::new_err(msg),
         E::InvalidKey(_) => InvalidKey::new_err(msg),
         E::InvalidRecord(_) => InvalidRecord::new_err(msg),

@@ -40,7 +40,7 @@ def test_engine_errors_map_to_classes(env, tmp_path):
         env.create_db("a")
     with pytest.raises(tersedb.DbNotFound):
         env.db("nope")
-    with pytest.raises(tersedb.KeyExists, match="already exists"):
+    with pytest.raises(tersedb.KeyExists, match='key 5 is already in database "a"'):
         with env.write() as w:
             w.put(db, 5, 1)
             w.put(db, 5, 2, mode="insert")

@@ -23,6 +23,7 @@ use std::fmt;
 pub struct CheckFault {
     /// The page at fault (`None` for faults of the file as a whole).
     pub page: Option<PageId>,
+    /// What is wrong.
     pub what: String,
 }
 
@@ -38,14 +39,18 @@ impl fmt::Display for CheckFault {
 /// What `check` found in one database.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DbReport {
+    /// The database's name.
     pub name: String,
+    /// Its stored configuration.
     pub config: DbConfig,
+    /// Its statistics, from the walk `check` made.
     pub stats: DbStats,
 }
 
 /// The result of `Env::check`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CheckReport {
+    /// The file's page size.
     pub page_size: usize,
     /// The txn id of the commit checked (the newest).
     pub commit: u64,
@@ -57,7 +62,9 @@ pub struct CheckReport {
     pub meta_pages: u64,
     /// Pages of the catalog tree.
     pub catalog_pages: u64,
+    /// Every database, in name order.
     pub dbs: Vec<DbReport>,
+    /// Every fault found (empty: the file is sound).
     pub faults: Vec<CheckFault>,
     /// Findings that are not faults: damage open repaired, pages past the page count left by
     /// a commit that did not complete.
@@ -65,6 +72,7 @@ pub struct CheckReport {
 }
 
 impl CheckReport {
+    /// Whether no fault was found.
     pub fn is_clean(&self) -> bool {
         self.faults.is_empty()
     }

@@ -201,10 +201,27 @@ impl<'t> Cursor<'t> {
     pub fn key_u32(&self) -> Option<u32> {
         self.raw.key_u32()
     }
-    /// The value under the cursor (read from overflow pages when large).
+    /// The key as u64 (u32 keys widen; `None` for byte-string keys or when unpositioned).
+    pub fn key_u64(&self) -> Option<u64> {
+        self.raw.key_int()
+    }
+    /// The value under the cursor (read from overflow pages when large), copied.
     pub fn value(&self) -> Result<Option<Vec<u8>>> {
         self.raw.value(self.src, &self.spec)
     }
+    /// The value under the cursor, borrowed from its page when it sits there; values in
+    /// overflow pages span several pages and are assembled into one buffer.
+    pub fn value_ref(&self) -> Result<Option<std::borrow::Cow<'_, [u8]>>> {
+        use crate::btree::overflow::{self, Stored};
+        Ok(match self.raw.stored(&self.spec)? {
+            Some(Stored::Inline(b)) => Some(std::borrow::Cow::Borrowed(b)),
+            Some(Stored::Overflow { first, len }) => Some(std::borrow::Cow::Owned(overflow::read(
+                self.src, first, len,
+            )?)),
+            None => None,
+        })
+    }
+    /// Whether the cursor is on a key.
     pub fn is_positioned(&self) -> bool {
         self.raw.is_positioned()
     }
@@ -261,31 +278,39 @@ impl<'t> WriteCursor<'t> {
         Ok(m)
     }
 
+    /// Moves to the smallest key; false when the database is empty.
     pub fn first(&mut self) -> Result<bool> {
         self.place(|c, s, sp, r| c.first(s, sp, r))
     }
+    /// Moves to the largest key; false when the database is empty.
     pub fn last(&mut self) -> Result<bool> {
         self.place(|c, s, sp, r| c.last(s, sp, r))
     }
+    /// Moves to the next key; false (staying put) at the end or when unpositioned.
     pub fn next(&mut self) -> Result<bool> {
         let m = self.go(|c, s, sp, _| c.next(s, sp))?;
         self.trail.stepped(&self.raw, m, true)
     }
+    /// Moves to the previous key; false (staying put) at the start or when unpositioned.
     pub fn prev(&mut self) -> Result<bool> {
         let m = self.go(|c, s, sp, _| c.prev(s, sp))?;
         self.trail.stepped(&self.raw, m, false)
     }
+    /// Moves to `key` exactly; false (unpositioned) when absent.
     pub fn seek<'k>(&mut self, key: impl Into<Key<'k>>) -> Result<bool> {
         let probe = self.db.spec.probe(&key.into())?;
         self.place(|c, s, sp, r| c.seek(s, sp, r, &probe, true))
     }
+    /// Moves to the first key `>= key`; false (unpositioned) when there is none.
     pub fn lower_bound<'k>(&mut self, key: impl Into<Key<'k>>) -> Result<bool> {
         let probe = self.db.spec.probe(&key.into())?;
         self.place(|c, s, sp, r| c.seek(s, sp, r, &probe, false))
     }
+    /// The key under the cursor (`None` when unpositioned).
     pub fn key(&self) -> Option<Key<'_>> {
         self.raw.key().ok().flatten()
     }
+    /// The value under the cursor, copied.
     pub fn value(&mut self) -> Result<Option<Vec<u8>>> {
         let spec = self.db.spec;
         let (src, _) = self.txn.view(&self.db)?;

@@ -10,7 +10,9 @@ pub use tersedb_codecs::CodecId;
 /// when the database is opened with [`crate::ReadTxn::open_db_with`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct DbConfig {
+    /// The keys' type and order.
     pub key_type: KeyType,
+    /// How records are stored (none, fixed size, variable size).
     pub record_type: RecordType,
     /// Codec of the leaves' keys (u32 and u64 keys); `None` stores them uncompressed (unless
     /// `auto_codec`).
@@ -47,9 +49,13 @@ pub enum ValueType {
     /// Opaque bytes (no numeric interpretation).
     #[default]
     Bytes,
+    /// `u32`, in a `Fixed(4)` record.
     U32,
+    /// `u64`, in a `Fixed(8)` record.
     U64,
+    /// `i64`, in a `Fixed(8)` record.
     I64,
+    /// `f64`, in a `Fixed(8)` record.
     F64,
 }
 
@@ -64,6 +70,7 @@ impl ValueType {
             ValueType::F64 => 4,
         }
     }
+    /// The value type of a catalog byte (`None` for an unknown one).
     pub fn from_id(id: u8) -> Option<ValueType> {
         Some(match id {
             0 => ValueType::Bytes,
@@ -84,6 +91,7 @@ impl ValueType {
             ValueType::F64 => "f64",
         }
     }
+    /// The value type the CLI names `s` (`u32`, `u64`, `i64`, `f64`, `bytes`).
     pub fn from_name(s: &str) -> Option<ValueType> {
         [
             ValueType::Bytes,
@@ -106,6 +114,8 @@ impl ValueType {
 }
 
 impl DbConfig {
+    /// Keys of `key_type`, records of `record_type`, keys uncompressed (byte-string keys use
+    /// the default scheme, `HeadTail`), records opaque bytes.
     pub fn new(key_type: KeyType, record_type: RecordType) -> Self {
         DbConfig {
             key_type,
@@ -200,9 +210,11 @@ pub struct Db {
 }
 
 impl Db {
+    /// The database's name.
     pub fn name(&self) -> &str {
         &self.name
     }
+    /// The database's configuration (in its effective form: block size 0 resolved).
     pub fn config(&self) -> DbConfig {
         self.spec.config().with_value_type(self.value_type)
     }
@@ -220,11 +232,15 @@ impl Db {
 /// Statistics of one database, from a walk of its tree.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DbStats {
+    /// Keys in the database.
     pub key_count: u64,
     /// Levels (0 for an empty database, 1 for a single leaf).
     pub height: usize,
+    /// Leaf pages.
     pub leaf_pages: u64,
+    /// Branch (internal node) pages.
     pub branch_pages: u64,
+    /// Pages of values too large for a leaf.
     pub overflow_pages: u64,
     /// Bytes of all its pages.
     pub bytes: u64,
@@ -238,4 +254,115 @@ pub struct DbStats {
     pub leaf_record_bytes: u64,
     /// Keys (separators) in the branches.
     pub branch_keys: u64,
+}
+
+/// The key type in words, as the CLI names it: `u32`, `u64`, `binary`, `binary(N)`.
+pub(crate) fn key_type_name(t: KeyType) -> String {
+    match t {
+        KeyType::U32 => "u32".into(),
+        KeyType::U64 => "u64".into(),
+        KeyType::VarBinary => "binary".into(),
+        KeyType::Binary(n) => format!("binary({n})"),
+    }
+}
+
+fn record_type_name(t: RecordType) -> String {
+    match t {
+        RecordType::None => "none (keys only)".into(),
+        RecordType::Fixed(n) => format!("{n} bytes"),
+        RecordType::Variable => "variable size".into(),
+    }
+}
+
+impl DbConfig {
+    /// The values in words: a numeric type, or the record layout.
+    fn values_name(&self) -> String {
+        match self.value_type {
+            ValueType::Bytes => record_type_name(self.record_type),
+            vt => vt.name().to_string(),
+        }
+    }
+
+    /// The key compression in words: a codec, `auto`, `none`, or a byte-string key scheme.
+    fn compression_name(&self) -> String {
+        match (self.key_type, self.key_codec) {
+            (KeyType::U32 | KeyType::U64, Some(c)) => c.name().to_string(),
+            (KeyType::U32 | KeyType::U64, None) if self.auto_codec => "auto".into(),
+            (KeyType::U32 | KeyType::U64, None) => "none".into(),
+            _ => self.key_scheme.name().to_string(),
+        }
+    }
+
+    /// What differs between `self` (stored) and `other` (requested), in words:
+    /// `key type: stored u64, requested u32; values: stored f64, requested i64`.
+    pub(crate) fn differences(&self, other: &DbConfig) -> String {
+        let mut out: Vec<String> = Vec::new();
+        let mut field = |what: &str, a: String, b: String| {
+            if a != b {
+                out.push(format!("{what}: stored {a}, requested {b}"));
+            }
+        };
+        field(
+            "key type",
+            key_type_name(self.key_type),
+            key_type_name(other.key_type),
+        );
+        field("values", self.values_name(), other.values_name());
+        field(
+            "key compression",
+            self.compression_name(),
+            other.compression_name(),
+        );
+        field(
+            "block size",
+            self.block_size.to_string(),
+            other.block_size.to_string(),
+        );
+        field(
+            "scheme parameter",
+            self.scheme_param.to_string(),
+            other.scheme_param.to_string(),
+        );
+        field(
+            "split range",
+            format!("{}%", self.split_range),
+            format!("{}%", other.split_range),
+        );
+        if out.is_empty() {
+            // Unreachable for unequal configurations; said plainly rather than as a dump.
+            return "no visible difference".into();
+        }
+        out.join("; ")
+    }
+}
+
+/// In words, as the CLI shows it: `u32 keys (auto), f64 values`.
+impl std::fmt::Display for DbConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} keys ({}), {} values",
+            key_type_name(self.key_type),
+            self.compression_name(),
+            self.values_name()
+        )
+    }
+}
+
+impl KeyBuf {
+    /// The key as a `u32`, if it is one.
+    pub fn key_u32(&self) -> Option<u32> {
+        self.as_key().as_u32()
+    }
+    /// The key as a `u64` (u32 keys widen): `for e in txn.range(&db, ..)? { e?.0.key_u64() }`.
+    pub fn key_u64(&self) -> Option<u64> {
+        self.as_key().as_u64()
+    }
+    /// The key's bytes, if it is a byte-string key.
+    pub fn key_bytes(&self) -> Option<&[u8]> {
+        match self {
+            KeyBuf::Bytes(b) => Some(b),
+            _ => None,
+        }
+    }
 }

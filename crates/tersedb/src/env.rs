@@ -41,22 +41,27 @@ impl Default for EnvOptions {
 }
 
 impl EnvOptions {
+    /// Sets [`EnvOptions::page_size`].
     pub fn page_size(mut self, n: usize) -> Self {
         self.page_size = n;
         self
     }
+    /// Sets [`EnvOptions::cache_bytes`].
     pub fn cache_bytes(mut self, n: usize) -> Self {
         self.cache_bytes = n;
         self
     }
+    /// Sets [`EnvOptions::durability`].
     pub fn durability(mut self, d: Durability) -> Self {
         self.durability = d;
         self
     }
+    /// Sets [`EnvOptions::recover`].
     pub fn recover(mut self, on: bool) -> Self {
         self.recover = on;
         self
     }
+    /// Sets [`EnvOptions::lock_wait`].
     pub fn lock_wait(mut self, d: std::time::Duration) -> Self {
         self.lock_wait = d;
         self
@@ -79,6 +84,7 @@ fn check_page_size(n: usize) -> Result<()> {
 /// How an environment's pages are used ([`Env::space`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SpaceUsage {
+    /// The file's page size.
     pub page_size: usize,
     /// Pages of the committed state (the file may be longer after a crash before it shrank).
     pub pages: u64,

@@ -16,14 +16,22 @@ pub enum Error {
     /// The operating system reported an I/O error.
     Io(io::Error),
     /// A page failed its checksum or a structural check. Never a wrong answer instead.
-    Corrupted { page: PageId, what: String },
+    Corrupted {
+        /// The damaged page.
+        page: PageId,
+        /// What was wrong with it.
+        what: String,
+    },
     /// The file is not a tersedb file, or was written by an unsupported format version.
     BadFormat(String),
     /// An earlier write or fsync failed; the environment refuses writes until it is reopened,
     /// because the state on disk is unknown (nothing committed before is lost).
     PreviousIo,
     /// Another handle or process holds the file open for writing; `holder` says which.
-    Locked { holder: String },
+    Locked {
+        /// Who holds the lock, as far as the lock file tells (a process id when known).
+        holder: String,
+    },
     /// A write was attempted on an environment opened read-only.
     ReadOnly,
     /// A write transaction is already active in this environment.
@@ -33,14 +41,31 @@ pub enum Error {
     /// A database of that name already exists.
     DbExists(String),
     /// The database was opened with a configuration that differs from the stored one.
-    ConfigMismatch { db: String, what: String },
-    /// `insert` of a key that is already present (use upsert to overwrite).
+    ConfigMismatch {
+        /// The database's name.
+        db: String,
+        /// The differences, in words: `key type: stored u64, requested u32`.
+        what: String,
+    },
+    /// `insert_new` (or `insert`) of a key that is already present; `put` or `upsert`
+    /// overwrite instead.
+    DuplicateKey {
+        /// The database's name.
+        db: String,
+        /// The key, as [`crate::Key`] displays it (numbers as they are, strings quoted).
+        key: String,
+    },
+    /// The B+-tree's signal for a present key; the transactions turn it into
+    /// [`Error::DuplicateKey`] naming the key and the database, so the API never returns it.
+    #[doc(hidden)]
     KeyExists,
     /// The key is not present.
     KeyNotFound,
-    /// The key does not match the database's key type, or is too long.
+    /// The key does not match the database's key type, or is too long. The text names the
+    /// database and the key.
     InvalidKey(String),
-    /// The record does not match the database's record type, or is too large.
+    /// The record does not match the database's record type, or is too large. The text names
+    /// the database and the key.
     InvalidRecord(String),
     /// An argument is out of range (page size, names, options).
     InvalidArgument(String),
@@ -71,9 +96,14 @@ impl fmt::Display for Error {
             Error::ConfigMismatch { db, what } => {
                 write!(
                     f,
-                    "database {db:?} was created with a different configuration: {what}"
+                    "database {db:?} was created with a different configuration ({what}); \
+                     open it with the stored configuration, or drop it and create it anew"
                 )
             }
+            Error::DuplicateKey { db, key } => write!(
+                f,
+                "key {key} is already in database {db:?} (`put` overwrites, `insert_new` refuses)"
+            ),
             Error::KeyExists => write!(f, "the key already exists"),
             Error::KeyNotFound => write!(f, "the key was not found"),
             Error::InvalidKey(w) => write!(f, "invalid key: {w}"),

@@ -89,10 +89,176 @@ fn check_int_keys(db: &Db) -> Result<()> {
     }
 }
 
+/// A key as error messages show it: numbers as they are, strings quoted, other bytes in hex;
+/// long keys cut after 64 bytes.
+pub(crate) fn key_text(key: &Key<'_>) -> String {
+    match key {
+        Key::Bytes(b) if b.len() > 64 => {
+            format!("{} (first 64 of {} bytes)", Key::Bytes(&b[..64]), b.len())
+        }
+        k => k.to_string(),
+    }
+}
+
+/// Names the database and the key in the errors of a key operation: the tree's `KeyExists`
+/// becomes `DuplicateKey`; invalid keys and records say which key of which database.
+#[cold]
+#[inline(never)]
+pub(crate) fn key_error(db: &Db, key: &Key<'_>, e: Error) -> Error {
+    use crate::btree::KeyType as KT;
+    match e {
+        Error::KeyExists => Error::DuplicateKey {
+            db: db.name.to_string(),
+            key: key_text(key),
+        },
+        Error::InvalidKey(what) => {
+            let fits = matches!(
+                (db.spec.key_type, key),
+                (KT::U32, Key::U32(_))
+                    | (KT::U64, Key::U32(_) | Key::U64(_))
+                    | (KT::Binary(_) | KT::VarBinary, Key::Bytes(_))
+            );
+            let kind = match key {
+                Key::U32(_) => "a u32",
+                Key::U64(_) => "a u64",
+                Key::Bytes(_) => "a byte-string",
+            };
+            Error::InvalidKey(if fits {
+                format!("key {} of database {:?}: {what}", key_text(key), db.name())
+            } else {
+                format!(
+                    "key {} is {kind} key, database {:?} has {} keys",
+                    key_text(key),
+                    db.name(),
+                    crate::db::key_type_name(db.spec.key_type)
+                )
+            })
+        }
+        Error::InvalidRecord(what) => Error::InvalidRecord(format!(
+            "key {} of database {:?}: {what}",
+            key_text(key),
+            db.name()
+        )),
+        e => e,
+    }
+}
+
+/// Names the database and the bound of `range` that does not fit it.
+#[cold]
+fn range_error<'k, K: Into<Key<'k>> + Copy, R: RangeBounds<K>>(
+    db: &Db,
+    range: &R,
+    e: Error,
+) -> Error {
+    use std::ops::Bound;
+    for b in [range.start_bound(), range.end_bound()] {
+        if let Bound::Included(k) | Bound::Excluded(k) = b {
+            let k: Key<'k> = (*k).into();
+            if db.spec.probe(&k).is_err() {
+                return key_error(db, &k, e);
+            }
+        }
+    }
+    e
+}
+
+/// What the query executor reads: a snapshot ([`ReadTxn`]) or the write transaction's state
+/// as of now ([`WriteTxn::query`]).
+pub(crate) trait Reader {
+    /// The pages of the state read.
+    fn pages(&self) -> &dyn PageSource;
+    /// The handle and catalog entry of a database.
+    fn open_db_entry(&self, name: &str) -> Result<(Db, Entry)>;
+    /// Every database with its configuration, in name order.
+    fn list_dbs(&self) -> Result<Vec<(String, DbConfig)>>;
+    /// An unpositioned cursor on `db`.
+    fn cursor(&self, db: &Db) -> Result<Cursor<'_>>;
+}
+
+impl Reader for ReadTxn {
+    fn pages(&self) -> &dyn PageSource {
+        self.src()
+    }
+    fn open_db_entry(&self, name: &str) -> Result<(Db, Entry)> {
+        ReadTxn::open_db_entry(self, name)
+    }
+    fn list_dbs(&self) -> Result<Vec<(String, DbConfig)>> {
+        ReadTxn::list_dbs(self)
+    }
+    fn cursor(&self, db: &Db) -> Result<Cursor<'_>> {
+        ReadTxn::cursor(self, db)
+    }
+}
+
+impl Reader for WriteTxn {
+    fn pages(&self) -> &dyn PageSource {
+        match self.w() {
+            Ok(w) => w.source(),
+            // Unreachable: `WriteTxn::query` checks the writer first.
+            Err(_) => &NoPages,
+        }
+    }
+    fn open_db_entry(&self, name: &str) -> Result<(Db, Entry)> {
+        let e = self
+            .lookup(name)?
+            .ok_or_else(|| Error::DbNotFound(name.to_string()))?;
+        Ok((open_handle(self.page_size()?, name, &e, None)?, e))
+    }
+    fn list_dbs(&self) -> Result<Vec<(String, DbConfig)>> {
+        WriteTxn::list_dbs(self)
+    }
+    fn cursor(&self, db: &Db) -> Result<Cursor<'_>> {
+        let e = self.entry_ref(db)?;
+        Ok(Cursor::new(self.w()?.source(), db.spec, e.root))
+    }
+}
+
+/// The pages of a failed write transaction: none (every read is `PreviousIo`).
+#[derive(Debug)]
+struct NoPages;
+
+impl PageSource for NoPages {
+    fn page_size(&self) -> usize {
+        crate::storage::DEFAULT_PAGE_SIZE
+    }
+    fn page(&self, _: PageId) -> Result<crate::storage::Page> {
+        Err(Error::PreviousIo)
+    }
+}
+
+/// Read access shared by [`ReadTxn`] and [`WriteTxn`], for the typed handles
+/// ([`crate::Table`]): `table.get(&txn, key)` works in both. Sealed: implemented by the two
+/// transaction types only.
+pub trait ReadAccess: sealed::Sealed {
+    /// The pages, root and key count of `db` in this transaction.
+    #[doc(hidden)]
+    fn db_view(&self, db: &Db) -> Result<(&dyn PageSource, PageId, u64)>;
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for super::ReadTxn {}
+    impl Sealed for super::WriteTxn {}
+}
+
+impl ReadAccess for ReadTxn {
+    fn db_view(&self, db: &Db) -> Result<(&dyn PageSource, PageId, u64)> {
+        let e = self.entry(db)?;
+        Ok((self.src(), e.root, e.count))
+    }
+}
+
+impl ReadAccess for WriteTxn {
+    fn db_view(&self, db: &Db) -> Result<(&dyn PageSource, PageId, u64)> {
+        let e = self.entry_ref(db)?;
+        Ok((self.w()?.source(), e.root, e.count))
+    }
+}
+
 fn mismatch(db: &Db, stored: DbConfig) -> Error {
     Error::ConfigMismatch {
         db: db.name.to_string(),
-        what: format!("stored {stored:?}, requested {:?}", db.config()),
+        what: stored.differences(&db.config()),
     }
 }
 
@@ -104,7 +270,7 @@ fn open_handle(page_size: usize, name: &str, e: &Entry, want: Option<DbConfig>) 
         if w != e.config {
             return Err(Error::ConfigMismatch {
                 db: name.to_string(),
-                what: format!("stored {:?}, requested {w:?}", e.config),
+                what: e.config.differences(&w),
             });
         }
     }
@@ -248,10 +414,12 @@ impl ReadTxn {
             .collect())
     }
 
-    /// The value of `key` (empty for key-only databases), or `None`.
+    /// The value of `key` (empty for key-only databases), or `None`. A copy: the typed
+    /// handles ([`crate::Table::get_ref`]) read values in place.
     pub fn get<'k>(&self, db: &Db, key: impl Into<Key<'k>>) -> Result<Option<Vec<u8>>> {
         let e = self.entry(db)?;
-        tree::get(self.src(), &db.spec, e.root, &key.into())
+        let key = key.into();
+        tree::get(self.src(), &db.spec, e.root, &key).map_err(|e| key_error(db, &key, e))
     }
 
     /// COUNT, SUM, MIN and MAX of the integer keys in `lo..=hi`, computed inside the tree block
@@ -263,9 +431,11 @@ impl ReadTxn {
         fold::fold_keys(self.src(), &db.spec, e.root, fold::FoldSpec { lo, hi, sum })
     }
 
+    /// Whether `key` is present.
     pub fn contains<'k>(&self, db: &Db, key: impl Into<Key<'k>>) -> Result<bool> {
         let e = self.entry(db)?;
-        tree::contains(self.src(), &db.spec, e.root, &key.into())
+        let key = key.into();
+        tree::contains(self.src(), &db.spec, e.root, &key).map_err(|e| key_error(db, &key, e))
     }
 
     /// Number of keys.
@@ -273,6 +443,7 @@ impl ReadTxn {
         Ok(self.entry(db)?.count)
     }
 
+    /// Whether the database holds no key.
     pub fn is_empty(&self, db: &Db) -> Result<bool> {
         Ok(self.len(db)? == 0)
     }
@@ -289,7 +460,7 @@ impl ReadTxn {
         db: &Db,
         range: R,
     ) -> Result<Range<'_>> {
-        Range::new(self.cursor(db)?, &range)
+        Range::new(self.cursor(db)?, &range).map_err(|e| range_error(db, &range, e))
     }
 
     /// Iterates over every key, in order.
@@ -401,6 +572,7 @@ impl WriteTxn {
         if let Err(e) = &r {
             match e {
                 Error::KeyExists
+                | Error::DuplicateKey { .. }
                 | Error::KeyNotFound
                 | Error::InvalidKey(_)
                 | Error::InvalidRecord(_)
@@ -427,7 +599,7 @@ impl WriteTxn {
         self.durability = d;
     }
 
-    fn page_size(&self) -> Result<usize> {
+    pub(crate) fn page_size(&self) -> Result<usize> {
         Ok(self.w()?.page_size())
     }
 
@@ -466,6 +638,17 @@ impl WriteTxn {
 
     fn entry(&mut self, db: &Db) -> Result<Entry> {
         Ok(self.state(db)?.entry)
+    }
+
+    /// The entry of `db` as of now, for reads through `&self` (not cached in `dbs`).
+    fn entry_ref(&self, db: &Db) -> Result<Entry> {
+        let e = self
+            .lookup(&db.name)?
+            .ok_or_else(|| Error::DbNotFound(db.name.to_string()))?;
+        if e.config != db.config() {
+            return Err(mismatch(db, e.config));
+        }
+        Ok(e)
     }
 
     /// Creates a database (`Error::DbExists` if the name is taken).
@@ -606,7 +789,7 @@ impl WriteTxn {
         Ok((pages, s))
     }
 
-    fn put(&mut self, db: &Db, key: Key<'_>, value: &[u8], mode: PutMode) -> Result<bool> {
+    fn put_mode(&mut self, db: &Db, key: Key<'_>, value: &[u8], mode: PutMode) -> Result<bool> {
         let (pages, s) = self.parts(db)?;
         let r = tree::put(
             &mut **pages,
@@ -621,23 +804,73 @@ impl WriteTxn {
         if let Ok(true) = r {
             s.entry.count += 1;
         }
+        let r = r.map_err(|e| key_error(db, &key, e));
         self.track(r)
     }
 
-    /// Inserts a new key; `Error::KeyExists` when it is present.
+    /// Inserts a new key; [`Error::DuplicateKey`] (naming the key and the database) when it is
+    /// present. The same as [`WriteTxn::insert`].
+    pub fn insert_new<'k>(&mut self, db: &Db, key: impl Into<Key<'k>>, value: &[u8]) -> Result<()> {
+        self.put_mode(db, key.into(), value, PutMode::Insert)
+            .map(|_| ())
+    }
+
+    /// Inserts a new key; [`Error::DuplicateKey`] when it is present (see
+    /// [`WriteTxn::insert_new`], [`WriteTxn::put`] and [`WriteTxn::upsert`]).
     pub fn insert<'k>(&mut self, db: &Db, key: impl Into<Key<'k>>, value: &[u8]) -> Result<()> {
-        self.put(db, key.into(), value, PutMode::Insert).map(|_| ())
+        self.insert_new(db, key, value)
+    }
+
+    /// Inserts or overwrites; returns the value it replaced (`None` for a new key).
+    ///
+    /// A new key costs one descent, like [`WriteTxn::insert_new`]; overwriting reads the old
+    /// value first (two more). [`WriteTxn::upsert`] overwrites in one descent and says only
+    /// whether the key was new.
+    pub fn put<'k>(
+        &mut self,
+        db: &Db,
+        key: impl Into<Key<'k>>,
+        value: &[u8],
+    ) -> Result<Option<Vec<u8>>> {
+        let key = key.into();
+        self.put_with(db, key, value, |src, root| {
+            tree::get(src, &db.spec, root, &key)
+        })
+        .map(Option::flatten)
+    }
+
+    /// Inserts or overwrites; on overwrite, `old` reads the previous value first (from the
+    /// pages and root before the write) and its result is returned.
+    pub(crate) fn put_with<T>(
+        &mut self,
+        db: &Db,
+        key: Key<'_>,
+        value: &[u8],
+        old: impl FnOnce(&dyn PageSource, PageId) -> Result<T>,
+    ) -> Result<Option<T>> {
+        match self.put_mode(db, key, value, PutMode::Insert) {
+            Ok(_) => Ok(None),
+            Err(Error::DuplicateKey { .. }) => {
+                let root = self.entry(db)?.root;
+                let prev = old(self.w()?.source(), root).map_err(|e| key_error(db, &key, e));
+                let prev = self.track(prev)?;
+                self.put_mode(db, key, value, PutMode::Upsert)?;
+                Ok(Some(prev))
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// Inserts or overwrites; returns true when the key is new.
     pub fn upsert<'k>(&mut self, db: &Db, key: impl Into<Key<'k>>, value: &[u8]) -> Result<bool> {
-        self.put(db, key.into(), value, PutMode::Upsert)
+        self.put_mode(db, key.into(), value, PutMode::Upsert)
     }
 
     /// Appends a key greater than every key in the database (`Error::InvalidKey` otherwise).
     /// Bulk loads of ascending keys take a fast path that skips the descent.
     pub fn append<'k>(&mut self, db: &Db, key: impl Into<Key<'k>>, value: &[u8]) -> Result<()> {
-        self.put(db, key.into(), value, PutMode::Append).map(|_| ())
+        self.put_mode(db, key.into(), value, PutMode::Append)
+            .map(|_| ())
     }
 
     /// Removes a key; false when it was absent.
@@ -654,24 +887,33 @@ impl WriteTxn {
                 s.entry.root = 0;
             }
         }
+        let r = r.map_err(|e| key_error(db, &key, e));
         self.track(r)
     }
 
+    /// The value of `key` as of now (this transaction's changes included), or `None`.
     pub fn get<'k>(&mut self, db: &Db, key: impl Into<Key<'k>>) -> Result<Option<Vec<u8>>> {
         let e = self.entry(db)?;
-        let r = tree::get(self.w()?.source(), &db.spec, e.root, &key.into());
+        let key = key.into();
+        let r = tree::get(self.w()?.source(), &db.spec, e.root, &key)
+            .map_err(|e| key_error(db, &key, e));
         self.track(r)
     }
 
+    /// Whether `key` is present as of now.
     pub fn contains<'k>(&mut self, db: &Db, key: impl Into<Key<'k>>) -> Result<bool> {
         let e = self.entry(db)?;
-        tree::contains(self.w()?.source(), &db.spec, e.root, &key.into())
+        let key = key.into();
+        tree::contains(self.w()?.source(), &db.spec, e.root, &key)
+            .map_err(|e| key_error(db, &key, e))
     }
 
+    /// Number of keys as of now.
     pub fn len(&mut self, db: &Db) -> Result<u64> {
         Ok(self.entry(db)?.count)
     }
 
+    /// Whether the database holds no key as of now.
     pub fn is_empty(&mut self, db: &Db) -> Result<bool> {
         Ok(self.len(db)? == 0)
     }
@@ -688,21 +930,48 @@ impl WriteTxn {
         Ok(WriteCursor::new(self, db.clone()))
     }
 
+    /// Iterates over the keys in `range` as of now, in order.
     pub fn range<'k, K: Into<Key<'k>> + Copy, R: RangeBounds<K>>(
         &mut self,
         db: &Db,
         range: R,
     ) -> Result<Range<'_>> {
-        Range::new(self.cursor(db)?, &range)
+        Range::new(self.cursor(db)?, &range).map_err(|e| range_error(db, &range, e))
     }
 
+    /// Iterates over every key as of now, in order.
     pub fn iter(&mut self, db: &Db) -> Result<Range<'_>> {
         Range::new::<u32, _>(self.cursor(db)?, &(..))
     }
 
+    /// Statistics from a walk of the database's tree as of now.
     pub fn stats(&mut self, db: &Db) -> Result<DbStats> {
         let e = self.entry(db)?;
         stats(self.w()?.source(), &db.spec, &e)
+    }
+
+    /// Runs a query on the state as of now, this transaction's changes included (see
+    /// [`ReadTxn::query`]).
+    ///
+    /// ```
+    /// # use tersedb::{Env, EnvOptions, Table, Value};
+    /// # let env = Env::in_memory(&EnvOptions::default())?;
+    /// let mut w = env.begin_write()?;
+    /// let t = w.open_table(Table::<u32, i64>::def("t"))?;
+    /// t.put(&mut w, 1, -5)?;
+    /// t.put(&mut w, 2, 7)?;
+    /// let r = w.query_str("SELECT SUM(record) FROM t")?;
+    /// assert_eq!(r.values[0], Value::Int(2));
+    /// # Ok::<(), tersedb::Error>(())
+    /// ```
+    pub fn query(&self, q: &crate::query::Query) -> Result<crate::query::QueryResult> {
+        self.w()?;
+        crate::query::exec::run(self, q)
+    }
+
+    /// Parses and runs the text of a query on the state as of now (see [`WriteTxn::query`]).
+    pub fn query_str(&self, text: &str) -> Result<crate::query::QueryResult> {
+        self.query(&crate::query::Query::parse(text)?)
     }
 
     /// (source, root) for the write cursor.

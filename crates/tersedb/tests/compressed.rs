@@ -150,7 +150,7 @@ fn random_order_inserts_with_records_for_every_codec() {
             let v = k.wrapping_mul(2654435761).to_le_bytes();
             match w.insert(&db, k, &v) {
                 Ok(()) => assert!(model.insert(k, v.to_vec()).is_none()),
-                Err(Error::KeyExists) => assert!(model.contains_key(&k)),
+                Err(Error::DuplicateKey { .. }) => assert!(model.contains_key(&k)),
                 Err(e) => panic!("{codec:?}: {e}"),
             }
         }

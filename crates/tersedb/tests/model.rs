@@ -168,7 +168,7 @@ fn run(page_size: usize, cfg: DbConfig, ops: &[Op]) -> Result<(), TestCaseError>
                 let (k, v) = (key(kt, *k, max_key), value(rt, *v, page_size));
                 match t.insert(&db, &k, &v) {
                     Ok(()) => prop_assert!(model.insert(k, v).is_none()),
-                    Err(Error::KeyExists) => prop_assert!(model.contains_key(&k)),
+                    Err(Error::DuplicateKey { .. }) => prop_assert!(model.contains_key(&k)),
                     Err(e) => return Err(TestCaseError::fail(format!("insert: {e}"))),
                 }
             }

@@ -36,7 +36,9 @@ impl PartialEq for At {
 /// A column of a database: its key, or its (numeric) record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Column {
+    /// The key.
     Key,
+    /// The record, read as a number (per the database's value type).
     Record,
 }
 
@@ -58,10 +60,13 @@ pub enum AggFunc {
     Count(Column),
     /// `COUNT(DISTINCT col)`.
     CountDistinct(Column),
+    /// `SUM(col)`: exact for integers.
     Sum(Column),
     /// Exact sum divided by the count, as f64.
     Avg(Column),
+    /// `MIN(col)`.
     Min(Column),
+    /// `MAX(col)`.
     Max(Column),
     /// `TOP(k, col)`: the k largest values, largest first.
     Top(u64, Column),
@@ -89,11 +94,14 @@ impl AggFunc {
 /// One aggregate of the SELECT list.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Aggregate {
+    /// The function and the column it reads.
     pub func: AggFunc,
+    /// Where it was written in the query text (for errors).
     pub at: At,
 }
 
 impl Aggregate {
+    /// An aggregate built in code (no text position).
     pub fn new(func: AggFunc) -> Self {
         Aggregate { func, at: At(None) }
     }
@@ -144,15 +152,20 @@ impl fmt::Display for Aggregate {
 /// Arithmetic on constants.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ArithOp {
+    /// `+`
     Add,
+    /// `-`
     Sub,
+    /// `*`
     Mul,
     /// Integer division truncates toward zero; division by zero is an error.
     Div,
+    /// `%` (remainder; by zero is an error).
     Rem,
 }
 
 impl ArithOp {
+    /// The operator as written.
     pub fn symbol(self) -> &'static str {
         match self {
             ArithOp::Add => "+",
@@ -167,15 +180,21 @@ impl ArithOp {
 /// A constant expression: literals, arithmetic and scalar subqueries (never a column).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Expr {
+    /// An integer literal.
     Int(i128),
     /// A finite float (NaN and infinities cannot be written as literals).
     Float(f64),
     /// A string literal (`'text'`, `''` for a quote): compares with string keys.
     Str(String),
+    /// `l op r`.
     Bin {
+        /// The operator.
         op: ArithOp,
+        /// The left operand.
         l: Box<Expr>,
+        /// The right operand.
         r: Box<Expr>,
+        /// Where it was written (for errors).
         at: At,
     },
     /// A query with exactly one aggregate that returns a single value (not TOP/BOTTOM).
@@ -183,6 +202,7 @@ pub enum Expr {
 }
 
 impl Expr {
+    /// `l op r`, built in code.
     pub fn bin(op: ArithOp, l: Expr, r: Expr) -> Expr {
         Expr::Bin {
             op,
@@ -191,6 +211,7 @@ impl Expr {
             at: At(None),
         }
     }
+    /// A scalar subquery, built in code.
     pub fn subquery(q: Query) -> Expr {
         Expr::Subquery(Box::new(q))
     }
@@ -300,15 +321,22 @@ impl fmt::Display for Expr {
 /// A comparison operator.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CmpOp {
+    /// `=`
     Eq,
+    /// `!=` (or `<>`)
     Ne,
+    /// `<`
     Lt,
+    /// `<=`
     Le,
+    /// `>`
     Gt,
+    /// `>=`
     Ge,
 }
 
 impl CmpOp {
+    /// The operator as written.
     pub fn symbol(self) -> &'static str {
         match self {
             CmpOp::Eq => "=",
@@ -336,37 +364,55 @@ impl CmpOp {
 pub enum Pred {
     /// `col op value`.
     Cmp {
+        /// The column tested.
         col: Column,
+        /// The comparison.
         op: CmpOp,
+        /// The value compared with.
         value: Expr,
+        /// Where it was written (for errors).
         at: At,
     },
     /// `col BETWEEN lo AND hi` (both inclusive).
     Between {
+        /// The column tested.
         col: Column,
+        /// The lower bound (inclusive).
         lo: Expr,
+        /// The upper bound (inclusive).
         hi: Expr,
+        /// Where it was written (for errors).
         at: At,
     },
     /// `col IN (v, ...)`.
     In {
+        /// The column tested.
         col: Column,
+        /// The values.
         list: Vec<Expr>,
+        /// Where it was written (for errors).
         at: At,
     },
     /// `col LIKE 'pattern'` on string keys: `%` matches any run of characters, `_` one
     /// character (a byte); a pattern with a fixed prefix (`'2024-%'`) scans only that range.
     Like {
+        /// The column tested.
         col: Column,
+        /// The pattern.
         pattern: String,
+        /// Where it was written (for errors).
         at: At,
     },
+    /// Both hold.
     And(Box<Pred>, Box<Pred>),
+    /// Either holds.
     Or(Box<Pred>, Box<Pred>),
+    /// It does not hold.
     Not(Box<Pred>),
 }
 
 impl Pred {
+    /// `col op value`, built in code.
     pub fn cmp(col: Column, op: CmpOp, value: impl Into<Expr>) -> Pred {
         Pred::Cmp {
             col,
@@ -375,6 +421,7 @@ impl Pred {
             at: At(None),
         }
     }
+    /// `col BETWEEN lo AND hi`, built in code.
     pub fn between(col: Column, lo: impl Into<Expr>, hi: impl Into<Expr>) -> Pred {
         Pred::Between {
             col,
@@ -383,6 +430,7 @@ impl Pred {
             at: At(None),
         }
     }
+    /// `col IN (list)`, built in code.
     pub fn is_in(col: Column, list: Vec<Expr>) -> Pred {
         Pred::In {
             col,
@@ -390,6 +438,7 @@ impl Pred {
             at: At(None),
         }
     }
+    /// `col LIKE pattern`, built in code.
     pub fn like(col: Column, pattern: impl Into<String>) -> Pred {
         Pred::Like {
             col,
@@ -397,12 +446,15 @@ impl Pred {
             at: At(None),
         }
     }
+    /// `self AND other`.
     pub fn and(self, other: Pred) -> Pred {
         Pred::And(Box::new(self), Box::new(other))
     }
+    /// `self OR other`.
     pub fn or(self, other: Pred) -> Pred {
         Pred::Or(Box::new(self), Box::new(other))
     }
+    /// `NOT self`.
     #[allow(clippy::should_implement_trait)]
     pub fn not(self) -> Pred {
         Pred::Not(Box::new(self))
@@ -526,20 +578,25 @@ pub enum Item {
 /// An output column and its name (`AS alias`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct SelectItem {
+    /// What the column holds.
     pub item: Item,
+    /// Its name from `AS alias` (`None`: named as written).
     pub alias: Option<String>,
 }
 
 /// `SELECT items FROM db [WHERE filter] [GROUP BY g] [ORDER BY key [DESC]] [LIMIT n [OFFSET m]]`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Query {
+    /// The aggregates computed (referred to by the SELECT list).
     pub aggregates: Vec<Aggregate>,
     /// Name of the database (case-sensitive).
     pub db: String,
+    /// The WHERE condition.
     pub filter: Option<Pred>,
     /// The output columns in order; empty means the aggregates in order (queries built with
     /// [`Query::select`] alone).
     pub select: Vec<SelectItem>,
+    /// `GROUP BY key / N` or `GROUP BY record`.
     pub group_by: Option<GroupBy>,
     /// `ORDER BY key DESC` (or the group, descending); rows and groups come in ascending key
     /// (group) order otherwise.
@@ -603,18 +660,22 @@ impl Query {
         self.filter = Some(p);
         self
     }
+    /// Sets the GROUP BY.
     pub fn group_by(mut self, g: GroupBy) -> Query {
         self.group_by = Some(g);
         self
     }
+    /// Sets `ORDER BY key DESC` (true) or ascending order.
     pub fn descending(mut self, d: bool) -> Query {
         self.descending = d;
         self
     }
+    /// Sets `LIMIT n`.
     pub fn limit(mut self, n: u64) -> Query {
         self.limit = Some(n);
         self
     }
+    /// Sets `OFFSET n`.
     pub fn offset(mut self, n: u64) -> Query {
         self.offset = n;
         self

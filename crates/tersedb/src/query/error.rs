@@ -8,20 +8,30 @@ use std::fmt;
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum QueryError {
+    /// The text does not parse.
     Syntax {
+        /// The 1-based character column of the fault.
         at: u32,
+        /// What was expected or found.
         what: String,
     },
+    /// An operation that does not apply to its operands (`SUM(record)` over bytes).
     Type {
+        /// The 1-based character column, when the query came from text.
         at: Option<u32>,
+        /// What does not fit.
         what: String,
     },
+    /// Constant arithmetic that overflows or divides by zero.
     Arithmetic {
+        /// The 1-based character column, when the query came from text.
         at: Option<u32>,
+        /// The operation that failed.
         what: String,
     },
     /// A database or column that does not exist (with a suggestion when one is close).
     UnknownName {
+        /// The name, and the suggestion.
         what: String,
     },
 }

@@ -28,7 +28,7 @@ use crate::btree::scan::{self, BlockKeys, KeyBuffer, LeafScan, ScanBlock};
 use crate::btree::KeyType;
 use crate::db::{Db, ValueType};
 use crate::error::{Error, Result};
-use crate::txn::ReadTxn;
+use crate::txn::Reader;
 use smallvec::{smallvec, SmallVec};
 use std::borrow::Cow;
 use std::collections::{BinaryHeap, HashSet, VecDeque};
@@ -41,7 +41,7 @@ fn type_err(at: Option<u32>, what: String) -> Error {
 }
 
 /// Runs `q` in `txn`.
-pub fn run(txn: &ReadTxn, q: &Query) -> Result<QueryResult> {
+pub fn run(txn: &dyn Reader, q: &Query) -> Result<QueryResult> {
     run_at(txn, q, 0)
 }
 
@@ -141,7 +141,7 @@ pub(crate) fn shape(q: &Query) -> Result<Shape> {
 }
 
 /// Opens the query's database; an unknown name suggests the closest existing one.
-pub(crate) fn open(txn: &ReadTxn, name: &str) -> Result<(Db, crate::catalog::Entry)> {
+pub(crate) fn open(txn: &dyn Reader, name: &str) -> Result<(Db, crate::catalog::Entry)> {
     match txn.open_db_entry(name) {
         Err(Error::DbNotFound(_)) => {
             let names: Vec<String> = txn.list_dbs()?.into_iter().map(|(n, _)| n).collect();
@@ -165,7 +165,7 @@ pub(crate) fn open(txn: &ReadTxn, name: &str) -> Result<(Db, crate::catalog::Ent
     }
 }
 
-fn run_at(txn: &ReadTxn, q: &Query, depth: usize) -> Result<QueryResult> {
+fn run_at(txn: &dyn Reader, q: &Query, depth: usize) -> Result<QueryResult> {
     if depth > MAX_SUBQUERY_DEPTH {
         return Err(type_err(
             None,
@@ -222,7 +222,7 @@ fn run_at(txn: &ReadTxn, q: &Query, depth: usize) -> Result<QueryResult> {
 
 /// Aggregates alone: one pass over the selection, one row.
 fn aggregate(
-    txn: &ReadTxn,
+    txn: &dyn Reader,
     q: &Query,
     db: &Db,
     root: crate::error::PageId,
@@ -358,7 +358,7 @@ struct Group {
 /// and each selected row goes to its bucket. Record groups are kept in a sorted map.
 #[allow(clippy::too_many_arguments)]
 fn groups(
-    txn: &ReadTxn,
+    txn: &dyn Reader,
     q: &Query,
     db: &Db,
     root: crate::error::PageId,
@@ -586,7 +586,7 @@ fn group_row(
 }
 
 struct Ctx<'a> {
-    txn: &'a ReadTxn,
+    txn: &'a dyn Reader,
     db: &'a Db,
     depth: usize,
     key_domain: (i128, i128),
@@ -623,7 +623,7 @@ impl Binder for Ctx<'_> {
 }
 
 /// Runs a scalar subquery (at nesting `depth`): one aggregate that is not a list.
-pub(crate) fn run_sub(txn: &ReadTxn, q: &Query, depth: usize) -> Result<QueryResult> {
+pub(crate) fn run_sub(txn: &dyn Reader, q: &Query, depth: usize) -> Result<QueryResult> {
     if shape(q)? != Shape::Aggregates {
         return Err(type_err(
             None,

@@ -11,7 +11,7 @@
 
 pub mod ast;
 pub mod error;
-pub mod exec;
+pub(crate) mod exec;
 pub mod parse;
 pub(crate) mod plan;
 pub(crate) mod strkeys;

@@ -20,7 +20,7 @@ use crate::btree::Key;
 use crate::cursor::Cursor;
 use crate::db::{Db, ValueType};
 use crate::error::{Error, Result};
-use crate::txn::ReadTxn;
+use crate::txn::Reader;
 use std::collections::BTreeMap;
 
 fn type_err(at: Option<u32>, what: String) -> Error {
@@ -109,7 +109,7 @@ fn walk(
 
 /// `SELECT key, record ...` on integer keys: the key intervals of the plan, walked by a cursor.
 pub(crate) fn rows_int(
-    txn: &ReadTxn,
+    txn: &dyn Reader,
     q: &Query,
     db: &Db,
     ivs: &[(u64, u64)],
@@ -304,7 +304,7 @@ fn prefix_end(p: &[u8]) -> Option<Vec<u8>> {
 }
 
 struct StrBinder<'a> {
-    txn: &'a ReadTxn,
+    txn: &'a dyn Reader,
     db: &'a Db,
     depth: usize,
     stats: QueryStats,
@@ -516,7 +516,7 @@ impl SAcc {
 
 /// Every query on a database of string keys.
 pub(crate) fn run(
-    txn: &ReadTxn,
+    txn: &dyn Reader,
     q: &Query,
     db: &Db,
     shape: Shape,

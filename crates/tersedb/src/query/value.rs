@@ -20,12 +20,14 @@ pub enum Value {
 }
 
 impl Value {
+    /// The integer, if the value is one.
     pub fn as_int(&self) -> Option<i128> {
         match self {
             Value::Int(v) => Some(*v),
             _ => None,
         }
     }
+    /// The number as f64 (integers convert), if the value is one.
     pub fn as_f64(&self) -> Option<f64> {
         match self {
             Value::Float(v) => Some(*v),
@@ -33,6 +35,7 @@ impl Value {
             _ => None,
         }
     }
+    /// Whether the value is NULL (an aggregate of an empty selection).
     pub fn is_null(&self) -> bool {
         matches!(self, Value::Null)
     }
@@ -125,6 +128,7 @@ pub struct QueryResult {
     pub values: Vec<Value>,
     /// Row and GROUP BY queries: the rows, in order.
     pub rows: Vec<Vec<Value>>,
+    /// What the executor read: blocks decoded, skipped, answered from the index.
     pub stats: QueryStats,
 }
 

@@ -11,6 +11,7 @@ pub struct MemStorage {
 }
 
 impl MemStorage {
+    /// An empty file in memory.
     pub fn new() -> MemStorage {
         MemStorage::default()
     }

@@ -19,17 +19,22 @@ use crate::error::{PageId, Result};
 use std::sync::Arc;
 
 /// Bytes at the start of every page that belong to the pager (the checksum).
+#[doc(hidden)]
 pub const PAGE_CHECKSUM_LEN: usize = 8;
 /// Offset of the page-kind byte.
+#[doc(hidden)]
 pub const PAGE_KIND_OFFSET: usize = 8;
-/// Smallest and largest supported page sizes; page sizes are powers of two.
+/// Smallest supported page size; page sizes are powers of two.
 pub const MIN_PAGE_SIZE: usize = 512;
+/// Largest supported page size.
 pub const MAX_PAGE_SIZE: usize = 64 * 1024;
+/// Page size of new files unless [`crate::EnvOptions::page_size`] says otherwise.
 pub const DEFAULT_PAGE_SIZE: usize = 16 * 1024;
 
 /// The kind byte at [`PAGE_KIND_OFFSET`]. Stored on disk: never renumber.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u8)]
+#[doc(hidden)]
 pub enum PageKind {
     /// One of the two meta pages (pages 0 and 1).
     Meta = 1,
@@ -46,6 +51,7 @@ pub enum PageKind {
 }
 
 impl PageKind {
+    /// The kind a byte names (`None` for an unknown one).
     pub fn from_u8(v: u8) -> Option<PageKind> {
         Some(match v {
             1 => PageKind::Meta,
@@ -71,6 +77,7 @@ pub enum Durability {
 }
 
 /// A page's bytes, shared between the cache and readers. Always exactly `page_size` long.
+#[doc(hidden)]
 pub type Page = Arc<[u8]>;
 
 /// All file I/O goes through this trait, so tests can run on memory and inject faults.
@@ -94,6 +101,7 @@ pub trait Storage: Send + Sync + std::fmt::Debug {
 }
 
 /// Read access to the pages of one snapshot.
+#[doc(hidden)]
 pub trait PageSource {
     /// Page size in bytes.
     fn page_size(&self) -> usize;
@@ -107,6 +115,7 @@ pub trait PageSource {
 /// Pages allocated in this transaction are *dirty* and may be changed in place; any other page
 /// must first be copied with [`PageSink::cow`], which returns the id of the writable copy and
 /// frees the original (it becomes reusable once no reader can see it).
+#[doc(hidden)]
 pub trait PageSink: PageSource {
     /// Allocates a zeroed dirty page (from the free list when possible, else at the file's end).
     fn alloc(&mut self) -> Result<PageId>;
@@ -122,14 +131,22 @@ pub trait PageSink: PageSource {
     fn free(&mut self, id: PageId) -> Result<()>;
 }
 
+// The pager's parts are internal; tests (crash images, forged pages, reader slots) reach
+// them through these hidden paths.
+#[doc(hidden)]
 pub mod faulty;
-pub mod file;
-pub mod mem;
+mod file;
+mod mem;
+#[doc(hidden)]
 pub mod meta;
+#[doc(hidden)]
 pub mod pager;
+#[doc(hidden)]
 pub mod readers;
 
+#[doc(hidden)]
 pub use faulty::{CrashMode, FaultyStorage};
 pub use file::FileStorage;
 pub use mem::MemStorage;
+#[doc(hidden)]
 pub use pager::{MetaCheck, Pager, PagerOptions, ReadPages, Sharing, WritePages};

@@ -391,7 +391,7 @@ pub fn run(data: &[u8]) {
                         model.insert(mk, v);
                     }),
                     1 => match w.insert(db, &k, &v) {
-                        Err(Error::KeyExists) => {
+                        Err(Error::DuplicateKey { .. }) => {
                             assert!(model.contains_key(&mk), "KeyExists for a missing key");
                             Ok(())
                         }
