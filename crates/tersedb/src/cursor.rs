@@ -214,7 +214,11 @@ impl<'t> Cursor<'t> {
     pub fn value_ref(&self) -> Result<Option<std::borrow::Cow<'_, [u8]>>> {
         use crate::btree::overflow::{self, Stored};
         Ok(match self.raw.stored(&self.spec)? {
-            Some(Stored::Inline(b)) => Some(std::borrow::Cow::Borrowed(b)),
+            // A compressed record is decoded: owned.
+            Some(Stored::Inline(b)) => Some(match b.page() {
+                Some(p) => std::borrow::Cow::Borrowed(p),
+                None => std::borrow::Cow::Owned(b.to_vec()),
+            }),
             Some(Stored::Overflow { first, len }) => Some(std::borrow::Cow::Owned(overflow::read(
                 self.src, first, len,
             )?)),

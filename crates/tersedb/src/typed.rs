@@ -752,8 +752,9 @@ impl<'t, V: TableValue> ValueGuard<'t, V> {
         }
         let assembled = match raw.stored(&db.spec)? {
             Some(Stored::Inline(b)) => {
-                V::decode(b).map_err(|w| bad_value(db, key, w))?;
-                None
+                V::decode(&b).map_err(|w| bad_value(db, key, w))?;
+                // A compressed record is decoded, not on the page: the guard keeps it.
+                b.page().is_none().then(|| b.to_vec())
             }
             Some(Stored::Overflow { first, len }) => {
                 let b = overflow::read(src, first, len)?;
@@ -776,7 +777,7 @@ impl<'t, V: TableValue> ValueGuard<'t, V> {
             return b;
         }
         match self.raw.stored(&self.spec) {
-            Ok(Some(Stored::Inline(b))) => b,
+            Ok(Some(Stored::Inline(b))) => b.page().unwrap_or(&[]),
             // Unreachable: the same page decoded when the guard was made.
             _ => &[],
         }

@@ -32,6 +32,16 @@ pub enum Rec<'p> {
     Word([u8; 8], u8),
 }
 
+impl<'p> Rec<'p> {
+    /// The bytes on the page, `None` for a decoded record.
+    pub fn page(&self) -> Option<&'p [u8]> {
+        match *self {
+            Rec::Page(b) => Some(b),
+            Rec::Word(..) => None,
+        }
+    }
+}
+
 impl std::ops::Deref for Rec<'_> {
     type Target = [u8];
     #[inline]
