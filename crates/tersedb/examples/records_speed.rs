@@ -38,7 +38,12 @@ fn main() {
         })
         .collect();
     let phases = [
-        "load asc", "load rand", "get", "cursor sum", "SUM all", "SUM 1% x1000",
+        "load asc",
+        "load rand",
+        "get",
+        "cursor sum",
+        "SUM all",
+        "SUM 1% x1000",
     ];
     // times[layout][phase] = runs
     let mut times = vec![vec![Vec::new(); phases.len()]; 2];
@@ -46,10 +51,8 @@ fn main() {
     let mut check = [0f64; 2];
     for _ in 0..rounds {
         for (li, compressed) in [false, true].into_iter().enumerate() {
-            let path = std::env::temp_dir().join(format!(
-                "tersedb-recs-{}-{li}.tdb",
-                std::process::id()
-            ));
+            let path =
+                std::env::temp_dir().join(format!("tersedb-recs-{}-{li}.tdb", std::process::id()));
             let _ = std::fs::remove_file(&path);
             let opts = EnvOptions::default()
                 .durability(Durability::None)
@@ -129,7 +132,12 @@ fn main() {
     );
     for (p, name) in phases.iter().enumerate() {
         let (a, b) = (median(times[0][p].clone()), median(times[1][p].clone()));
-        println!("{name:<14} {:>10.1}ms {:>10.1}ms {:>7.2}x", a * 1e3, b * 1e3, b / a);
+        println!(
+            "{name:<14} {:>10.1}ms {:>10.1}ms {:>7.2}x",
+            a * 1e3,
+            b * 1e3,
+            b / a
+        );
     }
     println!(
         "{:<14} {:>12.3} {:>12.3} {:>7.2}x",

@@ -217,6 +217,9 @@ impl TreeWalk<'_> {
         l.keys
             .validate(kr, l.count, &mut all)
             .map_err(|what| node_fault(&l, what))?;
+        l.recs
+            .validate(l.rregion(&page), l.count)
+            .map_err(|f| l.err(f))?;
         if let Some(p) = l.keys.head_prefix(kr).map_err(|f| l.err(f))? {
             // A head prefix is shared by both fences (so every key a later insert brings here
             // has it); a node at an edge of the tree has none.

@@ -20,6 +20,8 @@ struct Frame {
     l: Layout,
     /// Child index (branches) or entry index (the leaf).
     i: usize,
+    /// Where the last record read of this page was (compressed records).
+    rhint: super::records::RecHint,
 }
 
 /// A position in a tree: unpositioned, or on one entry.
@@ -128,7 +130,7 @@ impl RawCursor {
         match &self.leaf {
             Some(f) => Ok(Some(overflow::decode(
                 spec,
-                f.l.record_raw(&f.page, f.i)?,
+                f.l.record_hinted(&f.page, f.i, &f.rhint)?,
                 f.l.id,
             )?)),
             None => Ok(None),
@@ -157,13 +159,23 @@ impl RawCursor {
             let l = Layout::read(&page, id, spec)?;
             if l.leaf {
                 let i = if left { 0 } else { l.count.saturating_sub(1) };
-                self.leaf = Some(Frame { page, l, i });
+                self.leaf = Some(Frame {
+                    page,
+                    l,
+                    i,
+                    rhint: Default::default(),
+                });
                 self.cache.clear();
                 return Ok(());
             }
             let i = if left { 0 } else { l.count };
             let child = l.child(&page, i)?;
-            self.path.push(Frame { page, l, i });
+            self.path.push(Frame {
+                page,
+                l,
+                i,
+                rhint: Default::default(),
+            });
             id = child;
         }
         Err(too_deep(id))
@@ -305,7 +317,12 @@ impl RawCursor {
                     Err(i) => (i, false),
                 };
                 let count = l.count;
-                self.leaf = Some(Frame { page, l, i });
+                self.leaf = Some(Frame {
+                    page,
+                    l,
+                    i,
+                    rhint: Default::default(),
+                });
                 self.cache.clear();
                 if found || (!exact && i < count) {
                     self.sync()?;
@@ -319,7 +336,12 @@ impl RawCursor {
             }
             let i = l.child_index(&page, probe)?;
             let child = l.child(&page, i)?;
-            self.path.push(Frame { page, l, i });
+            self.path.push(Frame {
+                page,
+                l,
+                i,
+                rhint: Default::default(),
+            });
             id = child;
         }
         Err(too_deep(id))

@@ -148,6 +148,18 @@ impl Layout {
             .get(self.rregion(page), self.count, i)
             .map_err(|f| self.err(f))
     }
+    /// `record_raw` for reads in order (see [`RecordList::get_hinted`]).
+    #[inline]
+    pub fn record_hinted<'p>(
+        &self,
+        page: &'p [u8],
+        i: usize,
+        hint: &super::records::RecHint,
+    ) -> Result<Rec<'p>> {
+        self.recs
+            .get_hinted(self.rregion(page), self.count, i, hint)
+            .map_err(|f| self.err(f))
+    }
     #[inline]
     pub fn search(&self, page: &[u8], probe: &Key<'_>) -> Result<Result<usize, usize>> {
         self.keys

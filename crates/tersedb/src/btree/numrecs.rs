@@ -3,7 +3,9 @@
 //! of four layouts is smallest for its values.
 //!
 //! ```text
-//! region:  [chunk 0][chunk 1] ...            records in key order; used = sum of chunk lengths
+//! region:  [used u16][chunk 0][chunk 1] ...  records in key order; `used` counts every byte of
+//!                                             the region in use, itself included (no records:
+//!                                             nothing, 0)
 //! chunk:   [count u8, 1..=255][kind u8][body]
 //!   0 RAW   count x w bytes, little-endian
 //!   1 FOR   [bits u8][base: w bytes][count offsets of `bits` bits]
@@ -265,18 +267,23 @@ impl NumRecs {
     }
 
     /// Bytes used by `n` records; checks every chunk header and the record count.
+    ///
+    /// O(1): the region's first two bytes. The chunks themselves are checked as they are read
+    /// (every header is bounds-checked, and a walk that runs out of chunks before `n` records is
+    /// a fault), and in full by `check` (`decode_all`).
     pub fn used(&self, region: &[u8], n: usize) -> SResult<usize> {
-        let mut seen = 0usize;
-        let mut end = 0;
-        while seen < n {
-            let c = self.header(region, end)?;
-            seen += c.count;
-            end += c.len;
+        if n == 0 {
+            return Ok(0);
         }
-        if seen != n {
-            return Err(Fault("record chunks disagree with the node's count"));
+        let u = match region.get(..2) {
+            Some(b) => usize::from(u16::from_le_bytes([b[0], b[1]])),
+            None => return Err(Fault("record region shorter than its header")),
+        };
+        // At least one chunk per 255 records, of at least 3 bytes (one raw byte).
+        if u < 2 + 3 * n.div_ceil(255) || u > region.len() {
+            return Err(Fault("compressed record region of a bad length"));
         }
-        Ok(end)
+        Ok(u)
     }
 
     /// The chunk holding record `i` (for inserts, position `i` may be one past a chunk's end):
@@ -288,20 +295,34 @@ impl NumRecs {
         i: usize,
         insert: bool,
     ) -> SResult<(usize, Chunk, usize)> {
-        let mut at = 0;
-        let mut seen = 0;
-        let mut found = None;
+        self.locate_from(region, n, i, insert, (0, 0))
+    }
+
+    /// `locate`, walking from `from` = (offset, index of its first record) when that chunk is at
+    /// or before record `i` (a [`RecHint`] of the same region).
+    fn locate_from(
+        &self,
+        region: &[u8],
+        n: usize,
+        i: usize,
+        insert: bool,
+        from: (usize, usize),
+    ) -> SResult<(usize, Chunk, usize)> {
+        let (mut at, mut seen) = if from.1 <= i && from.0 >= 2 {
+            from
+        } else {
+            (2, 0)
+        };
         while seen < n {
             let c = self.header(region, at)?;
             let last = seen + c.count >= n;
             if i < seen + c.count || (insert && i == seen + c.count && last) {
-                found = Some((at, c, i - seen));
-                break;
+                return Ok((at, c, i - seen));
             }
             seen += c.count;
             at += c.len;
         }
-        found.ok_or(Fault("record index out of range"))
+        Err(Fault("record index out of range"))
     }
 
     /// Record `i` as its little-endian bytes (`width` of them).
@@ -310,11 +331,29 @@ impl NumRecs {
         Ok(self.chunk_get(region, at, &c, j)?.to_le_bytes())
     }
 
+    /// `get` starting from the chunk of an earlier read of the same region (scans read records
+    /// in order: each read then walks at most one chunk header).
+    pub fn get_hinted(
+        &self,
+        region: &[u8],
+        n: usize,
+        i: usize,
+        hint: &RecHint,
+    ) -> SResult<[u8; 8]> {
+        let (at, c, j) = self.locate_from(region, n, i, false, hint.0.get())?;
+        hint.0.set((at, i - j));
+        Ok(self.chunk_get(region, at, &c, j)?.to_le_bytes())
+    }
+
     /// Encodes `vals` as chunks of at most `self.chunk` records, appended to `out`.
     pub fn encode_all(&self, vals: &[u64], out: &mut Vec<u8>) {
+        let start = out.len();
+        out.extend_from_slice(&[0, 0]);
         for part in vals.chunks(self.chunk.max(1) as usize) {
             self.encode_chunk(part, out);
         }
+        let used = (out.len() - start) as u16;
+        out[start..start + 2].copy_from_slice(&used.to_le_bytes());
     }
 
     /// Encodes 1..=255 records as one chunk, the smallest layout (ties: FOR, DEC, DICT, RAW).
@@ -430,7 +469,7 @@ impl NumRecs {
                 return Err(Fault("record index out of range"));
             }
             self.encode_chunk(&[v], &mut out);
-            return Ok((0, 0, out));
+            return Ok((2, 0, out));
         }
         let (at, c, j) = self.locate(region, n, i, !set)?;
         if !set && j == c.count && c.count >= self.chunk as usize {
@@ -438,6 +477,21 @@ impl NumRecs {
             // one stays full instead of splitting in halves.
             self.encode_chunk(&[v], &mut out);
             return Ok((at + c.len, 0, out));
+        }
+        let old = &region[at..at + c.len];
+        if !set && j == c.count {
+            if let Some(ext) = self.extend(old, &c, v) {
+                return Ok((at, c.len, ext));
+            }
+        }
+        // The node asks for the cost of a change, then makes it: the second time is the same
+        // chunk, position and value, and gets the bytes planned the first time.
+        let hit = PLAN.with(|p| {
+            let p = p.borrow();
+            (p.j == j && p.v == v && p.set == set && p.old == old).then(|| p.new.clone())
+        });
+        if let Some(new) = hit {
+            return Ok((at, c.len, new));
         }
         self.rewrite(
             region,
@@ -452,18 +506,92 @@ impl NumRecs {
             },
             &mut out,
         )?;
+        PLAN.with(|p| {
+            let mut p = p.borrow_mut();
+            p.old.clear();
+            p.old.extend_from_slice(old);
+            p.new.clone_from(&out);
+            (p.j, p.v, p.set) = (j, v, set);
+        });
         Ok((at, c.len, out))
+    }
+
+    /// The chunk `old` with `v` appended, when `v` fits its layout as it is (the common case
+    /// of ascending loads): its bytes are copied, not decoded and chosen again.
+    /// Only between a quarter of a chunk (a layout chosen on fewer records may suit the rest
+    /// badly: one record is smallest raw) and its last record (the full chunk chooses again).
+    fn extend(&self, old: &[u8], c: &Chunk, v: u64) -> Option<Vec<u8>> {
+        let cap = self.chunk as usize;
+        if c.count < cap.div_ceil(4) || c.count + 1 >= cap {
+            return None;
+        }
+        let w = self.w();
+        let (body, tail_at, x) = match c.kind {
+            RAW => {
+                let mut out = old.to_vec();
+                out[0] += 1;
+                out.extend_from_slice(&v.to_le_bytes()[..w]);
+                return Some(out);
+            }
+            FOR => {
+                let base = self.ordered(self.word(&old[3..3 + w]).ok()?);
+                let off = self.ordered(v).checked_sub(base)?;
+                (3 + w, old.len(), off)
+            }
+            DICT => {
+                let dict = &old[4..4 + c.param * w];
+                let code = dict
+                    .chunks_exact(w)
+                    .position(|d| d == &v.to_le_bytes()[..w])?;
+                (4 + c.param * w, old.len(), code as u64)
+            }
+            _ => {
+                if c.exc > 0 {
+                    return None;
+                }
+                let i = dec_int(v, c.param)?;
+                let base = u64::from_le_bytes(old[4..12].try_into().ok()?);
+                let off = ((i as u64) ^ (1 << 63)).checked_sub(base)?;
+                (13, 13 + packed_len(c.count, c.bits), off)
+            }
+        };
+        if x > mask(c.bits) {
+            return None;
+        }
+        let mut out = Vec::with_capacity(old.len() + 9);
+        out.extend_from_slice(&old[..tail_at]);
+        out[0] += 1;
+        out.resize(body + packed_len(c.count + 1, c.bits), 0);
+        if c.bits > 0 {
+            let p = c.count * c.bits as usize;
+            let mut acc = u128::from(x) << (p % 8);
+            for b in &mut out[body + p / 8..] {
+                *b |= acc as u8;
+                acc >>= 8;
+            }
+        }
+        out.extend_from_slice(&old[tail_at..]);
+        Some(out)
     }
 
     /// Replaces `old` bytes at `at` by `new`, moving the chunks after it; the region has room.
     fn splice(region: &mut [u8], used: usize, at: usize, old: usize, new: &[u8]) -> SResult<()> {
         let end = used - old + new.len();
-        if end > region.len() {
+        if end > region.len() || end > usize::from(u16::MAX) || at + old > used {
             return Err(Fault("record region too small for a chunk"));
         }
         region.copy_within(at + old..used, at + new.len());
         region[at..at + new.len()].copy_from_slice(new);
+        region[..2].copy_from_slice(&(end as u16).to_le_bytes());
         Ok(())
+    }
+
+    /// `used`, counting the region's header when it has no records yet (an insert adds it).
+    fn used_for_write(&self, region: &[u8], n: usize) -> SResult<usize> {
+        if n == 0 {
+            return Ok(2);
+        }
+        self.used(region, n)
     }
 
     /// Bytes the list uses after inserting (or with `set`, replacing) record `i`.
@@ -475,7 +603,7 @@ impl NumRecs {
         raw: &[u8],
         set: bool,
     ) -> SResult<usize> {
-        let used = self.used(region, n)?;
+        let used = self.used_for_write(region, n)?;
         let (_, old, new) = self.plan(region, n, i, raw, set)?;
         Ok(used - old + new.len())
     }
@@ -489,7 +617,7 @@ impl NumRecs {
         raw: &[u8],
         set: bool,
     ) -> SResult<()> {
-        let used = self.used(region, n)?;
+        let used = self.used_for_write(region, n)?;
         let (at, old, new) = self.plan(region, n, i, raw, set)?;
         Self::splice(region, used, at, old, &new)
     }
@@ -519,14 +647,18 @@ impl NumRecs {
 
     /// Every record, as words.
     pub fn decode_all(&self, region: &[u8], n: usize, out: &mut Vec<u64>) -> SResult<()> {
-        let (mut seen, mut at) = (0, 0);
+        if n == 0 {
+            return Ok(());
+        }
+        let end = self.used(region, n)?;
+        let (mut seen, mut at) = (0, 2);
         while seen < n {
             let c = self.header(region, at)?;
             self.chunk_decode(region, at, &c, out)?;
             seen += c.count;
             at += c.len;
         }
-        if seen != n {
+        if seen != n || at != end {
             return Err(Fault("record chunks disagree with the node's count"));
         }
         Ok(())
@@ -535,6 +667,18 @@ impl NumRecs {
     /// Repacks the chunks full; returns the bytes freed.
     pub fn vacuumize(&self, region: &mut [u8], n: usize) -> SResult<usize> {
         let used = self.used(region, n)?;
+        // Worth it only when many chunks are part empty (after removes): a full node asks for
+        // room on every insert, and re-encoding the whole list each time would make random
+        // loads quadratic. Random inserts leave chunks about 3/4 full: not enough.
+        let (mut chunks, mut at, mut seen) = (0usize, 2usize, 0usize);
+        while seen < n {
+            let c = self.header(region, at)?;
+            (chunks, at, seen) = (chunks + 1, at + c.len, seen + c.count);
+        }
+        let least = n.div_ceil(self.chunk.max(1) as usize);
+        if chunks * 2 <= least * 3 {
+            return Ok(0);
+        }
         let mut vals = Vec::with_capacity(n);
         self.decode_all(region, n, &mut vals)?;
         let mut out = Vec::with_capacity(used);
@@ -550,6 +694,25 @@ impl NumRecs {
     pub fn words<'r>(&self, raws: impl Iterator<Item = &'r [u8]>) -> SResult<Vec<u64>> {
         raws.map(|r| self.word(r)).collect()
     }
+}
+
+/// Where the last record read from a region was: (chunk offset, index of its first record).
+/// Belongs to one region (one leaf page); scans and cursors keep one per leaf.
+#[derive(Clone, Debug, Default)]
+pub struct RecHint(std::cell::Cell<(usize, usize)>);
+
+/// The last chunk edit planned on this thread (see `plan`).
+#[derive(Default)]
+struct Plan {
+    old: Vec<u8>,
+    j: usize,
+    v: u64,
+    set: bool,
+    new: Vec<u8>,
+}
+
+thread_local! {
+    static PLAN: std::cell::RefCell<Plan> = std::cell::RefCell::new(Plan::default());
 }
 
 /// A DEC layout for a chunk of f64 words.
@@ -841,6 +1004,9 @@ mod tests {
                 }
             }
         }
-        assert!(nr.used(&good, vals.len() + 1).is_err());
+        let mut out = Vec::new();
+        assert!(nr.decode_all(&good, vals.len() + 1, &mut out).is_err());
+        assert!(nr.decode_all(&good, vals.len() - 1, &mut out).is_err());
+        assert!(nr.get(&good, vals.len() + 1, vals.len()).is_err());
     }
 }

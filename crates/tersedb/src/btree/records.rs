@@ -14,6 +14,7 @@
 //! only the plain lists have a fixed cost per record (`cost_is_exact`).
 
 use super::numrecs::NumRecs;
+pub use super::numrecs::RecHint;
 use super::slots::{fixed, var, Fault, SResult};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -158,6 +159,24 @@ impl RecordList {
         }
     }
 
+    /// `get` for reads in order (scans, cursors): `hint` remembers where the last read of this
+    /// region was, so a compressed list walks at most one chunk header per read.
+    #[inline]
+    pub fn get_hinted<'r>(
+        &self,
+        region: &'r [u8],
+        n: usize,
+        i: usize,
+        hint: &RecHint,
+    ) -> SResult<Rec<'r>> {
+        match *self {
+            RecordList::Packed(p) if i < n => {
+                Ok(Rec::Word(p.get_hinted(region, n, i, hint)?, p.width))
+            }
+            _ => self.get(region, n, i),
+        }
+    }
+
     /// Inserts `raw` at `i`; the caller made room (`insert_cost`).
     pub fn insert(&self, region: &mut [u8], n: usize, i: usize, raw: &[u8]) -> SResult<()> {
         match *self {
@@ -186,6 +205,19 @@ impl RecordList {
             RecordList::Fixed(w) => fixed::remove(region, w, n, i),
             RecordList::Var => var::remove(region, n, i),
             RecordList::Packed(p) => p.remove(region, n, i),
+        }
+    }
+
+    /// Checks every record can be read (`check`): a compressed list decodes all its chunks,
+    /// which must end where its length says.
+    pub fn validate(&self, region: &[u8], n: usize) -> SResult<()> {
+        match *self {
+            RecordList::Packed(p) => {
+                // Bounded by the page: every record takes at least one bit of it.
+                let mut out = Vec::with_capacity(n.min(region.len() * 8));
+                p.decode_all(region, n, &mut out)
+            }
+            _ => Ok(()),
         }
     }
 

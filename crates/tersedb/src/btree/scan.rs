@@ -30,6 +30,8 @@ pub use super::zone::{BlockKeys, KeyBuffer, ScanBlock, MAX_KEYS, PLAIN_BLOCK};
 pub struct LeafScan<'p> {
     page: &'p [u8],
     l: Layout,
+    /// Where the last record read was (compressed records are read in order).
+    rhint: super::records::RecHint,
 }
 
 impl<'p> LeafScan<'p> {
@@ -37,7 +39,11 @@ impl<'p> LeafScan<'p> {
         if !l.leaf {
             return Err(corrupt(l.id, "block scan of a branch"));
         }
-        Ok(LeafScan { page, l })
+        Ok(LeafScan {
+            page,
+            l,
+            rhint: Default::default(),
+        })
     }
 
     /// The leaf's page id.
@@ -89,7 +95,7 @@ impl<'p> LeafScan<'p> {
 
     /// The stored record of slot `slot` (fixed-size records: the record's bytes).
     pub fn record(&self, slot: usize) -> Result<super::records::Rec<'p>> {
-        self.l.record_raw(self.page, slot)
+        self.l.record_hinted(self.page, slot, &self.rhint)
     }
 }
 
