@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{mem_env, reopen_mem};
+use common::{assert_clean, mem_env, reopen_mem, seed};
 use std::collections::BTreeSet;
 use tersedb::storage::meta::seal;
 use tersedb::storage::MemStorage;
@@ -13,15 +13,6 @@ use tersedb::{CodecId, DbConfig, Env, EnvOptions, Error, KeyType, RecordType};
 
 fn cfg(codec: CodecId) -> DbConfig {
     DbConfig::new(KeyType::U32, RecordType::None).with_codec(Some(codec))
-}
-
-fn seed() -> u64 {
-    let s = std::env::var("SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| fastrand::u64(..));
-    eprintln!("SEED={s}");
-    s
 }
 
 /// ClusterData-like keys: runs of dense keys separated by gaps of varying width.
@@ -38,11 +29,6 @@ fn clustered(n: usize, rng: &mut fastrand::Rng) -> Vec<u32> {
         k += rng.u32(1..1 << w);
     }
     keys
-}
-
-fn assert_clean(env: &Env) {
-    let report = env.check().unwrap();
-    assert!(report.is_clean(), "{report}");
 }
 
 #[test]

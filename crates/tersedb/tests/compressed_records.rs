@@ -7,23 +7,9 @@
 
 mod common;
 
-use common::{mem_env, reopen_mem};
+use common::{assert_clean, mem_env, reopen_mem, seed};
 use std::collections::BTreeMap;
 use tersedb::{CodecId, DbConfig, Env, KeyType, RecordType, ValueType};
-
-fn seed() -> u64 {
-    let s = std::env::var("SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| fastrand::u64(..));
-    eprintln!("SEED={s}");
-    s
-}
-
-fn assert_clean(env: &Env) {
-    let report = env.check().unwrap();
-    assert!(report.is_clean(), "{report}");
-}
 
 #[derive(Clone, Copy, Debug)]
 enum Data {

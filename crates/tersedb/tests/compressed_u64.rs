@@ -6,23 +6,9 @@
 
 mod common;
 
-use common::{mem_env, reopen_mem};
+use common::{assert_clean, mem_env, reopen_mem, seed};
 use std::collections::BTreeMap;
 use tersedb::{CodecId, DbConfig, Env, KeyType, RecordType};
-
-fn seed() -> u64 {
-    let s = std::env::var("SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| fastrand::u64(..));
-    eprintln!("SEED={s}");
-    s
-}
-
-fn assert_clean(env: &Env) {
-    let report = env.check().unwrap();
-    assert!(report.is_clean(), "{report}");
-}
 
 /// Keys users keep: nanosecond timestamps of events (jittered, ~1 ms apart, so blocks span more
 /// than 2^32 ns and are cut), microsecond timestamps, 64-bit random ids and keys at the top of

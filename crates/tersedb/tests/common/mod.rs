@@ -21,3 +21,20 @@ pub fn reopen_mem(store: &Store, page_size: usize) -> Env {
     let opts = EnvOptions::default().page_size(page_size);
     Env::open_with_storage(Box::new(store.clone()), &opts, false).unwrap()
 }
+
+/// The random seed of a test: `SEED` from the environment (to replay a failure), else a fresh
+/// one; printed so a failure can be replayed.
+pub fn seed() -> u64 {
+    let s = std::env::var("SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| fastrand::u64(..));
+    eprintln!("SEED={s}");
+    s
+}
+
+/// `check` finds nothing wrong with the environment.
+pub fn assert_clean(env: &Env) {
+    let report = env.check().unwrap();
+    assert!(report.is_clean(), "{report}");
+}
