@@ -32,6 +32,7 @@ use datafusion::physical_expr::expressions::{CastExpr, Column, Literal};
 use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
 use datafusion::physical_optimizer::PhysicalOptimizerRule;
 use datafusion::physical_plan::aggregates::{AggregateExec, AggregateMode};
+#[allow(deprecated)]
 use datafusion::physical_plan::coalesce_batches::CoalesceBatchesExec;
 use datafusion::physical_plan::coalesce_partitions::CoalescePartitionsExec;
 use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
@@ -99,8 +100,9 @@ impl PhysicalOptimizerRule for TerseAggregateRule {
     }
 }
 
+#[allow(deprecated)] // CoalesceBatchesExec: older plans still have it
 fn only_child(p: &Arc<dyn ExecutionPlan>) -> Option<&Arc<dyn ExecutionPlan>> {
-    let any = p.as_any();
+    let any = p.as_ref();
     if any.is::<RepartitionExec>()
         || any.is::<CoalescePartitionsExec>()
         || any.is::<CoalesceBatchesExec>()
@@ -113,10 +115,10 @@ fn only_child(p: &Arc<dyn ExecutionPlan>) -> Option<&Arc<dyn ExecutionPlan>> {
 
 /// The scan at the bottom of a chain of row-preserving nodes and column projections.
 fn scan_below(p: &Arc<dyn ExecutionPlan>) -> Option<&TerseScanExec> {
-    if let Some(s) = p.as_any().downcast_ref::<TerseScanExec>() {
+    if let Some(s) = p.as_ref().downcast_ref::<TerseScanExec>() {
         return Some(s);
     }
-    if let Some(pr) = p.as_any().downcast_ref::<ProjectionExec>() {
+    if let Some(pr) = p.as_ref().downcast_ref::<ProjectionExec>() {
         return scan_below(pr.input());
     }
     scan_below(only_child(p)?)
@@ -124,12 +126,12 @@ fn scan_below(p: &Arc<dyn ExecutionPlan>) -> Option<&TerseScanExec> {
 
 /// The scan column that output column `i` of `p` is.
 fn column_of(p: &Arc<dyn ExecutionPlan>, i: usize) -> Option<Col> {
-    if let Some(s) = p.as_any().downcast_ref::<TerseScanExec>() {
+    if let Some(s) = p.as_ref().downcast_ref::<TerseScanExec>() {
         return s.cols.get(i).copied();
     }
-    if let Some(pr) = p.as_any().downcast_ref::<ProjectionExec>() {
+    if let Some(pr) = p.as_ref().downcast_ref::<ProjectionExec>() {
         let e = &pr.expr().get(i)?.expr;
-        let c = e.as_any().downcast_ref::<Column>()?;
+        let c = e.as_ref().downcast_ref::<Column>()?;
         return column_of(pr.input(), c.index());
     }
     column_of(only_child(p)?, i)
@@ -137,10 +139,10 @@ fn column_of(p: &Arc<dyn ExecutionPlan>, i: usize) -> Option<Col> {
 
 /// The scan column an aggregate argument reads, through casts that keep the order of values.
 fn argument(input: &Arc<dyn ExecutionPlan>, e: &Arc<dyn PhysicalExpr>) -> Option<Col> {
-    if let Some(c) = e.as_any().downcast_ref::<Column>() {
+    if let Some(c) = e.as_ref().downcast_ref::<Column>() {
         return column_of(input, c.index());
     }
-    let cast = e.as_any().downcast_ref::<CastExpr>()?;
+    let cast = e.as_ref().downcast_ref::<CastExpr>()?;
     matches!(
         cast.cast_type(),
         DataType::UInt64 | DataType::Int64 | DataType::Float64
@@ -157,7 +159,7 @@ fn argument(input: &Arc<dyn ExecutionPlan>, e: &Arc<dyn PhysicalExpr>) -> Option
 }
 
 fn replace(node: &Arc<dyn ExecutionPlan>) -> Option<Arc<dyn ExecutionPlan>> {
-    let top = node.as_any().downcast_ref::<AggregateExec>()?;
+    let top = node.as_ref().downcast_ref::<AggregateExec>()?;
     if !matches!(top.mode(), AggregateMode::Final | AggregateMode::Single)
         || !top.group_expr().is_empty()
     {
@@ -169,7 +171,7 @@ fn replace(node: &Arc<dyn ExecutionPlan>) -> Option<Arc<dyn ExecutionPlan>> {
     } else {
         let mut p = top.input();
         loop {
-            if let Some(a) = p.as_any().downcast_ref::<AggregateExec>() {
+            if let Some(a) = p.as_ref().downcast_ref::<AggregateExec>() {
                 break (*a.mode() == AggregateMode::Partial && a.group_expr().is_empty())
                     .then_some(a)?;
             }
@@ -190,7 +192,7 @@ fn replace(node: &Arc<dyn ExecutionPlan>) -> Option<Arc<dyn ExecutionPlan>> {
         let args = ae.expressions();
         let [arg] = args.as_slice() else { return None };
         let name = ae.fun().name();
-        let agg = if let Some(l) = arg.as_any().downcast_ref::<Literal>() {
+        let agg = if let Some(l) = arg.as_ref().downcast_ref::<Literal>() {
             (name == "count" && !l.value().is_null()).then_some(Agg::Count)?
         } else {
             let c = argument(input, arg)?;

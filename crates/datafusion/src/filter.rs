@@ -19,7 +19,8 @@
 //! evaluates it.
 
 use datafusion::arrow::datatypes::DataType;
-use datafusion::logical_expr::{Between, BinaryExpr, Cast, Expr, InList, Operator};
+use datafusion::logical_expr::expr::InList;
+use datafusion::logical_expr::{Between, BinaryExpr, Cast, Expr, Operator};
 use datafusion::scalar::ScalarValue;
 
 /// Sorted, disjoint, non-adjacent inclusive key intervals `[lo, hi]`.

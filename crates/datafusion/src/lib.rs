@@ -75,7 +75,7 @@ pub fn register_all(
     for name in &names {
         let t = TerseTable::open(path, name, opts.clone())?;
         ctx.register_table(
-            datafusion::sql::TableReference::bare(name.as_str()),
+            datafusion::common::TableReference::bare(name.as_str()),
             Arc::new(t),
         )?;
     }

@@ -16,9 +16,9 @@ use datafusion::arrow::array::{
     RecordBatchOptions, UInt32Array, UInt64Array,
 };
 use datafusion::arrow::datatypes::SchemaRef;
-use datafusion::common::stats::Precision;
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::{DataFusionError, Result, ScalarValue, Statistics};
+use datafusion::catalog::TableProvider;
 use datafusion::execution::TaskContext;
 use datafusion::logical_expr::Expr;
 use datafusion::physical_expr::expressions::Column;
@@ -305,7 +305,7 @@ impl ExecutionPlan for TerseScanExec {
 
     #[allow(deprecated)]
     fn partition_statistics(&self, partition: Option<usize>) -> Result<Arc<Statistics>> {
-        self.statistics_from_inputs(&[], &StatisticsArgs::new(partition))
+        self.statistics_from_inputs(&[], &StatisticsArgs::new().with_partition(partition))
     }
 
     fn execute(

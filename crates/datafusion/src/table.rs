@@ -12,7 +12,6 @@ use datafusion::common::{ColumnStatistics, DataFusionError, Result, ScalarValue,
 use datafusion::datasource::TableType;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
 use datafusion::physical_plan::ExecutionPlan;
-use std::any::Any;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tersedb::{Db, DbConfig, Env, EnvOptions, KeyType, RecordType, ValueType};
@@ -272,10 +271,6 @@ impl TerseTable {
 
 #[async_trait]
 impl TableProvider for TerseTable {
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-
     fn schema(&self) -> SchemaRef {
         self.schema.clone()
     }
