@@ -224,8 +224,9 @@ typedef struct {
   uint32_t record_size;
   // Most keys per compressed block (0: the codec's maximum).
   uint32_t block_size;
-  // NULL for uncompressed keys; a key codec for u32 keys ("bp128", "streamvbyte", "vbyte",
-  // "masked-vbyte", "varintgb", "for", "simd-for", "pfor", "pfor-delta"); a key scheme for
+  // NULL for uncompressed keys; a key codec for u32 and u64 keys ("auto": chosen per block,
+  // "bp128", "streamvbyte", "vbyte", "masked-vbyte", "varintgb", "for", "simd-for", "pfor",
+  // "pfor-delta"); a key scheme for
   // byte-string keys ("head-tail", "head", "tail", "db2", "wiredtiger", "myisam", "pkb").
   const char *compression;
 } tersedb_db_config;

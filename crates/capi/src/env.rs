@@ -74,8 +74,9 @@ pub struct tersedb_db_config {
     pub record_size: u32,
     /// Most keys per compressed block (0: the codec's maximum).
     pub block_size: u32,
-    /// NULL for uncompressed keys; a key codec for u32 keys ("bp128", "streamvbyte", "vbyte",
-    /// "masked-vbyte", "varintgb", "for", "simd-for", "pfor", "pfor-delta"); a key scheme for
+    /// NULL for uncompressed keys; a key codec for u32 and u64 keys ("auto": chosen per block,
+    /// "bp128", "streamvbyte", "vbyte", "masked-vbyte", "varintgb", "for", "simd-for", "pfor",
+    /// "pfor-delta"); a key scheme for
     /// byte-string keys ("head-tail", "head", "tail", "db2", "wiredtiger", "myisam", "pkb").
     pub compression: *const c_char,
 }
@@ -339,6 +340,8 @@ fn config(c: &tersedb_db_config) -> Res<DbConfig> {
             let s = KeyScheme::from_name(name)
                 .ok_or_else(|| inval(format!("unknown key scheme {name:?}")))?;
             cfg = cfg.with_key_scheme(s);
+        } else if name == "auto" {
+            cfg = cfg.with_auto_codec(true);
         } else if name != "none" {
             let codec = CodecId::from_name(name)
                 .ok_or_else(|| inval(format!("unknown compression {name:?}")))?;

@@ -1,6 +1,10 @@
 //! The text format of `tersedb import`, `erase` and `export`: one entry per line, `key` or
 //! `key<TAB>value`. Integer keys are decimal; binary keys and values are the line's bytes as they
 //! are, or hex-encoded with `--hex` (then an empty field is the empty string).
+//!
+//! Import also reads `key,value` (CSV, RFC 4180 quotes) and `key value` (whitespace-separated,
+//! integer keys) lines, see [`Delim`]; with a TAB the value is the rest of the line, as export
+//! writes it.
 
 use std::fmt;
 
@@ -142,6 +146,168 @@ pub fn format_line(key: &ParsedKey, value: Option<&[u8]>, hex: bool) -> Vec<u8> 
     out
 }
 
+/// What separates a key from its value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Delim {
+    /// The first TAB; the value is the rest of the line (the export format).
+    Tab,
+    /// A character such as `,` or `;`, with CSV quoting (`"a,b"`, `""` for a quote).
+    Char(u8),
+    /// Runs of spaces and TABs; leading and trailing ones ignored.
+    Whitespace,
+}
+
+impl Delim {
+    /// `tab`, `space` (whitespace), `,` or any one ASCII character.
+    pub fn parse(s: &str) -> Result<Delim, String> {
+        Ok(match s {
+            "tab" | "\\t" | "\t" => Delim::Tab,
+            "space" | "whitespace" | " " => Delim::Whitespace,
+            "comma" => Delim::Char(b','),
+            s if s.len() == 1 && s.is_ascii() => Delim::Char(s.as_bytes()[0]),
+            _ => {
+                return Err(format!(
+                    "--delimiter takes tab, space, comma or one ASCII character, not {s:?}"
+                ))
+            }
+        })
+    }
+
+    /// The delimiter of a data line: a TAB, else a comma, else (integer keys) whitespace
+    /// between two fields, else TAB (a line of keys alone).
+    pub fn detect(line: &[u8], keys: KeyFormat) -> Delim {
+        if line.contains(&b'\t') {
+            Delim::Tab
+        } else if line.contains(&b',') {
+            Delim::Char(b',')
+        } else if keys != KeyFormat::Binary && line.trim_ascii().contains(&b' ') {
+            Delim::Whitespace
+        } else {
+            Delim::Tab
+        }
+    }
+
+    pub fn describe(self) -> String {
+        match self {
+            Delim::Tab => "TAB".into(),
+            Delim::Whitespace => "whitespace".into(),
+            Delim::Char(c) => format!("{:?}", c as char),
+        }
+    }
+}
+
+/// Splits a line into fields at `d` (not [`Delim::Tab`]); a trailing `\r` is dropped.
+pub fn split_fields(line: &[u8], d: Delim) -> Result<Vec<Vec<u8>>, String> {
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    match d {
+        Delim::Tab => Ok(match line.iter().position(|&c| c == b'\t') {
+            Some(t) => vec![line[..t].to_vec(), line[t + 1..].to_vec()],
+            None => vec![line.to_vec()],
+        }),
+        Delim::Whitespace => Ok(line
+            .split(|c| *c == b' ' || *c == b'\t')
+            .filter(|f| !f.is_empty())
+            .map(<[u8]>::to_vec)
+            .collect()),
+        Delim::Char(c) => {
+            let mut out = Vec::new();
+            let mut i = 0;
+            loop {
+                let mut f = Vec::new();
+                if line.get(i) == Some(&b'"') {
+                    i += 1;
+                    loop {
+                        match line.get(i) {
+                            None => return Err("unterminated quoted field".into()),
+                            Some(b'"') if line.get(i + 1) == Some(&b'"') => {
+                                f.push(b'"');
+                                i += 2;
+                            }
+                            Some(b'"') => {
+                                i += 1;
+                                break;
+                            }
+                            Some(&b) => {
+                                f.push(b);
+                                i += 1;
+                            }
+                        }
+                    }
+                    if i < line.len() && line[i] != c {
+                        return Err("text after a closing quote".into());
+                    }
+                } else {
+                    while i < line.len() && line[i] != c {
+                        f.push(line[i]);
+                        i += 1;
+                    }
+                }
+                out.push(f);
+                if i >= line.len() {
+                    return Ok(out);
+                }
+                i += 1; // the delimiter
+            }
+        }
+    }
+}
+
+/// Parses one data line with delimiter `d` into a key and an optional value. Integer keys may
+/// be ISO 8601 timestamps with `ts`. More than two fields is an error naming the count.
+pub fn parse_delimited(
+    line_no: u64,
+    line: &[u8],
+    keys: KeyFormat,
+    d: Delim,
+    hex: bool,
+    ts: Option<crate::timestamps::Unit>,
+) -> Result<Entry, LineError> {
+    if d == Delim::Tab && ts.is_none() {
+        return parse_line(line_no, line, keys, hex);
+    }
+    let err = |what: String| LineError {
+        line: line_no,
+        what,
+    };
+    let mut fields = split_fields(line, d).map_err(err)?;
+    if fields.len() > 2 {
+        return Err(err(format!(
+            "{} fields separated by {}; import takes a key and at most one value",
+            fields.len(),
+            d.describe()
+        )));
+    }
+    let value = if fields.len() == 2 {
+        fields.pop()
+    } else {
+        None
+    };
+    let k = fields.pop().unwrap_or_default();
+    let key = match (keys, ts) {
+        (KeyFormat::U32 | KeyFormat::U64, Some(unit)) => {
+            let s = std::str::from_utf8(&k).map_err(|_| err("key is not text".into()))?;
+            let v = crate::timestamps::parse(s, unit).map_err(err)?;
+            match keys {
+                KeyFormat::U32 => ParsedKey::U32(u32::try_from(v).map_err(|_| {
+                    err(format!(
+                        "{s:?} is {v}, beyond the u32 key range (use --key-type u64)"
+                    ))
+                })?),
+                _ => ParsedKey::U64(v),
+            }
+        }
+        _ => {
+            let e = parse_line(line_no, &k, keys, hex)?;
+            e.key
+        }
+    };
+    let value = match value {
+        Some(v) if hex => Some(from_hex(v.trim_ascii()).map_err(|e| err(format!("value: {e}")))?),
+        v => v,
+    };
+    Ok(Entry { key, value })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -172,6 +338,41 @@ mod tests {
         assert!(parse_line(3, b"-1", KeyFormat::U64, false).is_err());
         assert!(parse_line(3, b"zz", KeyFormat::Binary, true).is_err());
         assert!(parse_line(3, b"abc", KeyFormat::Binary, true).is_err());
+    }
+
+    #[test]
+    fn delimiters() {
+        let csv = |l: &[u8]| split_fields(l, Delim::Char(b','));
+        assert_eq!(csv(b"1,10\r").unwrap(), vec![b"1".to_vec(), b"10".to_vec()]);
+        assert_eq!(
+            csv(b"\"a,b\",\"x\"\"y\"").unwrap(),
+            vec![b"a,b".to_vec(), b"x\"y".to_vec()]
+        );
+        assert_eq!(csv(b"1,").unwrap(), vec![b"1".to_vec(), vec![]]);
+        assert!(csv(b"\"a").is_err());
+        assert!(csv(b"\"a\"b,1").is_err());
+        assert_eq!(
+            split_fields(b"  1 \t 10  ", Delim::Whitespace).unwrap(),
+            vec![b"1".to_vec(), b"10".to_vec()]
+        );
+        assert_eq!(Delim::detect(b"1,2", KeyFormat::U32), Delim::Char(b','));
+        assert_eq!(Delim::detect(b"1 2", KeyFormat::U32), Delim::Whitespace);
+        assert_eq!(Delim::detect(b"a b", KeyFormat::Binary), Delim::Tab);
+        assert_eq!(Delim::detect(b"1\t2,3", KeyFormat::U32), Delim::Tab);
+        let e = parse_delimited(4, b"1,2,3", KeyFormat::U32, Delim::Char(b','), false, None)
+            .unwrap_err();
+        assert!(e.to_string().starts_with("line 4: 3 fields"), "{e}");
+        let e = parse_delimited(
+            1,
+            b"2024-01-01T00:00:01Z,5",
+            KeyFormat::U64,
+            Delim::Char(b','),
+            false,
+            Some(crate::timestamps::Unit::S),
+        )
+        .unwrap();
+        assert_eq!(e.key, ParsedKey::U64(1704067201));
+        assert_eq!(e.value.as_deref(), Some(&b"5"[..]));
     }
 
     #[test]

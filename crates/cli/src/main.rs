@@ -15,11 +15,13 @@ macro_rules! outln {
 mod bench;
 mod datasets;
 mod lines;
+mod names;
 mod progress;
 mod query;
 mod sql;
 mod store;
 mod string_datasets;
+mod timestamps;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -36,20 +38,23 @@ struct Cli {
     command: Command,
 }
 
+// Parsed once per process: the size of the bench arguments costs nothing, boxing them would only
+// complicate the matches below.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Benchmarks; without a subcommand, the store benchmark on its default data set.
     Bench(BenchArgs),
-    /// Loads keys (one per line) or `key<TAB>value` lines into a database, creating the file
-    /// and the database when needed.
+    /// Loads keys (one per line) or key-value lines (`key<TAB>value`, `key,value` CSV or
+    /// `key value`) into a database, creating the file and the database when needed.
     Import {
         /// The environment file.
         file: PathBuf,
         #[command(flatten)]
         load: LoadArgs,
-        /// Key type of a new database.
-        #[arg(long, default_value = "u32", value_parser = ["u32", "u64", "binary"])]
-        key_type: String,
+        /// Key type of a new database (default u32; an existing database keeps its own).
+        #[arg(long, value_parser = ["u32", "u64", "binary"])]
+        key_type: Option<String>,
         /// Fixed record size in bytes for a new database (default: variable-size records when
         /// the first line has a value, none otherwise).
         #[arg(long, conflicts_with = "record_type")]
@@ -59,17 +64,19 @@ enum Command {
         /// and filter them.
         #[arg(long, value_parser = ["u32", "u64", "i64", "f64"])]
         record_type: Option<String>,
-        /// Page size of a new file (a power of two, 512..=65536; compressed keys need 1024+).
-        #[arg(long, default_value_t = 16384)]
-        page_size: usize,
-        /// Key codec of a new u32 database: none, vbyte, masked-vbyte, varintgb, streamvbyte,
-        /// bp128, for, simd-for, pfor, pfor-delta. For binary keys, the key compression scheme:
+        /// Page size of a new file (a power of two, 512..=65536; compressed keys need 1024+;
+        /// default 16384). Refused for an existing file with another page size.
+        #[arg(long)]
+        page_size: Option<usize>,
+        /// Key codec of a new u32 or u64 database: none, auto (chosen per block), vbyte,
+        /// masked-vbyte, varintgb, streamvbyte, bp128, for, simd-for, pfor, pfor-delta. For binary
+        /// keys, the key compression scheme:
         /// none, head, tail, head-tail (the default), wiredtiger, myisam, pkb.
         #[arg(long)]
         compression: Option<String>,
         /// Most keys per compressed block, start key included (0 = the codec's maximum).
-        #[arg(long, default_value_t = 0)]
-        block_size: u16,
+        #[arg(long)]
+        block_size: Option<u16>,
         /// Commit durability.
         #[arg(long, value_enum, default_value_t = DurabilityArg::Immediate)]
         durability: DurabilityArg,
@@ -83,23 +90,70 @@ enum Command {
     /// Prints a database's keys (and values) in order, in the import format.
     Export {
         file: PathBuf,
+        /// Database name (default: the file's only database).
         #[arg(long)]
-        db: String,
+        db: Option<String>,
         /// Binary keys and values as hex.
         #[arg(long)]
         hex: bool,
+        /// First key exported.
+        #[arg(long)]
+        from: Option<String>,
+        /// Last key exported (inclusive).
+        #[arg(long)]
+        to: Option<String>,
+        /// Most keys exported.
+        #[arg(long)]
+        limit: Option<u64>,
+        /// Integer keys written as ISO 8601 timestamps (UTC) in this unit since 1970; --from
+        /// and --to may be timestamps too.
+        #[arg(long, value_parser = ["s", "ms", "us", "ns"])]
+        timestamps: Option<String>,
+    },
+    /// Prints the value of each KEY (`key<TAB>value`, as export writes it); fails when a key is
+    /// absent, after printing the others.
+    Get {
+        file: PathBuf,
+        /// Database name (default: the file's only database).
+        #[arg(long)]
+        db: Option<String>,
+        /// The keys.
+        #[arg(required = true)]
+        keys: Vec<String>,
+        /// Binary keys and values as hex.
+        #[arg(long)]
+        hex: bool,
+        /// Keys given and written as ISO 8601 timestamps in this unit.
+        #[arg(long, value_parser = ["s", "ms", "us", "ns"])]
+        timestamps: Option<String>,
+        /// One JSON array of {"key", "value", "found"}; errors as {"error": "..."}.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Removes a database and all its entries.
+    Drop {
+        file: PathBuf,
+        #[arg(long)]
+        db: String,
     },
     /// Runs a query: `tersedb query FILE "SELECT AVG(key) FROM db WHERE key > 1000"`.
     /// Aggregates COUNT(*), COUNT(key), COUNT(DISTINCT key|record), SUM, AVG, MIN, MAX,
-    /// TOP(k[, col]), BOTTOM(k[, col]); conditions with = != < <= > >= BETWEEN IN AND OR NOT,
-    /// arithmetic on constants and scalar subqueries (see docs/ARCHITECTURE.md).
+    /// TOP(k[, col]), BOTTOM(k[, col]); rows with SELECT key, record | *; groups with
+    /// GROUP BY key / N or GROUP BY record; ORDER BY key [DESC], LIMIT, OFFSET, AS; conditions
+    /// with = != < <= > >= BETWEEN IN LIKE AND OR NOT, arithmetic on constants and scalar
+    /// subqueries (see docs/ARCHITECTURE.md).
     Query {
         file: PathBuf,
         /// The query text.
         query: String,
-        /// One JSON object: {"columns": [...], "values": [...]}.
-        #[arg(long)]
+        /// One JSON object: {"columns": [...], "values": [...]} for aggregates,
+        /// {"columns": [...], "rows": [[...], ...]} for rows and groups; errors as
+        /// {"error": "..."}.
+        #[arg(long, conflicts_with = "csv")]
         json: bool,
+        /// CSV with a header line.
+        #[arg(long)]
+        csv: bool,
         /// Print the time and the blocks read to standard error.
         #[arg(long)]
         stats: bool,
@@ -124,14 +178,21 @@ enum Command {
         #[arg(long, default_value_t = 8192, value_parser = clap::value_parser!(u64).range(1..=1 << 24))]
         batch_size: u64,
     },
-    /// Sizes, tree shape and bytes per key of every database.
+    /// Sizes (explained: key bytes, record bytes, overhead, free pages), tree shape and
+    /// compression of every database.
     Info {
         file: PathBuf,
+        /// One JSON object; errors as {"error": "..."}.
         #[arg(long)]
         json: bool,
     },
     /// Verifies every page and tree invariant; exits non-zero on any fault.
-    Check { file: PathBuf },
+    Check {
+        file: PathBuf,
+        /// One JSON object with every fault; errors as {"error": "..."}.
+        #[arg(long)]
+        json: bool,
+    },
     /// Rewrites a file into its smallest form (every leaf packed as by an ascending load, no
     /// free pages). Safe against crashes: the old file stays until the compact copy is complete
     /// and synced, then replaces it atomically. No other process may have the file open.
@@ -149,9 +210,9 @@ enum Command {
 
 #[derive(Args, Debug)]
 struct LoadArgs {
-    /// Database name.
+    /// Database name (default: the file's only database).
     #[arg(long)]
-    db: String,
+    db: Option<String>,
     /// Input file; `-` or absent for standard input.
     #[arg(long)]
     input: Option<String>,
@@ -164,16 +225,47 @@ struct LoadArgs {
     /// Binary keys and values are hex-encoded (an empty field is the empty string).
     #[arg(long)]
     hex: bool,
+    /// What separates key and value: tab, space (any run of blanks), comma, or one character
+    /// (CSV quoting applies). Default: detected from the first data line (TAB, else comma,
+    /// else blanks for integer keys).
+    #[arg(long)]
+    delimiter: Option<String>,
+    /// The first line (after --skip) is a header, not data.
+    #[arg(long)]
+    header: bool,
+    /// Lines skipped at the start of the input.
+    #[arg(long, default_value_t = 0)]
+    skip: u64,
+    /// Integer keys are ISO 8601 timestamps (`2024-03-01T12:30:00Z`, `2024-03-01 12:30:00`,
+    /// `2024-03-01`; UTC unless an offset is given), stored in this unit since 1970.
+    #[arg(long, value_parser = ["s", "ms", "us", "ns"])]
+    timestamps: Option<String>,
+    /// A line whose value is empty or NA (numeric records): skip it and count it (default),
+    /// or fail naming the line.
+    #[arg(long, value_parser = ["skip", "error"], default_value = "skip")]
+    missing: String,
 }
 
 impl LoadArgs {
-    fn options(self) -> store::LoadOptions {
-        store::LoadOptions {
+    fn options(self) -> Result<store::LoadOptions, String> {
+        Ok(store::LoadOptions {
             db: self.db,
             input: self.input,
             commit_every: self.commit_every,
             hex: self.hex,
-        }
+            delimiter: self
+                .delimiter
+                .as_deref()
+                .map(lines::Delim::parse)
+                .transpose()?,
+            skip: self.skip + u64::from(self.header),
+            timestamps: self
+                .timestamps
+                .as_deref()
+                .map(timestamps::Unit::parse)
+                .transpose()?,
+            missing_error: self.missing == "error",
+        })
     }
 }
 
@@ -223,9 +315,11 @@ struct StoreArgs {
     /// Comma-separated key codecs (`none` = uncompressed); default: none and every leaf codec.
     #[arg(long, value_delimiter = ',')]
     codecs: Vec<String>,
-    /// Most keys per compressed block, start key included (0 = the codec's maximum).
-    #[arg(long, default_value_t = 0)]
-    block_size: u16,
+    /// Most keys per compressed block, start key included (0 = the codec's maximum). Several,
+    /// comma-separated (e.g. 128,256), run every codec at each size in one run and print the
+    /// Upscaledb paper's Fig. 11 table.
+    #[arg(long, value_delimiter = ',', default_value = "0")]
+    block_size: Vec<u16>,
     /// Also time SUM and COUNT queries over random key ranges covering 0.1%, 1%, 10% and 100%
     /// of the keys (query language executor), with the blocks each decodes.
     #[arg(long)]
@@ -256,7 +350,7 @@ impl StoreArgs {
             json: self.json,
             seed: self.seed,
             codecs: self.codecs,
-            block_size: self.block_size,
+            block_size: self.block_size.first().copied().unwrap_or(0),
             queries: self.queries,
             input: self.input,
             plot: self.plot,
@@ -264,6 +358,16 @@ impl StoreArgs {
     }
 
     fn run(self) -> Result<(), String> {
+        if self.block_size.len() > 1 {
+            if !self.peers.is_empty() || self.plot.is_some() || self.queries {
+                return Err(
+                    "several --block-size values compare the codecs at each size; --peers, --plot and --queries take one"
+                        .into(),
+                );
+            }
+            let sizes = self.block_size.clone();
+            return bench::block_size::run(&self.options(), &sizes);
+        }
         if self.peers.is_empty() {
             return bench::store::run(&self.options());
         }
@@ -287,6 +391,9 @@ enum BenchCommand {
     Store(StoreArgs),
     /// Codec micro-benchmarks (Upscaledb paper Fig. 6 and 7, plus ClusterData).
     Codecs(CodecsArgs),
+    /// The patched-FOR paper's experiments (Zukowski et al., "Super-Scalar RAM-CPU Cache
+    /// Compression"): Fig. 4-7, Tables 2-4 with the production PFOR / PFOR-DELTA kernels.
+    Pfor(PforArgs),
     /// Byte-string key compression schemes (Gao et al., SIGMOD 2024): insert, lookup and range
     /// throughput, bytes per key, compression ratio, tree height and fan-out per scheme.
     Strings(StringsArgs),
@@ -356,6 +463,22 @@ struct StringsArgs {
 }
 
 #[derive(Args, Debug)]
+struct PforArgs {
+    /// Smaller data and shorter measurements (a few seconds; default about a minute).
+    #[arg(long)]
+    quick: bool,
+    /// One JSON object per row (`"table"` names the figure or table).
+    #[arg(long)]
+    json: bool,
+    /// Comma-separated parts: fig4, fig5, fig6, fig7, table4, table2 (default all).
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<String>,
+    /// Seed of the data generators.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+#[derive(Args, Debug)]
 struct CodecsArgs {
     /// Fewer bit widths and shorter measurements (under 20 s).
     #[arg(long)]
@@ -390,6 +513,14 @@ pub fn out(line: impl std::fmt::Display) {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Commands asked for JSON report their errors as JSON too (on standard output).
+    let json_errors = matches!(
+        cli.command,
+        Command::Query { json: true, .. }
+            | Command::Info { json: true, .. }
+            | Command::Check { json: true, .. }
+            | Command::Get { json: true, .. }
+    );
     let result: Result<(), String> = match cli.command {
         Command::Bench(BenchArgs {
             command: None,
@@ -418,6 +549,15 @@ fn main() -> ExitCode {
             codecs: a.codecs,
             widths: a.widths,
             seed: a.seed,
+        }),
+        Command::Bench(BenchArgs {
+            command: Some(BenchCommand::Pfor(a)),
+            ..
+        }) => bench::pfor::run(&bench::pfor::Options {
+            quick: a.quick,
+            json: a.json,
+            seed: a.seed,
+            only: a.only,
         }),
         Command::Bench(BenchArgs {
             command: Some(BenchCommand::Strings(a)),
@@ -460,17 +600,65 @@ fn main() -> ExitCode {
                 compression,
                 block_size,
             };
-            store::import(&file, &load.options(), &new_db, d)
+            load.options()
+                .and_then(|o| store::import(&file, &o, &new_db, d))
         }
-        Command::Erase { file, load } => store::erase(&file, &load.options()),
-        Command::Export { file, db, hex } => store::export(&file, &db, hex),
+        Command::Erase { file, load } => load.options().and_then(|o| store::erase(&file, &o)),
+        Command::Export {
+            file,
+            db,
+            hex,
+            from,
+            to,
+            limit,
+            timestamps,
+        } => timestamps
+            .as_deref()
+            .map(timestamps::Unit::parse)
+            .transpose()
+            .and_then(|timestamps| {
+                store::export(
+                    &file,
+                    &store::ExportOptions {
+                        db,
+                        hex,
+                        from,
+                        to,
+                        limit,
+                        timestamps,
+                    },
+                )
+            }),
+        Command::Get {
+            file,
+            db,
+            keys,
+            hex,
+            timestamps,
+            json,
+        } => timestamps
+            .as_deref()
+            .map(timestamps::Unit::parse)
+            .transpose()
+            .and_then(|ts| store::get(&file, db.as_deref(), &keys, hex, ts, json)),
+        Command::Drop { file, db } => store::drop_db(&file, &db),
         Command::Info { file, json } => store::info(&file, json),
         Command::Query {
             file,
             query,
             json,
+            csv,
             stats,
-        } => query::run(&file, &query, json, stats),
+        } => {
+            let f = if json {
+                query::Format::Json
+            } else if csv {
+                query::Format::Csv
+            } else {
+                query::Format::Table
+            };
+            query::run(&file, &query, f, stats)
+        }
         Command::Sql {
             path,
             query,
@@ -485,13 +673,17 @@ fn main() -> ExitCode {
             };
             sql::run(&path, &query, format, batch_size as usize)
         }
-        Command::Check { file } => store::check(&file),
+        Command::Check { file, json } => store::check(&file, json),
         Command::Compact { file } => store::compact(&file),
         Command::Recover { file } => store::recover(&file),
         Command::Dump { file, page } => store::dump(&file, page),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        Err(e) if json_errors => {
+            outln!("{{\"error\":{}}}", store::json_str(&e));
+            ExitCode::FAILURE
+        }
         Err(e) => {
             eprintln!("tersedb: {e}");
             ExitCode::FAILURE

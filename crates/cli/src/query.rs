@@ -1,52 +1,28 @@
 //! `tersedb query FILE "SELECT ..."`: runs one query of the query language in a read
 //! transaction and prints the result as a small table, or with `--json` as one object
-//! `{"columns":[<each aggregate as printed>],"values":[<numbers, lists or null>]}` (integers
-//! exact). `--stats` adds what the scan read, and the time, on standard error.
+//! `{"columns":[<each column as printed or its alias>],"values":[<numbers, lists or null>]}`
+//! for aggregates and `{"columns":[...],"rows":[[...],...]}` for rows and groups (integers
+//! exact), or with `--csv` as CSV with a header line. `--stats` adds what the scan read, and
+//! the time, on standard error.
 
 use std::path::Path;
 use tersedb::{Env, EnvOptions};
 
-/// Formats a result as a table: a header row of the aggregates, a rule, a row of values.
-pub fn table<C: AsRef<str>>(columns: &[C], values: &[String]) -> String {
-    let widths: Vec<usize> = columns
-        .iter()
-        .zip(values)
-        .map(|(c, v)| c.as_ref().chars().count().max(v.chars().count()))
-        .collect();
-    let row = |cells: &mut dyn Iterator<Item = &str>| -> String {
-        cells
-            .zip(&widths)
-            .map(|(c, &w)| format!("{c:<w$}"))
-            .collect::<Vec<_>>()
-            .join(" | ")
-            .trim_end()
-            .to_string()
-    };
-    let rule = widths
-        .iter()
-        .map(|&w| "-".repeat(w))
-        .collect::<Vec<_>>()
-        .join("-+-");
-    format!(
-        "{}\n{rule}\n{}",
-        row(&mut columns.iter().map(|c| c.as_ref())),
-        row(&mut values.iter().map(String::as_str))
-    )
-}
-
 /// `tersedb query`.
-pub fn run(file: &Path, text: &str, json: bool, stats: bool) -> Result<(), String> {
+pub fn run(file: &Path, text: &str, format: Format, stats: bool) -> Result<(), String> {
     let env = Env::open_read_only(file, &EnvOptions::default())
         .map_err(|e| format!("{}: {e}", file.display()))?;
     let r = env.begin_read().map_err(|e| e.to_string())?;
     let t = std::time::Instant::now();
     let res = r.query_str(text).map_err(|e| e.to_string())?;
     let elapsed = t.elapsed();
-    if json {
-        outln!("{}", res.to_json());
-    } else {
-        let values: Vec<String> = res.values.iter().map(|v| v.to_string()).collect();
-        outln!("{}", table(&res.columns, &values));
+    match format {
+        Format::Json => outln!("{}", res.to_json()),
+        Format::Csv => {
+            let csv = res.to_csv();
+            outln!("{}", csv.trim_end_matches("\r\n"))
+        }
+        Format::Table => outln!("{res}"),
     }
     if stats {
         let s = res.stats;
@@ -63,19 +39,10 @@ pub fn run(file: &Path, text: &str, json: bool, stats: bool) -> Result<(), Strin
     Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn table_aligns_columns() {
-        let t = table(
-            &["COUNT(*)", "AVG(key)"],
-            &["7".into(), "1234567890.5".into()],
-        );
-        assert_eq!(
-            t,
-            "COUNT(*) | AVG(key)\n---------+-------------\n7        | 1234567890.5"
-        );
-    }
+/// How `tersedb query` prints its result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Table,
+    Json,
+    Csv,
 }

@@ -5,34 +5,10 @@
 //! newest meta page never rolls back silently: `export` shows the newest commit (from the meta's
 //! copy) or fails naming the meta page, and `recover` rolls back only when asked.
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+mod common;
 
-fn tersedb(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tersedb"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run tersedb");
-    // A command that fails before reading its input (a bad option) closes the pipe: the write
-    // may then fail with BrokenPipe, which is the command's business, not the test's.
-    if let Err(e) = child.stdin.take().unwrap().write_all(stdin) {
-        assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "{e}");
-    }
-    child.wait_with_output().unwrap()
-}
-
-fn temp(name: &str) -> String {
-    let p = std::env::temp_dir().join(format!("tersedb-cli-{}-{name}.tdb", std::process::id()));
-    let _ = std::fs::remove_file(&p);
-    p.to_string_lossy().into_owned()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
+use common::{stdout, temp, tersedb};
+use std::process::Output;
 
 #[test]
 fn import_export_round_trip_every_key_type() {
@@ -429,7 +405,7 @@ fn compressed_import_export_info_check_and_bench() {
     let o = tersedb(&["info", &f, "--json"], b"");
     let info = stdout(&o);
     assert!(
-        info.contains("\"codec\":\"bp128\",\"block_size\":64"),
+        info.contains("\"compression\":\"bp128\",\"block_size\":64"),
         "{info}"
     );
     let o = tersedb(&["info", &f], b"");
@@ -544,7 +520,7 @@ fn binary_key_compression_schemes() {
             .unwrap_or_else(|| panic!("{info}"));
         let entry = &info[at..];
         assert!(
-            entry.contains(&format!("\"key_compression\":\"{scheme}\"")),
+            entry.contains(&format!("\"compression\":\"{scheme}")),
             "{entry}"
         );
         let kb: u64 = entry["\"key_bytes\":".len() + entry.find("\"key_bytes\":").unwrap()..]

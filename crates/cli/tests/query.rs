@@ -2,36 +2,9 @@
 //! numbers, shown by `info`) and `tersedb query` (table and `--json` output, exact integers,
 //! NULL for empty selections, errors naming the column).
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+mod common;
 
-fn tersedb(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tersedb"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run tersedb");
-    child.stdin.take().unwrap().write_all(stdin).unwrap();
-    child.wait_with_output().unwrap()
-}
-
-fn temp(name: &str) -> String {
-    let p = std::env::temp_dir().join(format!(
-        "tersedb-cli-query-{}-{name}.tdb",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_file(&p);
-    p.to_string_lossy().into_owned()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use common::{stderr, stdout, temp, tersedb};
 
 #[test]
 fn import_numeric_records_round_trip() {
@@ -60,13 +33,9 @@ fn import_numeric_records_round_trip() {
         assert_eq!(stdout(&o), lines, "{t}");
     }
     let o = tersedb(&["info", &f], b"");
-    assert!(stdout(&o).contains("value type   f64"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("records      f64"), "{}", stdout(&o));
     let o = tersedb(&["info", &f, "--json"], b"");
-    assert!(
-        stdout(&o).contains("\"value_type\":\"i64\""),
-        "{}",
-        stdout(&o)
-    );
+    assert!(stdout(&o).contains("\"records\":\"i64\""), "{}", stdout(&o));
 
     // A value that is not a number of the type names the line.
     let o = tersedb(

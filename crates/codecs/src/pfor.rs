@@ -44,6 +44,8 @@
 
 use crate::bits::{self, mask, packed_len, width};
 use crate::vbyte::{get_varint, put_varint, varint_len};
+pub mod column;
+
 use crate::{
     AppendOutcome, BlockCodec, CodecError, CodecId, Descriptor, Fold, InsertOutcome, Isa,
     RemoveOutcome, Result,
@@ -228,8 +230,14 @@ fn parse<'a>(d: &Descriptor, payload: &'a [u8]) -> Result<Option<Frame<'a>>> {
     if size > payload.len() {
         return Err(corrupt("size exceeds payload"));
     }
-    let p = &payload[..size];
-    let n = count - 1;
+    parse_frame(count - 1, b, &payload[..size]).map(Some)
+}
+
+/// Parses the payload `p` (exactly the frame's bytes) of a frame of `n >= 1` values of width
+/// `b <= 32`.
+#[inline]
+fn parse_frame(n: usize, b: u32, p: &[u8]) -> Result<Frame<'_>> {
+    let size = p.len();
     let x = *p.first().ok_or(corrupt("missing header"))? as usize;
     if x > n {
         return Err(corrupt("more exceptions than values"));
@@ -252,7 +260,7 @@ fn parse<'a>(d: &Descriptor, payload: &'a [u8]) -> Result<Option<Frame<'a>>> {
     if size != at + clen + 4 * x {
         return Err(corrupt("size is not header + codes + exceptions"));
     }
-    Ok(Some(Frame {
+    Ok(Frame {
         n,
         b,
         base,
@@ -261,7 +269,7 @@ fn parse<'a>(d: &Descriptor, payload: &'a [u8]) -> Result<Option<Frame<'a>>> {
         codes: &p[at..at + clen],
         exc: &p[at + clen..],
         codes_at: at,
-    }))
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -612,14 +620,18 @@ fn write_frame(v: &[u32], sorted: bool, out: &mut [u8]) -> Result<(u32, usize)> 
 /// [`write_frame`]'s body, inlined into its AVX2 build.
 #[inline(always)]
 pub(crate) fn write_frame_body(v: &[u32], sorted: bool, out: &mut [u8]) -> Result<(u32, usize)> {
-    let n = v.len();
     let (b, base) = choose(v, sorted);
+    let size = write_coded(v, b, base, out)?;
+    Ok((b, size))
+}
+
+/// Writes the frame of `v` (`1 <= n <= 128`) for the window `[base, base + 2^b)` (`b <= 32`);
+/// returns its size. LOOP1 of the paper's compression finds the natural exceptions, branch-free:
+/// codes and a bit set of the exceptions in one pass; [`finish`] does the rest.
+#[inline(always)]
+pub(crate) fn write_coded(v: &[u32], b: u32, base: u32, out: &mut [u8]) -> Result<usize> {
     let m = mask(b);
-    let reach = 1usize << b.min(16);
     let mut codes = [0u32; FRAME];
-    let mut pos = [0u8; FRAME];
-    // Codes and a bit set of the natural exceptions in one branch-free pass; then a walk of
-    // the (usually few) exceptions, adding the compulsory ones.
     let mut natural = [0u64; 2];
     for ((vals, out), word) in v.chunks(64).zip(codes.chunks_mut(64)).zip(&mut natural) {
         let mut bits = 0u64;
@@ -630,23 +642,53 @@ pub(crate) fn write_frame_body(v: &[u32], sorted: bool, out: &mut [u8]) -> Resul
         }
         *word = bits;
     }
-    let mut x = 0usize;
+    let mut miss = [0u8; FRAME];
+    let mut k = 0;
     for (w, &word) in natural.iter().enumerate() {
         let mut rest = word;
         while rest != 0 {
-            let i = 64 * w + rest.trailing_zeros() as usize;
+            miss[k] = (64 * w + rest.trailing_zeros() as usize) as u8;
+            k += 1;
             rest &= rest - 1;
-            if x > 0 {
-                let mut cur = pos[x - 1] as usize;
-                while i - cur > reach {
-                    cur += reach;
-                    pos[x] = cur as u8;
-                    x += 1;
-                }
-            }
-            pos[x] = i as u8;
-            x += 1;
         }
+    }
+    finish(v, b, base, &mut codes, &miss[..k], out)
+}
+
+/// The rest of a frame once LOOP1 has run: `codes[i] = v[i] - base` (wrapping) for `i < n` and
+/// `natural` = the ascending positions whose code exceeds `mask(b)`. LOOP2 adds the compulsory
+/// exceptions and links the list through the exceptions' codes; then the header, the bit-packed
+/// codes and the exception values are written. Returns the frame's size; `NoRoom` (nothing
+/// written) when `out` is too short.
+#[doc(hidden)]
+#[inline(always)]
+pub fn finish(
+    v: &[u32],
+    b: u32,
+    base: u32,
+    codes: &mut [u32; FRAME],
+    natural: &[u8],
+    out: &mut [u8],
+) -> Result<usize> {
+    let n = v.len();
+    if n == 0 || n > FRAME || b > 32 {
+        return Err(invalid("a frame has 1..=128 values of at most 32 bits"));
+    }
+    let reach = 1usize << b.min(16);
+    let mut pos = [0u8; FRAME];
+    let mut x = 0usize;
+    for &i in natural {
+        let i = i as usize;
+        if x > 0 {
+            let mut cur = pos[x - 1] as usize;
+            while i - cur > reach {
+                cur += reach;
+                pos[x] = cur as u8;
+                x += 1;
+            }
+        }
+        pos[x] = i as u8;
+        x += 1;
     }
     for j in 0..x {
         let p = pos[j] as usize;
@@ -678,7 +720,7 @@ pub(crate) fn write_frame_body(v: &[u32], sorted: bool, out: &mut [u8]) -> Resul
         at += 4;
     }
     debug_assert_eq!(at, size);
-    Ok((b, size))
+    Ok(size)
 }
 
 fn encode_keys<const DELTA: bool>(keys: &[u32], out: &mut [u8]) -> Result<Descriptor> {
@@ -719,10 +761,21 @@ fn encode_keys<const DELTA: bool>(keys: &[u32], out: &mut [u8]) -> Result<Descri
 /// Decodes all keys of a parsed frame into `out[..=n]`.
 #[inline]
 fn decode_frame<const DELTA: bool>(isa: Isa, f: &Frame, start: u32, out: &mut [u32]) -> Result<()> {
-    let n = f.n;
-    let out = &mut out[..=n];
+    let out = &mut out[..=f.n];
     out[0] = start;
-    let vals = &mut out[1..];
+    decode_values::<DELTA>(isa, f, start, &mut out[1..])
+}
+
+/// Decodes the `n` values of a parsed frame into `vals` (exactly `n` long): PFOR gives
+/// `start + v[i]`, PFOR-DELTA the running sum `start + v[0] + .. + v[i]`.
+#[inline(always)]
+fn decode_values<const DELTA: bool>(
+    isa: Isa,
+    f: &Frame,
+    start: u32,
+    vals: &mut [u32],
+) -> Result<()> {
+    // LOOP1: decode regardless (unpack, adding the frame of reference for PFOR).
     let add = if DELTA { 0 } else { start.wrapping_add(f.base) };
     unpack_add(isa, f.codes, f.b, add, vals).ok_or(corrupt("codes"))?;
     // LOOP2: patch by walking the exception list.
@@ -741,7 +794,10 @@ fn decode_frame<const DELTA: bool>(isa: Isa, f: &Frame, start: u32, out: &mut [u
         p = p.saturating_add(code as usize).saturating_add(1);
     }
     if DELTA {
-        prefix_sum(isa, f.base, out);
+        // The running sum from `start`: out[i] = out[i-1] + base + delta code (footnote 3:
+        // after patching, so the exceptions' link codes never enter it).
+        vals[0] = vals[0].wrapping_add(start).wrapping_add(f.base);
+        prefix_sum(isa, f.base, vals);
     }
     Ok(())
 }

@@ -120,11 +120,12 @@ pub fn db_config(
             })?;
             c = c.with_key_scheme(s);
         }
+        (Some("auto"), _) => c = c.with_auto_codec(true),
         (Some(name), _) => {
             let codec = CodecId::from_name(name).ok_or_else(|| {
                 let all: Vec<_> = CodecId::ALL.iter().map(|c| c.name()).collect();
                 PyValueError::new_err(format!(
-                    "unknown compression {name:?} (None or one of {})",
+                    "unknown compression {name:?} (None, auto or one of {})",
                     all.join(", ")
                 ))
             })?;
@@ -138,6 +139,9 @@ pub fn db_config(
 pub fn compression_name(c: &DbConfig) -> Option<&'static str> {
     if let Some(codec) = c.key_codec {
         return Some(codec.name());
+    }
+    if c.auto_codec {
+        return Some("auto");
     }
     match c.key_scheme {
         tersedb::KeyScheme::None => None,

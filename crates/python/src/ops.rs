@@ -211,5 +211,6 @@ pub fn value_to_py(py: Python<'_>, v: &tersedb::Value) -> PyResult<Py<PyAny>> {
                 .collect::<PyResult<Vec<_>>>()?;
             items.into_py_any(py)?
         }
+        tersedb::Value::Bytes(b) => pyo3::types::PyBytes::new(py, b).into_py_any(py)?,
     })
 }

@@ -215,6 +215,12 @@ impl ReadTxn {
     /// BOTTOM), in the order of the SELECT list.
     fn query<'py>(&self, py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyDict>> {
         let r = self.with(py, |t| t.query_str(text))?;
+        if r.is_rows() {
+            return Err(pyo3::exceptions::PyNotImplementedError::new_err(
+                "row and GROUP BY queries are not in the Python API yet (the Rust API and \
+                 `tersedb query` run them)",
+            ));
+        }
         let d = PyDict::new(py);
         for (c, v) in r.columns.iter().zip(&r.values) {
             d.set_item(c.as_ref(), ops::value_to_py(py, v)?)?;

@@ -66,7 +66,7 @@ def test_engine_errors_map_to_classes(env, tmp_path):
     with pytest.raises(tersedb.QueryError):
         env.read().query("SELECT NOPE(key) FROM a")
     with pytest.raises(tersedb.InvalidArgument):
-        env.create_db("c64", key="u64", compression="bp128")
+        env.create_db("c64", key="u64", compression="bp128", block_size=1000)
     assert issubclass(tersedb.KeyExists, tersedb.Error)
     assert issubclass(tersedb.Corrupted, tersedb.Error)
 

@@ -16,6 +16,9 @@ KINDS = [
     ("u32", "f64", "streamvbyte", np.uint32, np.float64),
     ("u64", "u64", None, np.uint64, np.uint64),
     ("u32", "u32", "for", np.uint32, np.uint32),
+    ("u64", "i64", "pfor-delta", np.uint64, np.int64),
+    ("u64", None, "auto", np.uint64, None),
+    ("u32", "u32", "auto", np.uint32, np.uint32),
 ]
 
 

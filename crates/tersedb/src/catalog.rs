@@ -22,6 +22,9 @@ pub const ENTRY_LEN: usize = 32;
 /// Longest database name in bytes (further limited by the page size's key limit).
 pub const MAX_NAME_LEN: usize = 255;
 
+/// Catalog byte 25 of a database whose key codec is chosen per block (`auto`).
+const AUTO_CODEC_ID: u8 = 255;
+
 /// A database's catalog entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Entry {
@@ -69,7 +72,11 @@ impl Entry {
         b[5..9].copy_from_slice(&rsize.to_le_bytes());
         b[9..17].copy_from_slice(&self.root.to_le_bytes());
         b[17..25].copy_from_slice(&self.count.to_le_bytes());
-        b[25] = self.config.key_codec.map_or(0, |c| c as u8);
+        b[25] = if self.config.auto_codec {
+            AUTO_CODEC_ID
+        } else {
+            self.config.key_codec.map_or(0, |c| c as u8)
+        };
         b[26..28].copy_from_slice(&self.config.block_size.to_le_bytes());
         b[28] = self.config.value_type.id();
         b[29] = self.config.key_scheme.id();
@@ -108,8 +115,9 @@ impl Entry {
             2 => RecordType::Variable,
             _ => return Err(bad("unknown record type")),
         };
+        let auto = b[25] == AUTO_CODEC_ID;
         let key_codec = match b[25] {
-            0 => None,
+            0 | AUTO_CODEC_ID => None,
             c => Some(CodecId::from_u8(c).ok_or_else(|| {
                 Error::BadFormat(format!(
                     "database uses key codec {c}, which this version does not support"
@@ -140,6 +148,7 @@ impl Entry {
         Ok(Entry {
             config: DbConfig::new(key_type, record_type)
                 .with_codec(key_codec)
+                .with_auto_codec(auto)
                 .with_block_size(block_size)
                 .with_value_type(value_type)
                 .with_key_scheme(key_scheme)

@@ -39,8 +39,8 @@ impl Trail {
     /// Holds the current key (after a positioning move or a step).
     #[inline]
     fn hold(&mut self, raw: &RawCursor) -> Result<()> {
-        if let Some(k) = raw.key_u32() {
-            self.int = Some(k as u64);
+        if let Some(k) = raw.key_int() {
+            self.int = Some(k);
             return Ok(());
         }
         self.int = None;
@@ -70,11 +70,11 @@ impl Trail {
         } else {
             std::cmp::Ordering::Less
         };
-        let ok = match (self.int, raw.key_u32()) {
+        let ok = match (self.int, raw.key_int()) {
             // The scan fast path: no `Key` built.
             (Some(prev), Some(now)) => {
-                self.int = Some(now as u64);
-                (now as u64).cmp(&prev) == want
+                self.int = Some(now);
+                now.cmp(&prev) == want
             }
             _ => match (raw.key()?, self.int, &mut self.bytes) {
                 (Some(Key::U64(now)), Some(prev), _) => {

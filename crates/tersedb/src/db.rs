@@ -12,8 +12,13 @@ pub use tersedb_codecs::CodecId;
 pub struct DbConfig {
     pub key_type: KeyType,
     pub record_type: RecordType,
-    /// Codec of the leaves' keys (u32 keys only); `None` stores them uncompressed.
+    /// Codec of the leaves' keys (u32 and u64 keys); `None` stores them uncompressed (unless
+    /// `auto_codec`).
     pub key_codec: Option<CodecId>,
+    /// Compresses the leaves' keys with a codec chosen per block: the smallest of BP128, SIMD
+    /// FOR, StreamVByte, FOR and PFOR-DELTA, a faster one winning unless a slower one saves a
+    /// tenth (u32 and u64 keys; `key_codec` is then `None`).
+    pub auto_codec: bool,
     /// Most keys per compressed block, start key included; 0 = the codec's maximum (257 for
     /// the byte-oriented codecs and FOR, 129 for BP128, SIMD FOR and the PFOR family).
     pub block_size: u16,
@@ -102,6 +107,7 @@ impl DbConfig {
             key_type,
             record_type,
             key_codec: None,
+            auto_codec: false,
             block_size: 0,
             value_type: ValueType::Bytes,
             key_scheme: if key_type == KeyType::VarBinary {
@@ -148,6 +154,18 @@ impl DbConfig {
     /// Compresses the leaves' keys with `codec` (`None`: uncompressed).
     pub fn with_codec(mut self, codec: Option<CodecId>) -> Self {
         self.key_codec = codec;
+        if codec.is_some() {
+            self.auto_codec = false;
+        }
+        self
+    }
+    /// Compresses the leaves' keys with a codec chosen per block (see
+    /// [`DbConfig::auto_codec`]); `false` leaves them as `key_codec` says.
+    pub fn with_auto_codec(mut self, on: bool) -> Self {
+        self.auto_codec = on;
+        if on {
+            self.key_codec = None;
+        }
         self
     }
     /// Most keys per compressed block (0: the codec's maximum).

@@ -176,9 +176,10 @@ fn configuration_is_stored_and_checked() {
     w.create_db("a", cfg(CodecId::Bp128)).unwrap();
     w.create_db("b", cfg(CodecId::VByte).with_block_size(16))
         .unwrap();
-    // Codecs need u32 keys, a supported block size and pages of 1 KiB or more.
+    // Codecs need integer keys, a supported block size and pages of 1 KiB or more.
     for bad in [
-        DbConfig::new(KeyType::U64, RecordType::None).with_codec(Some(CodecId::VByte)),
+        DbConfig::new(KeyType::VarBinary, RecordType::None).with_codec(Some(CodecId::VByte)),
+        DbConfig::new(KeyType::Binary(8), RecordType::None).with_codec(Some(CodecId::Bp128)),
         cfg(CodecId::Bp128).with_block_size(130),
         cfg(CodecId::VByte).with_block_size(1),
         DbConfig::new(KeyType::U32, RecordType::None).with_block_size(8),
@@ -302,7 +303,9 @@ fn fold_keys_matches_a_model() {
         .map(|&c| cfg(c).with_block_size([0u16, 7][rng.usize(0..2)]))
         .collect();
     cfgs.push(DbConfig::new(KeyType::U32, RecordType::None));
+    cfgs.push(DbConfig::new(KeyType::U32, RecordType::None).with_auto_codec(true));
     cfgs.push(DbConfig::new(KeyType::U64, RecordType::Fixed(2)));
+    cfgs.push(DbConfig::new(KeyType::U64, RecordType::Fixed(2)).with_auto_codec(true));
     for c in cfgs {
         let (env, _store) = mem_env(4096);
         let mut w = env.begin_write().unwrap();

@@ -194,6 +194,46 @@ fn deep_nesting_is_an_error_not_a_stack_overflow() {
     assert!(Query::parse(&ok).is_ok());
 }
 
+/// Found by the `query` fuzz target (fuzz/regressions/query/unary-minus-chain-prints-too-deep):
+/// text within the nesting limit whose printed form (every operation in parentheses) was not.
+/// Now every query that parses prints as text that parses back equal, at every depth of the
+/// shapes that print deeper than they are written, and those past the limit are refused.
+#[test]
+fn queries_that_print_deeper_than_written_round_trip_or_are_refused() {
+    let crash = include_str!("../fuzz/regressions/query/unary-minus-chain-prints-too-deep");
+    let e = Query::parse(crash).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("once every operation is in parentheses"),
+        "{e}"
+    );
+    let shapes: [(&str, &str, &str); 4] = [
+        ("key IN (9 - ", "- ", "1)"),       // unary minus: (0 - x) once printed
+        ("key = 1 + ", "2 * (3 + ", "4"),   // precedence: 1 + (2 * (3 + ...)) printed
+        ("", "NOT key = 1 OR ", "key = 2"), // NOT binds tighter than OR
+        ("key > (SELECT COUNT(*) FROM d WHERE key < 3 - ", "- ", "1)"),
+    ];
+    for (head, step, tail) in shapes {
+        let mut accepted = 0;
+        for n in 1..140 {
+            let closing = ")".repeat(step.matches('(').count() * n);
+            let text = format!(
+                "SELECT COUNT(*) FROM d WHERE {head}{}{tail}{closing}",
+                step.repeat(n)
+            );
+            let Ok(q) = Query::parse(&text) else { continue };
+            accepted = n;
+            let printed = q.to_string();
+            let again = Query::parse(&printed).unwrap_or_else(|e| panic!("{text}\n{printed}\n{e}"));
+            assert_eq!(again, q, "{text}");
+        }
+        assert!(
+            accepted >= 20,
+            "{head}{step}: only {accepted} levels accepted"
+        );
+    }
+}
+
 #[test]
 fn printed_trees_parse_back_equal() {
     runner(400)

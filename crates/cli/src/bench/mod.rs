@@ -1,7 +1,9 @@
 //! `tersedb bench ...`: benchmark harnesses.
 
+pub mod block_size;
 pub mod codecs;
 pub mod peers;
+pub mod pfor;
 pub mod plot;
 pub mod store;
 pub mod strings;

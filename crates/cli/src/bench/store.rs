@@ -69,13 +69,13 @@ struct QueryRow {
 }
 
 #[derive(Clone, Debug, Default)]
-struct Run {
-    insert_s: f64,
-    find_s: f64,
-    cursor_s: f64,
-    sum_s: f64,
-    avg_where_s: f64,
-    file_bytes: u64,
+pub(super) struct Run {
+    pub(super) insert_s: f64,
+    pub(super) find_s: f64,
+    pub(super) cursor_s: f64,
+    pub(super) sum_s: f64,
+    pub(super) avg_where_s: f64,
+    pub(super) file_bytes: u64,
     queries: Vec<QueryRow>,
 }
 
@@ -212,7 +212,7 @@ fn generate(opts: &Options) -> Result<(Vec<u32>, String), String> {
     Ok((datasets::to_u32(&keys), label))
 }
 
-fn one_run(
+pub(super) fn one_run(
     opts: &Options,
     codec: Option<CodecId>,
     keys: &[u32],
@@ -403,8 +403,11 @@ fn print_queries(rows: &[(String, Run)], json: bool, keys: usize) {
     }
 }
 
-/// Runs the benchmark and prints a table (or one JSON object per codec).
-pub fn run(opts: &Options) -> Result<(), String> {
+/// The keys of a run, their label, the insert order and the lookup order.
+pub(super) type Workload = (Vec<u32>, String, Vec<u32>, Vec<u32>);
+
+/// Generates (or reads) the keys and shuffles the insert and lookup orders.
+pub(super) fn generate_keys(opts: &Options) -> Result<Workload, String> {
     if !matches!(opts.order.as_str(), "ascending" | "random") {
         return Err(format!(
             "unknown insert order {:?} (ascending, random)",
@@ -419,6 +422,12 @@ pub fn run(opts: &Options) -> Result<(), String> {
     }
     let mut lookups = keys.clone();
     rng.shuffle(&mut lookups);
+    Ok((keys, label, insert_order, lookups))
+}
+
+/// Runs the benchmark and prints a table (or one JSON object per codec).
+pub fn run(opts: &Options) -> Result<(), String> {
+    let (keys, label, insert_order, lookups) = generate_keys(opts)?;
     let names: Vec<String> = if opts.codecs.is_empty() {
         std::iter::once("none")
             .chain(DEFAULT_CODECS)

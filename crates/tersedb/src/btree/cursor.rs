@@ -7,11 +7,10 @@
 //! was positioned in; a write made through the tree afterwards is not seen until it is
 //! re-positioned.
 
+use super::keys::KeyCache;
 use super::node::Layout;
 use super::overflow::{self, Stored};
-use super::packed::Packed;
-use super::slots::le_u32;
-use super::{Key, KeyList, Spec, MAX_DEPTH};
+use super::{Key, Spec, MAX_DEPTH};
 use crate::error::{PageId, Result};
 use crate::storage::{Page, PageSource};
 
@@ -23,39 +22,12 @@ struct Frame {
     i: usize,
 }
 
-/// The keys of one block of a compressed leaf, decoded once and served from here while the
-/// cursor stays in the block (seed 000, "Cursor").
-#[derive(Clone, Debug, Default)]
-struct BlockCache {
-    valid: bool,
-    /// Block index in the leaf.
-    b: usize,
-    /// Slot of the block's first key.
-    base: usize,
-    keys: Vec<u32>,
-    /// The current key of a compressed byte-string leaf, and the (page, slot) it belongs to:
-    /// stepping forward in a prefix-delta leaf applies one item to it.
-    skey: Vec<u8>,
-    skey_at: Option<(PageId, usize)>,
-}
-
-impl BlockCache {
-    #[inline]
-    fn get(&self, i: usize) -> Option<u32> {
-        if self.valid {
-            self.keys.get(i.wrapping_sub(self.base)).copied()
-        } else {
-            None
-        }
-    }
-}
-
 /// A position in a tree: unpositioned, or on one entry.
 #[derive(Clone, Debug, Default)]
 pub struct RawCursor {
     path: Vec<Frame>,
     leaf: Option<Frame>,
-    cache: BlockCache,
+    cache: KeyCache,
 }
 
 fn too_deep(id: PageId) -> crate::Error {
@@ -73,83 +45,24 @@ impl RawCursor {
     pub fn clear(&mut self) {
         self.path.clear();
         self.leaf = None;
-        self.cache.valid = false;
-        self.cache.skey_at = None;
+        self.cache.clear();
     }
 
-    /// Makes the block cache hold the current entry's key (compressed leaves only): the next or
-    /// previous block when the cursor just left the cached one, else a walk of the block index.
+    /// Makes the key cache hold the current entry's key where the list needs one (see
+    /// [`super::KeyList::cache_key`]).
     fn sync(&mut self) -> Result<()> {
         let Some(f) = &self.leaf else {
             return Ok(());
         };
-        if let (Some(s), false) = (f.l.keys.str_list(), f.l.keys.contiguous()) {
-            let c = &mut self.cache;
-            if f.i >= f.l.count {
-                c.skey_at = None;
-                return Ok(());
-            }
-            let region = f.l.kregion(&f.page);
-            let r = match c.skey_at {
-                Some((id, j)) if id == f.l.id && j + 1 == f.i => {
-                    s.next_into(region, f.l.count, f.i, &mut c.skey)
-                }
-                _ => s.key_into(region, f.l.count, f.i, &mut c.skey),
-            };
-            c.skey_at = None;
-            r.map_err(|e| f.l.err(e))?;
-            c.skey_at = Some((f.l.id, f.i));
-            return Ok(());
-        }
-        let Some(p) = f.l.keys.packed() else {
-            return Ok(());
-        };
-        if f.i >= f.l.count || self.cache.get(f.i).is_some() {
-            return Ok(());
-        }
-        let region = f.l.kregion(&f.page);
-        let err = |e| f.l.err(e);
-        let c = &mut self.cache;
-        let nb = Packed::blocks(region).map_err(err)?;
-        let (mut b, mut base) = if c.valid && f.i >= c.base + c.keys.len() {
-            (c.b + 1, c.base + c.keys.len())
-        } else if c.valid && f.i < c.base {
-            // Walk back over gaps to the previous non-empty block.
-            let mut b = c.b;
-            let mut base = c.base;
-            loop {
-                if b == 0 {
-                    return Err(f
-                        .l
-                        .err(super::slots::Fault("cursor slot before the first block")));
-                }
-                b -= 1;
-                let n = Packed::block_slots(region, b).map_err(err)?.1;
-                if n > 0 {
-                    base -= n;
-                    break (b, base);
-                }
-            }
-        } else {
-            (0, 0)
-        };
-        c.keys.resize(super::packed::MAX_BLOCK_KEYS, 0);
-        while b < nb {
-            let n = p.decode_block(region, b, &mut c.keys).map_err(err)?;
-            if f.i < base + n {
-                c.keys.truncate(n);
-                c.b = b;
-                c.base = base;
-                c.valid = true;
-                return Ok(());
-            }
-            base += n;
-            b += 1;
-        }
-        c.valid = false;
-        Err(f
-            .l
-            .err(super::slots::Fault("cursor slot beyond the blocks")))
+        f.l.keys
+            .cache_key(
+                f.l.kregion(&f.page),
+                f.l.count,
+                f.i,
+                f.l.id,
+                &mut self.cache,
+            )
+            .map_err(|e| f.l.err(e))
     }
 
     pub fn is_positioned(&self) -> bool {
@@ -163,56 +76,51 @@ impl RawCursor {
 
     /// The current key.
     pub fn key(&self) -> Result<Option<Key<'_>>> {
-        match &self.leaf {
-            Some(f) => match self.cache.get(f.i) {
-                Some(k) if f.l.keys.packed().is_some() => Ok(Some(Key::U32(k))),
-                _ if !f.l.keys.contiguous() => match self.cache.skey_at {
-                    Some((id, j)) if id == f.l.id && j == f.i => {
-                        Ok(Some(Key::Bytes(&self.cache.skey)))
-                    }
-                    _ => Err(f.l.err(super::slots::Fault("cursor key not decoded"))),
-                },
-                _ => Ok(Some(f.l.key(&f.page, f.i)?)),
-            },
-            None => Ok(None),
+        let Some(f) = &self.leaf else {
+            return Ok(None);
+        };
+        if let Some(k) = f.l.keys.cached_key(&self.cache, f.l.id, f.i) {
+            return Ok(Some(k));
         }
+        if !f.l.keys.contiguous() {
+            return Err(f.l.err(super::slots::Fault("cursor key not decoded")));
+        }
+        Ok(Some(f.l.key(&f.page, f.i)?))
     }
 
     /// Whether reading the current key cannot fail: fixed-width keys at an index below the
-    /// count, which `Layout::read` already checked against the region.
+    /// count, which `Layout::read` already checked against the region, or a cached key.
     #[inline]
     pub fn key_is_checked(&self) -> bool {
-        if let (true, Some(f)) = (self.cache.valid, &self.leaf) {
-            // The cache only ever holds the current (compressed) leaf's block.
-            return self.cache.get(f.i).is_some();
-        }
         match &self.leaf {
-            Some(f) if f.i < f.l.count => match f.l.keys {
-                KeyList::Var | KeyList::Str(_) => false,
-                KeyList::Packed(_) => self.cache.get(f.i).is_some(),
-                _ => true,
-            },
+            Some(f) if f.i < f.l.count => {
+                self.cache.int(f.i).is_some() || f.l.keys.reads_in_place()
+            }
             _ => false,
         }
     }
 
-    /// The current key of a u32 leaf, read straight from the page (the scan fast path).
+    /// The current key of an integer leaf, read straight from the page or the block cache
+    /// (the scan fast path: no `Key` built).
+    #[inline]
+    pub fn key_int(&self) -> Option<u64> {
+        let f = self.leaf.as_ref()?;
+        if let Some(k) = self.cache.int(f.i) {
+            return Some(k);
+        }
+        if let Some(k) = f.l.keys.int_at(f.l.kregion(&f.page), f.l.count, f.i) {
+            return Some(k);
+        }
+        self.key().ok().flatten().and_then(|k| k.as_u64())
+    }
+
+    /// The current key of a u32 leaf (see [`RawCursor::key_int`]).
     #[inline]
     pub fn key_u32(&self) -> Option<u32> {
-        let f = self.leaf.as_ref()?;
-        if self.cache.valid {
-            if let Some(k) = self.cache.get(f.i) {
-                return Some(k);
-            }
+        if self.leaf.as_ref()?.l.keys.int_width() != Some(4) {
+            return None;
         }
-        if f.l.keys == KeyList::U32 && f.i < f.l.count {
-            let o = f.l.hdr + 4 * f.i;
-            f.page.get(o..o + 4).map(le_u32)
-        } else if let (KeyList::Packed(_), Some(k)) = (f.l.keys, self.cache.get(f.i)) {
-            Some(k)
-        } else {
-            self.key().ok().flatten().and_then(|k| k.as_u32())
-        }
+        self.key_int().map(|k| k as u32)
     }
 
     /// The current entry's stored record (inline bytes or an overflow reference).
@@ -250,8 +158,7 @@ impl RawCursor {
             if l.leaf {
                 let i = if left { 0 } else { l.count.saturating_sub(1) };
                 self.leaf = Some(Frame { page, l, i });
-                self.cache.valid = false;
-                self.cache.skey_at = None;
+                self.cache.clear();
                 return Ok(());
             }
             let i = if left { 0 } else { l.count };
@@ -315,7 +222,7 @@ impl RawCursor {
             Some(f) if f.i + 1 < f.l.count => {
                 f.i += 1;
                 // Within the cached block (the common case) there is nothing else to do.
-                if !(self.cache.valid && f.i < self.cache.base + self.cache.keys.len()) {
+                if !self.cache.holds(f.i) {
                     self.sync()?;
                 }
                 Ok(true)
@@ -399,8 +306,7 @@ impl RawCursor {
                 };
                 let count = l.count;
                 self.leaf = Some(Frame { page, l, i });
-                self.cache.valid = false;
-                self.cache.skey_at = None;
+                self.cache.clear();
                 if found || (!exact && i < count) {
                     self.sync()?;
                     return Ok(true);

@@ -19,6 +19,7 @@
 use super::packed::{Ins, Packed};
 use super::slots::{fixed, le_u32, le_u64, search_fixed, search_int, var, Fault, SResult};
 use super::strkeys::{KeyShare, StrList};
+use super::zone::{BlockKeys, FoldSpec, KeyBuffer, KeyFold, ScanBlock, PLAIN_BLOCK};
 use super::{Key, KeyBuf};
 
 /// Outcome of a change to a list that may need more room: done, or the bytes the whole list
@@ -37,6 +38,51 @@ pub struct SplitImages {
     pub left_keys: usize,
     pub left: Vec<u8>,
     pub right: Vec<u8>,
+}
+
+/// What a cursor keeps of the leaf it is on, for lists whose keys cannot be read in place: the
+/// decoded block of a compressed list (served while the cursor stays in it, Upscaledb paper,
+/// section 3.4) or the current key of a prefix-compressed byte-string list (stepping forward
+/// applies one item to it). Filled by [`KeyList::cache_key`].
+#[derive(Clone, Debug, Default)]
+pub struct KeyCache {
+    valid: bool,
+    /// Block index in the leaf.
+    b: usize,
+    /// Slot of the block's first key.
+    base: usize,
+    /// The codec's values; key = `kbase` + value.
+    keys: Vec<u32>,
+    kbase: u64,
+    /// The current byte-string key and the (page, slot) it belongs to.
+    skey: Vec<u8>,
+    skey_at: Option<(u64, usize)>,
+}
+
+impl KeyCache {
+    /// Forgets everything (the cursor moved to another leaf or was cleared).
+    pub fn clear(&mut self) {
+        self.valid = false;
+        self.skey_at = None;
+    }
+
+    /// Integer key of slot `i` when the cached block holds it.
+    #[inline]
+    pub fn int(&self, i: usize) -> Option<u64> {
+        if self.valid {
+            self.keys
+                .get(i.wrapping_sub(self.base))
+                .map(|&v| self.kbase + v as u64)
+        } else {
+            None
+        }
+    }
+
+    /// Whether slot `i` is in the cached block (no work to do for a step to it).
+    #[inline]
+    pub fn holds(&self, i: usize) -> bool {
+        self.valid && i.wrapping_sub(self.base) < self.keys.len()
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,6 +115,17 @@ impl KeyList {
     pub fn str_list(&self) -> Option<StrList> {
         match *self {
             KeyList::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// Bytes of an integer key (4 or 8), `None` for byte strings.
+    #[inline]
+    pub fn int_width(&self) -> Option<usize> {
+        match self {
+            KeyList::U32 => Some(4),
+            KeyList::U64 => Some(8),
+            KeyList::Packed(p) => Some(if p.wide { 8 } else { 4 }),
             _ => None,
         }
     }
@@ -116,8 +173,8 @@ impl KeyList {
     /// Bytes used by `n` keys in `region`.
     #[inline]
     pub fn used(&self, region: &[u8], n: usize) -> SResult<usize> {
-        if let KeyList::Packed(_) = self {
-            return Packed::used(region);
+        if let KeyList::Packed(p) = self {
+            return p.used(region);
         }
         if let KeyList::Str(s) = self {
             return s.used(region, n);
@@ -165,7 +222,7 @@ impl KeyList {
             if i >= n {
                 return Err(Fault("key index out of range"));
             }
-            return Ok(Key::U32(p.key(region, i)?));
+            return Ok(p.key_of(p.key(region, i)?));
         }
         let raw = self.raw(region, n, i)?;
         Ok(match self {
@@ -218,7 +275,10 @@ impl KeyList {
                     .ok_or(Fault("key list longer than its region"))?;
                 Ok(search_fixed(n, |i| keys[i * w..i * w + w].cmp(p)))
             }
-            (KeyList::Packed(pk), Key::U32(p)) => pk.search(region, p),
+            (KeyList::Packed(pk), p) => match pk.probe(&p) {
+                Some(p) => pk.search(region, p),
+                None => Err(Fault("probe key of the wrong type")),
+            },
             (KeyList::Str(s), Key::Bytes(p)) => s.search(region, n, p),
             (KeyList::Var, Key::Bytes(p)) => {
                 var::used(region, n)?;
@@ -263,9 +323,288 @@ impl KeyList {
         est: Option<(u64, u64)>,
     ) -> SResult<bool> {
         match (self, probe) {
-            (KeyList::Packed(p), Key::U32(k)) => p.contains(region, *k),
+            (KeyList::Packed(p), k) => match p.probe(k) {
+                Some(v) => p.contains(region, v),
+                None => Err(Fault("probe key of the wrong type")),
+            },
             _ => Ok(self.search_est(region, n, probe, est)?.is_ok()),
         }
+    }
+
+    /// Whether key `i < n` is read straight from the region with no decoding that could fail
+    /// (fixed-width plain lists; `Layout::read` checked the region's length).
+    #[inline]
+    pub fn reads_in_place(&self) -> bool {
+        self.width().is_some()
+    }
+
+    /// Key `i` of a plain u32 or u64 list, read in place; `None` for the other kinds (or `i`
+    /// out of range).
+    #[inline]
+    pub fn int_at(&self, region: &[u8], n: usize, i: usize) -> Option<u64> {
+        if i >= n {
+            return None;
+        }
+        match self {
+            KeyList::U32 => region.get(4 * i..4 * i + 4).map(|b| le_u32(b) as u64),
+            KeyList::U64 => region.get(8 * i..8 * i + 8).map(le_u64),
+            _ => None,
+        }
+    }
+
+    /// Makes `c` hold key `i` of the list of `n` keys on page `page`, for the kinds that need
+    /// it: a compressed list decodes the block of slot `i` (the next or previous block when the
+    /// cursor just left the cached one, else found by walking the block index); a
+    /// prefix-compressed byte-string list decodes the key (one item past the cached key when
+    /// stepping forward). Nothing for the other kinds.
+    pub fn cache_key(
+        &self,
+        region: &[u8],
+        n: usize,
+        i: usize,
+        page: u64,
+        c: &mut KeyCache,
+    ) -> SResult<()> {
+        match self {
+            KeyList::Str(s) if !s.contiguous() => {
+                if i >= n {
+                    c.skey_at = None;
+                    return Ok(());
+                }
+                let r = match c.skey_at {
+                    Some((id, j)) if id == page && j + 1 == i => {
+                        s.next_into(region, n, i, &mut c.skey)
+                    }
+                    _ => s.key_into(region, n, i, &mut c.skey),
+                };
+                c.skey_at = None;
+                r?;
+                c.skey_at = Some((page, i));
+                Ok(())
+            }
+            KeyList::Packed(p) => {
+                if i >= n || c.int(i).is_some() {
+                    return Ok(());
+                }
+                let nb = p.blocks(region)?;
+                let (mut b, mut base) = if c.valid && i >= c.base + c.keys.len() {
+                    (c.b + 1, c.base + c.keys.len())
+                } else if c.valid && i < c.base {
+                    // Walk back over gaps to the previous non-empty block.
+                    let (mut b, mut base) = (c.b, c.base);
+                    loop {
+                        if b == 0 {
+                            return Err(Fault("cursor slot before the first block"));
+                        }
+                        b -= 1;
+                        let k = p.block_slots(region, b)?.1;
+                        if k > 0 {
+                            base -= k;
+                            break (b, base);
+                        }
+                    }
+                } else {
+                    (0, 0)
+                };
+                c.keys.resize(super::packed::MAX_BLOCK_KEYS, 0);
+                while b < nb {
+                    let blk = p.block(region, b)?;
+                    let k = p.decode_block_at(region, &blk, &mut c.keys)?;
+                    if i < base + k {
+                        c.keys.truncate(k);
+                        c.kbase = blk.base;
+                        c.b = b;
+                        c.base = base;
+                        c.valid = true;
+                        return Ok(());
+                    }
+                    base += k;
+                    b += 1;
+                }
+                c.valid = false;
+                Err(Fault("cursor slot beyond the blocks"))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Key `i` from the cache filled by [`KeyList::cache_key`] on page `page`, if it holds it.
+    #[inline]
+    pub fn cached_key<'c>(&self, c: &'c KeyCache, page: u64, i: usize) -> Option<Key<'c>> {
+        match self {
+            KeyList::Packed(p) => c.int(i).map(|k| p.key_of(k)),
+            KeyList::Str(_) => match c.skey_at {
+                Some((id, j)) if id == page && j == i => Some(Key::Bytes(&c.skey)),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// The stored integer keys of a plain u32 or u64 list of `n` keys and their width.
+    fn plain_ints<'r>(&self, region: &'r [u8], n: usize) -> SResult<Option<(&'r [u8], usize)>> {
+        let w = match self {
+            KeyList::U32 => 4,
+            KeyList::U64 => 8,
+            _ => return Ok(None),
+        };
+        let keys = region
+            .get(..n * w)
+            .ok_or(Fault("key list longer than its region"))?;
+        Ok(Some((keys, w)))
+    }
+
+    /// The list's blocks that may hold keys in `[lo, hi]` as zone map entries, in key order,
+    /// replacing the contents of `out` (integer keys only): a plain list in chunks of
+    /// [`PLAIN_BLOCK`] slots found by binary search, a compressed list its codec blocks found
+    /// through its block index. With the full range a compressed list's block counts are
+    /// checked against `n`.
+    pub fn scan_blocks(
+        &self,
+        region: &[u8],
+        n: usize,
+        lo: u64,
+        hi: u64,
+        out: &mut Vec<ScanBlock>,
+    ) -> SResult<()> {
+        if let KeyList::Packed(p) = self {
+            return p.scan_blocks(region, n, lo, hi, out);
+        }
+        out.clear();
+        let Some((keys, w)) = self.plain_ints(region, n)? else {
+            return Err(Fault("block scan of a leaf without integer keys"));
+        };
+        let at = |i: usize| {
+            if w == 4 {
+                le_u32(&keys[4 * i..]) as u64
+            } else {
+                le_u64(&keys[8 * i..])
+            }
+        };
+        let full = lo == 0 && hi == u64::MAX;
+        let part = |pred: &dyn Fn(u64) -> bool| partition(n, |i| pred(at(i)));
+        let (first, end) = if full {
+            (0, n)
+        } else {
+            (part(&|k| k < lo), part(&|k| k <= hi))
+        };
+        // Chunks stay aligned to PLAIN_BLOCK.
+        let mut start = first / PLAIN_BLOCK * PLAIN_BLOCK;
+        while start < end {
+            let count = PLAIN_BLOCK.min(n - start);
+            out.push(ScanBlock {
+                first: at(start),
+                last: at(start + count - 1),
+                count,
+                start,
+                index: start / PLAIN_BLOCK,
+                desc: Default::default(),
+                at: (0, 0),
+                base: 0,
+                codec: tersedb_codecs::CodecId::VByte,
+            });
+            start += count;
+        }
+        Ok(())
+    }
+
+    /// Decodes the keys of block `b` (listed by [`KeyList::scan_blocks`] for this region).
+    pub fn decode_block<'b>(
+        &self,
+        region: &[u8],
+        b: &ScanBlock,
+        buf: &'b mut KeyBuffer,
+    ) -> SResult<BlockKeys<'b>> {
+        if let KeyList::Packed(p) = self {
+            return p.decode_scan_block(region, b, buf);
+        }
+        let w = match self {
+            KeyList::U32 => 4,
+            KeyList::U64 => 8,
+            _ => return Err(Fault("block scan of a leaf without integer keys")),
+        };
+        let bytes = region
+            .get(w * b.start..w * (b.start + b.count))
+            .ok_or(Fault("key list longer than its region"))?;
+        if w == 4 {
+            for (o, c) in buf.u32s.iter_mut().zip(bytes.chunks_exact(4)) {
+                *o = le_u32(c);
+            }
+            Ok(BlockKeys::U32(&buf.u32s[..b.count]))
+        } else {
+            for (o, c) in buf.u64s.iter_mut().zip(bytes.chunks_exact(8)) {
+                *o = le_u64(c);
+            }
+            Ok(BlockKeys::U64(&buf.u64s[..b.count]))
+        }
+    }
+
+    /// Folds the integer keys in `[fs.lo, fs.hi]` of a list of `n` keys into `out`: a plain
+    /// list by two binary searches and one vectorised pass over the slot array, a compressed
+    /// one through its block index (see [`Packed::fold_range`]); byte-string lists add
+    /// nothing.
+    pub fn fold_range(
+        &self,
+        region: &[u8],
+        n: usize,
+        fs: FoldSpec,
+        out: &mut KeyFold,
+    ) -> SResult<()> {
+        if let KeyList::Packed(p) = self {
+            return p.fold_range(region, fs, out);
+        }
+        let Some((keys, w)) = self.plain_ints(region, n)? else {
+            return Ok(());
+        };
+        let at = |i: usize| {
+            if w == 4 {
+                le_u32(&keys[4 * i..]) as u64
+            } else {
+                le_u64(&keys[8 * i..])
+            }
+        };
+        // A leaf whose ends lie in the range (every inner leaf of a long range) needs no
+        // search.
+        let a = if n == 0 || at(0) >= fs.lo {
+            0
+        } else {
+            partition(n, |i| at(i) < fs.lo)
+        };
+        let b = if n == 0 || at(n - 1) <= fs.hi {
+            n
+        } else {
+            partition(n, |i| at(i) <= fs.hi)
+        };
+        if a >= b {
+            return Ok(());
+        }
+        let bytes = &keys[w * a..w * b];
+        let sum: u128 = if !fs.sum {
+            0
+        } else if w == 4 {
+            // A leaf holds far fewer than 2^32 keys: the sum fits a u64.
+            tersedb_codecs::sum::sum_le_u32(bytes) as u128
+        } else {
+            bytes.chunks_exact(8).map(|c| le_u64(c) as u128).sum()
+        };
+        out.add((b - a) as u64, sum, at(a), at(b - 1));
+        // In 256-slot blocks: the partly covered ones are searched; whole ones are summed, or
+        // answered from the slot array's ends.
+        let (c0, c1) = (a / PLAIN_BLOCK, (b - 1) / PLAIN_BLOCK);
+        let whole = |c: usize| c * PLAIN_BLOCK >= a && ((c + 1) * PLAIN_BLOCK).min(n) <= b;
+        let chunks = (c1 - c0 + 1) as u64;
+        let partial = if c0 == c1 {
+            u64::from(!whole(c0))
+        } else {
+            u64::from(!whole(c0)) + u64::from(!whole(c1))
+        };
+        if fs.sum {
+            out.blocks_decoded += chunks;
+        } else {
+            out.blocks_decoded += partial;
+            out.blocks_skipped += chunks - partial;
+        }
+        Ok(())
     }
 
     /// A split of the list that copies its pieces as they are, where the kind has one: for a
@@ -282,17 +621,17 @@ impl KeyList {
         below_first: bool,
         rec_cost: impl Fn(usize) -> SResult<usize>,
     ) -> SResult<Option<SplitImages>> {
-        let KeyList::Packed(_) = self else {
+        let KeyList::Packed(p) = self else {
             return Ok(None);
         };
-        let nb = Packed::blocks(region)?;
+        let nb = p.blocks(region)?;
         // Bytes and key count of each block, records included.
         let mut blocks = Vec::with_capacity(nb.min(region.len()));
         let mut slot = 0;
         for b in 0..nb {
-            let blk = Packed::block(region, b)?;
+            let blk = p.block(region, b)?;
             let c = blk.desc.count as usize;
-            let mut bytes = super::packed::DESC + blk.at.len();
+            let mut bytes = p.desc_len() + blk.at.len();
             for i in slot..slot + c {
                 bytes += rec_cost(i)?;
             }
@@ -324,8 +663,8 @@ impl KeyList {
         };
         let left: usize = blocks[..s].iter().map(|b| b.1).sum();
         let (mut limg, mut rimg) = (Vec::new(), Vec::new());
-        Packed::extract(region, 0..s, &mut limg)?;
-        Packed::extract(region, s..nb, &mut rimg)?;
+        p.extract(region, 0..s, &mut limg)?;
+        p.extract(region, s..nb, &mut rimg)?;
         Ok(Some(SplitImages {
             left_keys: left,
             left: limg,
@@ -337,9 +676,9 @@ impl KeyList {
     /// the blocks' counts), to check against the node's count.
     pub fn own_count(&self, region: &[u8]) -> SResult<Option<usize>> {
         match self {
-            KeyList::Packed(_) => {
-                let nb = Packed::blocks(region)?;
-                Ok(Some(Packed::block_slots(region, nb)?.0))
+            KeyList::Packed(p) => {
+                let nb = p.blocks(region)?;
+                Ok(Some(p.block_slots(region, nb)?.0))
             }
             _ => Ok(None),
         }
@@ -359,8 +698,8 @@ impl KeyList {
 
     /// The largest key, `None` for an empty list (O(1) for compressed lists too).
     pub fn last_key<'r>(&self, region: &'r [u8], n: usize) -> SResult<Option<Key<'r>>> {
-        if let KeyList::Packed(_) = self {
-            return Ok(Packed::last_key(region)?.map(Key::U32));
+        if let KeyList::Packed(p) = self {
+            return Ok(p.last_key(region)?.map(|k| p.key_of(k)));
         }
         if n == 0 {
             return Ok(None);
@@ -372,10 +711,7 @@ impl KeyList {
     /// many bytes the list would need (nothing changed).
     pub fn insert_at(&self, region: &mut [u8], n: usize, i: usize, raw: &[u8]) -> SResult<Fit> {
         if let KeyList::Packed(p) = self {
-            let k: [u8; 4] = raw
-                .try_into()
-                .map_err(|_| Fault("compressed key list given a key that is not a u32"))?;
-            return match p.insert(region, n, u32::from_le_bytes(k))? {
+            return match p.insert(region, n, p.stored_key(raw)?)? {
                 Ins::Inserted(slot) if slot == i => Ok(Fit::Done),
                 Ins::Inserted(_) => Err(Fault("compressed key list disagrees on a slot")),
                 Ins::Exists(_) => Err(Fault("inserting a key that is present")),
@@ -436,20 +772,24 @@ impl KeyList {
         let f = |f: Fault| f.0.to_string();
         match self {
             KeyList::Packed(p) => {
-                let nb = Packed::blocks(region).map_err(f)?;
+                let nb = p.blocks(region).map_err(f)?;
                 let start = out.len();
                 let mut buf = [0u32; super::packed::MAX_BLOCK_KEYS];
-                let mut prev_last: Option<u32> = None;
+                let mut prev_last: Option<u64> = None;
                 for b in 0..nb {
                     p.validate_block(region, b)
                         .map_err(|e| format!("block {b}: {}", e.0))?;
-                    let blk = Packed::block(region, b).map_err(f)?;
+                    let blk = p.block(region, b).map_err(f)?;
                     if prev_last.is_some_and(|pl| blk.first < pl) {
                         return Err(format!("block {b} starts below the previous block's end"));
                     }
                     prev_last = Some(blk.last);
-                    let k = p.decode_block(region, b, &mut buf).map_err(f)?;
-                    out.extend(buf[..k].iter().map(|&k| KeyBuf::U32(k)));
+                    let k = p.decode_block_at(region, &blk, &mut buf).map_err(f)?;
+                    out.extend(
+                        buf[..k]
+                            .iter()
+                            .map(|&v| p.key_of(blk.base + v as u64).to_owned()),
+                    );
                     if out.len() - start > n {
                         break;
                     }
@@ -524,15 +864,7 @@ impl KeyList {
         mut f: impl FnMut(&[u8]) -> SResult<()>,
     ) -> SResult<()> {
         match self {
-            KeyList::Packed(p) => {
-                // Bounded by the region: `n` is read from the page.
-                let mut keys = Vec::with_capacity(n.min(region.len()));
-                p.decode_all(region, &mut keys)?;
-                if keys.len() != n {
-                    return Err(Fault("block key counts disagree with the node's"));
-                }
-                keys.iter().try_for_each(|k| f(&k.to_le_bytes()))
-            }
+            KeyList::Packed(p) => p.for_each_stored(region, n, f),
             KeyList::Str(s) if !s.contiguous() => s.for_each(region, n, f),
             _ => (0..n).try_for_each(|i| f(self.raw(region, n, i)?)),
         }
@@ -560,19 +892,11 @@ impl KeyList {
                 }
             },
             KeyList::Packed(p) => {
-                let ks = keys
-                    .iter()
-                    .map(|k| {
-                        <[u8; 4]>::try_from(*k)
-                            .map(u32::from_le_bytes)
-                            .map_err(|_| Fault("compressed key list given a key that is not a u32"))
-                    })
-                    .collect::<SResult<Vec<u32>>>()?;
                 out.resize(cap, 0);
-                if !p.build(out, &ks)? {
+                if !p.build_stored(out, keys)? {
                     return Ok(false);
                 }
-                let used = Packed::used(out)?;
+                let used = p.used(out)?;
                 out.truncate(used);
                 Ok(true)
             }
@@ -598,15 +922,16 @@ impl KeyList {
         let mut lines = Vec::new();
         match self {
             KeyList::Packed(p) => {
-                let nb = Packed::blocks(region)?;
+                let nb = p.blocks(region)?;
                 lines.push(format!(
-                    "{} key list: {nb} blocks of up to {} keys, {} bytes",
+                    "{} key list{}: {nb} blocks of up to {} keys, {} bytes",
                     p.codec.name(),
+                    if p.wide { " (u64)" } else { "" },
                     p.block_keys,
-                    Packed::used(region)?
+                    p.used(region)?
                 ));
                 for b in 0..nb.min(max) {
-                    let blk = Packed::block(region, b)?;
+                    let blk = p.block(region, b)?;
                     lines.push(format!(
                         "block {b}: {} keys {}..={} in {} bytes, b = {}",
                         blk.desc.count,
@@ -656,6 +981,20 @@ impl KeyList {
             (_, None) => var::remove(region, n, i),
         }
     }
+}
+
+/// The first index in `0..n` where `pred` turns false (`pred` is true then false).
+fn partition(n: usize, pred: impl Fn(usize) -> bool) -> usize {
+    let (mut lo, mut hi) = (0, n);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if pred(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
 }
 
 #[cfg(test)]

@@ -32,6 +32,7 @@ pub mod scan;
 pub(crate) mod slots;
 pub(crate) mod strkeys;
 pub(crate) mod tree;
+pub(crate) mod zone;
 
 #[cfg(test)]
 mod tests;
@@ -382,7 +383,11 @@ impl Spec {
     /// The format of a database configuration: `Spec::new` plus the leaves' key codec.
     pub fn for_config(page_size: usize, c: &crate::db::DbConfig) -> Result<Spec> {
         let mut spec = Spec::new(page_size, c.key_type, c.record_type)?;
-        match c.key_codec {
+        let codec = match (c.auto_codec, c.key_codec) {
+            (true, _) => Some(tersedb_codecs::CodecId::Bp128),
+            (false, k) => k,
+        };
+        match codec {
             None => {
                 if c.block_size != 0 {
                     return Err(Error::InvalidArgument(
@@ -391,32 +396,46 @@ impl Spec {
                 }
             }
             Some(codec) => {
-                if c.key_type != KeyType::U32 {
-                    return Err(Error::InvalidArgument(format!(
-                        "key codec {} needs u32 keys, the database has {:?}",
-                        codec.name(),
-                        c.key_type
-                    )));
-                }
+                let wide = match c.key_type {
+                    KeyType::U32 => false,
+                    KeyType::U64 => true,
+                    other => {
+                        return Err(Error::InvalidArgument(format!(
+                            "key codec {} needs u32 or u64 keys, the database has {other:?}",
+                            codec.name(),
+                        )))
+                    }
+                };
                 if page_size < MIN_PACKED_PAGE {
                     return Err(Error::InvalidArgument(format!(
                         "compressed keys need pages of at least {MIN_PACKED_PAGE} bytes, got {page_size}"
                     )));
                 }
-                let max = tersedb_codecs::codec::max_keys(codec).min(packed::MAX_BLOCK_KEYS);
+                let max = if c.auto_codec {
+                    packed::AUTO_CODECS
+                        .iter()
+                        .map(|&a| tersedb_codecs::codec::max_keys(a))
+                        .min()
+                        .unwrap_or(2)
+                } else {
+                    tersedb_codecs::codec::max_keys(codec)
+                }
+                .min(packed::MAX_BLOCK_KEYS);
                 let bk = match c.block_size as usize {
                     0 => max,
                     n if (2..=max).contains(&n) => n,
                     n => {
                         return Err(Error::InvalidArgument(format!(
                             "block size {n} must be 2..={max} keys for codec {}",
-                            codec.name()
+                            if c.auto_codec { "auto" } else { codec.name() }
                         )))
                     }
                 };
                 spec.leaf_keys = KeyList::Packed(packed::Packed {
                     codec,
                     block_keys: bk as u16,
+                    wide,
+                    auto: c.auto_codec,
                 });
             }
         }
@@ -518,6 +537,7 @@ impl Spec {
     pub fn config(&self) -> crate::db::DbConfig {
         let c = crate::db::DbConfig::new(self.key_type, self.record_type);
         let c = match self.leaf_keys.packed() {
+            Some(p) if p.auto => c.with_auto_codec(true).with_block_size(p.block_keys),
             Some(p) => c.with_codec(Some(p.codec)).with_block_size(p.block_keys),
             None => c,
         };

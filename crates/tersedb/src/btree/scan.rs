@@ -19,140 +19,25 @@
 
 use super::fold::{FoldSpec, KeyFold};
 use super::node::{corrupt, Layout};
-use super::packed::{Block, Packed, MAX_BLOCK_KEYS};
-use super::slots::{le_u32, le_u64, Fault};
-use super::{Key, KeyList, KeyType, Spec, MAX_DEPTH};
+use super::{Key, KeyType, Spec, MAX_DEPTH};
 use crate::error::{PageId, Result};
 use crate::storage::PageSource;
-use std::ops::Range;
-use tersedb_codecs::Descriptor;
 
-pub use super::fold::PLAIN_BLOCK;
-/// Keys a block may hold at most: the size of a decode buffer.
-pub const MAX_KEYS: usize = MAX_BLOCK_KEYS;
-
-/// One block of a leaf: its zone map entry and where its keys sit among the leaf's slots.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ScanBlock {
-    /// Smallest and largest key of the block.
-    pub first: u64,
-    pub last: u64,
-    /// Keys in the block (at least 1).
-    pub count: usize,
-    /// Slot of the block's first key within the leaf.
-    pub start: usize,
-    /// Block number within the KeyList (codec block index; 0.. for plain leaves).
-    index: usize,
-    /// Compressed blocks: the codec descriptor and the payload's byte range in the region.
-    desc: Descriptor,
-    at: (usize, usize),
-}
-
-impl ScanBlock {
-    /// The block's slots within the leaf.
-    pub fn slots(&self) -> Range<usize> {
-        self.start..self.start + self.count
-    }
-}
-
-/// A decode buffer for one block's keys (u32 keys in `u32s`, u64 keys in `u64s`).
-#[derive(Clone, Debug)]
-pub struct KeyBuffer {
-    u32s: [u32; MAX_KEYS],
-    u64s: [u64; MAX_KEYS],
-}
-
-impl Default for KeyBuffer {
-    fn default() -> Self {
-        KeyBuffer {
-            u32s: [0; MAX_KEYS],
-            u64s: [0; MAX_KEYS],
-        }
-    }
-}
-
-/// The decoded keys of a block, in ascending order.
-#[derive(Clone, Copy, Debug)]
-pub enum BlockKeys<'a> {
-    U32(&'a [u32]),
-    U64(&'a [u64]),
-}
-
-impl BlockKeys<'_> {
-    pub fn len(&self) -> usize {
-        match self {
-            BlockKeys::U32(k) => k.len(),
-            BlockKeys::U64(k) => k.len(),
-        }
-    }
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-    #[inline]
-    pub fn get(&self, i: usize) -> u64 {
-        match self {
-            BlockKeys::U32(k) => k[i] as u64,
-            BlockKeys::U64(k) => k[i],
-        }
-    }
-    /// The first index whose key is `>= v`.
-    pub fn lower_bound(&self, v: u64) -> usize {
-        match self {
-            BlockKeys::U32(k) => k.partition_point(|&x| (x as u64) < v),
-            BlockKeys::U64(k) => k.partition_point(|&x| x < v),
-        }
-    }
-    /// The first index whose key is `> v`.
-    pub fn upper_bound(&self, v: u64) -> usize {
-        match self {
-            BlockKeys::U32(k) => k.partition_point(|&x| (x as u64) <= v),
-            BlockKeys::U64(k) => k.partition_point(|&x| x <= v),
-        }
-    }
-    /// Sub-slice `r`.
-    pub fn slice(&self, r: Range<usize>) -> Self {
-        match self {
-            BlockKeys::U32(k) => BlockKeys::U32(&k[r]),
-            BlockKeys::U64(k) => BlockKeys::U64(&k[r]),
-        }
-    }
-    /// Exact sum.
-    pub fn sum(&self) -> u128 {
-        match self {
-            // Blocks hold at most 257 u32 keys: the sum fits a u64.
-            BlockKeys::U32(k) => tersedb_codecs::sum::sum_u32(k) as u128,
-            BlockKeys::U64(k) => k.iter().map(|&x| x as u128).sum(),
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug)]
-enum Kind {
-    U32,
-    U64,
-    Packed(Packed),
-}
+pub use super::zone::{BlockKeys, KeyBuffer, ScanBlock, MAX_KEYS, PLAIN_BLOCK};
 
 /// A leaf seen through its blocks.
 #[derive(Debug)]
 pub struct LeafScan<'p> {
     page: &'p [u8],
     l: Layout,
-    kind: Kind,
 }
 
 impl<'p> LeafScan<'p> {
     fn new(page: &'p [u8], l: Layout) -> Result<Self> {
-        let kind = match l.keys {
-            KeyList::U32 => Kind::U32,
-            KeyList::U64 => Kind::U64,
-            KeyList::Packed(p) => Kind::Packed(p),
-            _ => return Err(corrupt(l.id, "block scan of a leaf without integer keys")),
-        };
         if !l.leaf {
             return Err(corrupt(l.id, "block scan of a branch"));
         }
-        Ok(LeafScan { page, l, kind })
+        Ok(LeafScan { page, l })
     }
 
     /// The leaf's page id.
@@ -169,128 +54,22 @@ impl<'p> LeafScan<'p> {
         self.l.count == 0
     }
 
-    fn err(&self, f: Fault) -> crate::Error {
-        self.l.err(f)
-    }
-
     /// The leaf's blocks in key order, replacing the contents of `out`.
     pub fn blocks(&self, out: &mut Vec<ScanBlock>) -> Result<()> {
         self.blocks_in(out, 0, u64::MAX)
     }
 
     /// The leaf's blocks that may hold keys in `[lo, hi]`, in key order, replacing the contents
-    /// of `out`: the block index is searched for `lo` (a narrow range over a leaf of hundreds
-    /// of blocks lists only the few it overlaps). With the full range, the block counts are
-    /// also checked against the node's.
+    /// of `out` (see [`super::KeyList::scan_blocks`]).
     pub fn blocks_in(&self, out: &mut Vec<ScanBlock>, lo: u64, hi: u64) -> Result<()> {
-        out.clear();
-        let full = lo == 0 && hi == u64::MAX;
-        match self.kind {
-            Kind::U32 | Kind::U64 => {
-                let n = self.l.count;
-                let w = if let Kind::U32 = self.kind { 4 } else { 8 };
-                let keys = self
-                    .l
-                    .kregion(self.page)
-                    .get(..n * w)
-                    .ok_or_else(|| self.err(Fault("key list longer than its region")))?;
-                let at = |i: usize| {
-                    if w == 4 {
-                        le_u32(&keys[4 * i..]) as u64
-                    } else {
-                        le_u64(&keys[8 * i..])
-                    }
-                };
-                // Slots of keys in [lo, hi]; chunks stay aligned to PLAIN_BLOCK.
-                let part = |pred: &dyn Fn(u64) -> bool| {
-                    let (mut a, mut b) = (0usize, n);
-                    while a < b {
-                        let m = a + (b - a) / 2;
-                        if pred(at(m)) {
-                            a = m + 1;
-                        } else {
-                            b = m;
-                        }
-                    }
-                    a
-                };
-                let (first, end) = if full {
-                    (0, n)
-                } else {
-                    (part(&|k| k < lo), part(&|k| k <= hi))
-                };
-                let mut start = first / PLAIN_BLOCK * PLAIN_BLOCK;
-                while start < end {
-                    let count = PLAIN_BLOCK.min(n - start);
-                    out.push(ScanBlock {
-                        first: at(start),
-                        last: at(start + count - 1),
-                        count,
-                        start,
-                        index: start / PLAIN_BLOCK,
-                        desc: Descriptor::default(),
-                        at: (0, 0),
-                    });
-                    start += count;
-                }
-            }
-            Kind::Packed(_) => {
-                let region = self.l.kregion(self.page);
-                let nb = Packed::blocks(region).map_err(|f| self.err(f))?;
-                let b0 = if full {
-                    0
-                } else {
-                    Packed::seek_block(region, lo.min(u32::MAX as u64) as u32)
-                        .map_err(|f| self.err(f))?
-                };
-                let mut start = if b0 == 0 {
-                    0
-                } else {
-                    Packed::block_slots(region, b0).map_err(|f| self.err(f))?.0
-                };
-                for b in b0..nb {
-                    let blk = Packed::block(region, b).map_err(|f| self.err(f))?;
-                    let count = blk.desc.count as usize;
-                    if count == 0 {
-                        continue;
-                    }
-                    if blk.desc.start as u64 > hi {
-                        break;
-                    }
-                    if blk.desc.start > blk.desc.last
-                        || out.last().is_some_and(|p| p.last >= blk.desc.start as u64)
-                    {
-                        return Err(corrupt(self.l.id, "block index out of key order"));
-                    }
-                    out.push(ScanBlock {
-                        first: blk.desc.start as u64,
-                        last: blk.desc.last as u64,
-                        count,
-                        start,
-                        index: b,
-                        desc: blk.desc,
-                        at: (blk.at.start, blk.at.end),
-                    });
-                    start += count;
-                }
-                if full && start != self.l.count {
-                    return Err(corrupt(
-                        self.l.id,
-                        format!(
-                            "block index holds {start} keys, the node header says {}",
-                            self.l.count
-                        ),
-                    ));
-                }
-            }
-        }
-        Ok(())
+        self.l
+            .keys
+            .scan_blocks(self.l.kregion(self.page), self.l.count, lo, hi, out)
+            .map_err(|f| self.l.err(f))
     }
 
     /// COUNT, SUM (with `sum`), MIN and MAX of the leaf's keys in `[lo, hi]`, the way
-    /// [`crate::btree::fold`] folds a leaf: a plain leaf by two binary searches and one
-    /// vectorised pass over the slot array, a compressed one by seeking the block index and
-    /// answering inner blocks from their descriptors or packed values. No slot numbers are
+    /// [`crate::btree::fold`] folds a leaf (see [`super::KeyList::fold_range`]). No slot numbers are
     /// computed; for per-row work list the blocks instead.
     pub fn fold_range(&self, lo: u64, hi: u64, sum: bool) -> Result<KeyFold> {
         let mut out = KeyFold::default();
@@ -302,42 +81,10 @@ impl<'p> LeafScan<'p> {
 
     /// Decodes the block's keys into `buf`.
     pub fn decode_keys<'b>(&self, b: &ScanBlock, buf: &'b mut KeyBuffer) -> Result<BlockKeys<'b>> {
-        let r = self.l.kregion(self.page);
-        match self.kind {
-            Kind::Packed(p) => {
-                let blk = Block {
-                    desc: b.desc,
-                    at: b.at.0..b.at.1,
-                    first: b.first as u32,
-                    last: b.last as u32,
-                };
-                let n = p
-                    .decode_block_at(r, &blk, &mut buf.u32s)
-                    .map_err(|f| self.err(f))?;
-                if n != b.count {
-                    return Err(corrupt(self.l.id, "block decodes to a different key count"));
-                }
-                Ok(BlockKeys::U32(&buf.u32s[..n]))
-            }
-            Kind::U32 => {
-                let bytes = r
-                    .get(4 * b.start..4 * (b.start + b.count))
-                    .ok_or_else(|| self.err(Fault("key list longer than its region")))?;
-                for (o, c) in buf.u32s.iter_mut().zip(bytes.chunks_exact(4)) {
-                    *o = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
-                }
-                Ok(BlockKeys::U32(&buf.u32s[..b.count]))
-            }
-            Kind::U64 => {
-                let bytes = r
-                    .get(8 * b.start..8 * (b.start + b.count))
-                    .ok_or_else(|| self.err(Fault("key list longer than its region")))?;
-                for (o, c) in buf.u64s.iter_mut().zip(bytes.chunks_exact(8)) {
-                    *o = le_u64(c);
-                }
-                Ok(BlockKeys::U64(&buf.u64s[..b.count]))
-            }
-        }
+        self.l
+            .keys
+            .decode_block(self.l.kregion(self.page), b, buf)
+            .map_err(|f| self.l.err(f))
     }
 
     /// The stored record of slot `slot` (fixed-size records: the record's bytes).

@@ -6,10 +6,16 @@
 //! text that the parser refuses.
 //!
 //! ```text
-//! Query  { aggregates: [Aggregate], db: name, filter: Option<Pred> }
-//! Pred   Cmp(column op Expr) | Between | In | And | Or | Not
-//! Expr   Int(i128) | Float(f64) | Bin(op, Expr, Expr) | Subquery(Query)     constants only
+//! Query  { aggregates: [Aggregate], db: name, filter: Option<Pred>,
+//!          select: [SelectItem], group_by: Option<GroupBy>, order, limit, offset }
+//! Pred   Cmp(column op Expr) | Between | In | Like | And | Or | Not
+//! Expr   Int(i128) | Float(f64) | Str(text) | Bin(op, Expr, Expr) | Subquery(Query)  constants
 //! ```
+//!
+//! Three kinds of query, told apart by the SELECT list: aggregates only (one row), `key` /
+//! `record` / `*` only (one row per selected entry), or with `GROUP BY` the group expression
+//! and aggregates (one row per non-empty group). `select` lists the output columns in order;
+//! a query built in code with [`Query::select`] alone returns its aggregates.
 //!
 //! Nodes parsed from text remember where they started ([`At`], a 1-based character column);
 //! positions never take part in `==`.
@@ -164,6 +170,8 @@ pub enum Expr {
     Int(i128),
     /// A finite float (NaN and infinities cannot be written as literals).
     Float(f64),
+    /// A string literal (`'text'`, `''` for a quote): compares with string keys.
+    Str(String),
     Bin {
         op: ArithOp,
         l: Box<Expr>,
@@ -208,6 +216,11 @@ impl From<u32> for Expr {
         Expr::Int(v as i128)
     }
 }
+impl From<&str> for Expr {
+    fn from(v: &str) -> Self {
+        Expr::Str(v.to_string())
+    }
+}
 impl From<f64> for Expr {
     fn from(v: f64) -> Self {
         Expr::Float(v)
@@ -225,6 +238,30 @@ impl ArithOp {
 }
 
 impl Expr {
+    /// How deep the printed text nests, counted as the parser counts (each parenthesis, each
+    /// `SELECT`, each `NOT`): see [`Query::print_nesting`].
+    fn print_nesting(&self) -> usize {
+        match self {
+            Expr::Int(_) | Expr::Float(_) | Expr::Str(_) => 0,
+            Expr::Bin { .. } => 1 + self.chain_nesting(),
+            Expr::Subquery(q) => 1 + q.print_nesting(),
+        }
+    }
+
+    /// [`Expr::print_nesting`] of what [`Expr::fmt_chain`] prints.
+    fn chain_nesting(&self) -> usize {
+        match self {
+            Expr::Bin { op, l, r, .. } => {
+                let left = match &**l {
+                    Expr::Bin { op: lop, .. } if lop.class() == op.class() => l.chain_nesting(),
+                    _ => l.print_nesting(),
+                };
+                left.max(r.print_nesting())
+            }
+            e => e.print_nesting(),
+        }
+    }
+
     /// A binary operation without its outer parentheses: a left operand of the same class is
     /// printed bare (`1 + 2 - 3` parses back left-deep), so long chains print flat and parse
     /// back within the parser's nesting limit.
@@ -249,6 +286,7 @@ impl fmt::Display for Expr {
             // `{:?}` is the shortest text that reads back as the same f64, always with a `.`
             // or an exponent, so it re-parses as a float.
             Expr::Float(v) => write!(f, "{v:?}"),
+            Expr::Str(v) => write!(f, "{}", quote_str(v)),
             Expr::Bin { .. } => {
                 f.write_str("(")?;
                 self.fmt_chain(f)?;
@@ -316,6 +354,13 @@ pub enum Pred {
         list: Vec<Expr>,
         at: At,
     },
+    /// `col LIKE 'pattern'` on string keys: `%` matches any run of characters, `_` one
+    /// character (a byte); a pattern with a fixed prefix (`'2024-%'`) scans only that range.
+    Like {
+        col: Column,
+        pattern: String,
+        at: At,
+    },
     And(Box<Pred>, Box<Pred>),
     Or(Box<Pred>, Box<Pred>),
     Not(Box<Pred>),
@@ -345,6 +390,13 @@ impl Pred {
             at: At(None),
         }
     }
+    pub fn like(col: Column, pattern: impl Into<String>) -> Pred {
+        Pred::Like {
+            col,
+            pattern: pattern.into(),
+            at: At(None),
+        }
+    }
     pub fn and(self, other: Pred) -> Pred {
         Pred::And(Box::new(self), Box::new(other))
     }
@@ -358,6 +410,38 @@ impl Pred {
 }
 
 impl Pred {
+    /// See [`Query::print_nesting`].
+    fn print_nesting(&self) -> usize {
+        match self {
+            Pred::Cmp { value, .. } => value.print_nesting(),
+            Pred::Between { lo, hi, .. } => lo.print_nesting().max(hi.print_nesting()),
+            Pred::In { list, .. } => list.iter().map(Expr::print_nesting).max().unwrap_or(0),
+            Pred::Like { .. } => 0,
+            Pred::And(..) | Pred::Or(..) => 1 + self.chain_nesting(),
+            // `NOT (p)`: the NOT and the parenthesis.
+            Pred::Not(p) => 2 + p.print_nesting(),
+        }
+    }
+
+    /// [`Pred::print_nesting`] of what [`Pred::fmt_chain`] prints.
+    fn chain_nesting(&self) -> usize {
+        match self {
+            Pred::And(l, r) | Pred::Or(l, r) => {
+                let same = matches!(
+                    (self, &**l),
+                    (Pred::And(..), Pred::And(..)) | (Pred::Or(..), Pred::Or(..))
+                );
+                let left = if same {
+                    l.chain_nesting()
+                } else {
+                    l.print_nesting()
+                };
+                left.max(r.print_nesting())
+            }
+            p => p.print_nesting(),
+        }
+    }
+
     /// AND / OR without outer parentheses; a left operand with the same connective is printed
     /// bare (`a AND b AND c` parses back left-deep).
     fn fmt_chain(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -394,6 +478,7 @@ impl fmt::Display for Pred {
                 }
                 f.write_str(")")
             }
+            Pred::Like { col, pattern, .. } => write!(f, "{col} LIKE {}", quote_str(pattern)),
             Pred::And(..) | Pred::Or(..) => {
                 f.write_str("(")?;
                 self.fmt_chain(f)?;
@@ -404,13 +489,65 @@ impl fmt::Display for Pred {
     }
 }
 
-/// `SELECT aggregates FROM db [WHERE filter]`.
+/// What `GROUP BY` groups on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GroupBy {
+    /// `GROUP BY key / N`: buckets of `N` consecutive keys (`N >= 1`), such as hours of
+    /// second timestamps with `N = 3600`. Each bucket is a key range, folded block by block.
+    KeyDiv(u64),
+    /// `GROUP BY record`: one group per distinct (numeric) record value.
+    Record,
+}
+
+impl fmt::Display for GroupBy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GroupBy::KeyDiv(n) => write!(f, "key / {n}"),
+            GroupBy::Record => f.write_str("record"),
+        }
+    }
+}
+
+/// One output column of the SELECT list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Item {
+    /// `aggregates[i]`.
+    Agg(usize),
+    /// The entry's key (row queries).
+    Key,
+    /// The entry's record (row queries).
+    Record,
+    /// The group: the bucket number `key / N` or the record value.
+    Group,
+    /// `key / N * N`: the first key of a bucket (a timestamp for time buckets).
+    BucketStart,
+}
+
+/// An output column and its name (`AS alias`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SelectItem {
+    pub item: Item,
+    pub alias: Option<String>,
+}
+
+/// `SELECT items FROM db [WHERE filter] [GROUP BY g] [ORDER BY key [DESC]] [LIMIT n [OFFSET m]]`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Query {
     pub aggregates: Vec<Aggregate>,
     /// Name of the database (case-sensitive).
     pub db: String,
     pub filter: Option<Pred>,
+    /// The output columns in order; empty means the aggregates in order (queries built with
+    /// [`Query::select`] alone).
+    pub select: Vec<SelectItem>,
+    pub group_by: Option<GroupBy>,
+    /// `ORDER BY key DESC` (or the group, descending); rows and groups come in ascending key
+    /// (group) order otherwise.
+    pub descending: bool,
+    /// Most rows returned (row and group queries).
+    pub limit: Option<u64>,
+    /// Rows skipped before the first returned (row and group queries).
+    pub offset: u64,
 }
 
 impl Query {
@@ -421,10 +558,44 @@ impl Query {
             aggregates: Vec::new(),
             db: db.into(),
             filter: None,
+            select: Vec::new(),
+            group_by: None,
+            descending: false,
+            limit: None,
+            offset: 0,
         }
     }
+    /// How deep the printed query nests, counted as the parser counts against its limit
+    /// (`parse::MAX_NESTING`): the `SELECT`, each parenthesis and each `NOT`. Printing puts
+    /// every operation in parentheses, so text can nest less than its printed form (`-x` and
+    /// `1 + 2 * 3` need none); the parser refuses what would print deeper than the limit, so
+    /// that every parsed query prints as text that parses. Recursion is bounded by the tree
+    /// depth the parser allows.
+    pub fn print_nesting(&self) -> usize {
+        1 + self.filter.as_ref().map_or(0, Pred::print_nesting)
+    }
+    /// Adds an aggregate to the SELECT list.
     pub fn select(mut self, f: AggFunc) -> Query {
         self.aggregates.push(Aggregate::new(f));
+        if !self.select.is_empty() {
+            self.select.push(SelectItem {
+                item: Item::Agg(self.aggregates.len() - 1),
+                alias: None,
+            });
+        }
+        self
+    }
+    /// Adds a column (`key`, `record`, the group or a bucket's start) to the SELECT list.
+    pub fn column(mut self, item: Item) -> Query {
+        if self.select.is_empty() {
+            self.select = (0..self.aggregates.len())
+                .map(|i| SelectItem {
+                    item: Item::Agg(i),
+                    alias: None,
+                })
+                .collect();
+        }
+        self.select.push(SelectItem { item, alias: None });
         self
     }
     /// Sets the WHERE condition (replacing any earlier one).
@@ -432,13 +603,74 @@ impl Query {
         self.filter = Some(p);
         self
     }
+    pub fn group_by(mut self, g: GroupBy) -> Query {
+        self.group_by = Some(g);
+        self
+    }
+    pub fn descending(mut self, d: bool) -> Query {
+        self.descending = d;
+        self
+    }
+    pub fn limit(mut self, n: u64) -> Query {
+        self.limit = Some(n);
+        self
+    }
+    pub fn offset(mut self, n: u64) -> Query {
+        self.offset = n;
+        self
+    }
+
+    /// The output columns in order (the aggregates when `select` is empty).
+    pub fn items(&self) -> Vec<SelectItem> {
+        if self.select.is_empty() {
+            (0..self.aggregates.len())
+                .map(|i| SelectItem {
+                    item: Item::Agg(i),
+                    alias: None,
+                })
+                .collect()
+        } else {
+            self.select.clone()
+        }
+    }
+
+    /// Whether the query returns rows of entries (`SELECT key, record`, `SELECT *`).
+    pub fn is_row_query(&self) -> bool {
+        self.group_by.is_none()
+            && !self.select.is_empty()
+            && self
+                .select
+                .iter()
+                .any(|s| matches!(s.item, Item::Key | Item::Record))
+    }
+
+    /// The text of one output column as the query prints it (without its alias).
+    pub fn item_text(&self, item: Item) -> String {
+        match item {
+            Item::Agg(i) => self
+                .aggregates
+                .get(i)
+                .map_or_else(|| format!("?{i}"), |a| a.to_string()),
+            Item::Key => "key".into(),
+            Item::Record => "record".into(),
+            Item::Group => match self.group_by {
+                Some(g) => g.to_string(),
+                None => "group".into(),
+            },
+            Item::BucketStart => match self.group_by {
+                Some(GroupBy::KeyDiv(n)) => format!("key / {n} * {n}"),
+                _ => "key".into(),
+            },
+        }
+    }
 }
 
 /// Words the language reserves (case-insensitive); a database with such a name is written
 /// quoted.
 pub const KEYWORDS: &[&str] = &[
     "SELECT", "FROM", "WHERE", "AND", "OR", "NOT", "BETWEEN", "IN", "COUNT", "DISTINCT", "SUM",
-    "AVG", "MIN", "MAX", "TOP", "BOTTOM", "KEY", "RECORD",
+    "AVG", "MIN", "MAX", "TOP", "BOTTOM", "KEY", "RECORD", "GROUP", "BY", "ORDER", "ASC", "DESC",
+    "LIMIT", "OFFSET", "AS", "LIKE",
 ];
 
 /// A database name as the parser reads it: bare when it is an identifier that is not a
@@ -457,18 +689,57 @@ pub fn quote_name(name: &str) -> String {
     }
 }
 
+/// A string literal as the parser reads it: single-quoted, `''` for a quote.
+pub fn quote_str(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
 impl fmt::Display for Query {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("SELECT ")?;
-        for (i, a) in self.aggregates.iter().enumerate() {
+        let items = self.items();
+        let all = self.group_by.is_none()
+            && items.len() == 2
+            && items[0]
+                == (SelectItem {
+                    item: Item::Key,
+                    alias: None,
+                })
+            && items[1]
+                == (SelectItem {
+                    item: Item::Record,
+                    alias: None,
+                });
+        if all {
+            f.write_str("*")?;
+        }
+        for (i, s) in items.iter().enumerate().filter(|_| !all) {
             if i > 0 {
                 f.write_str(", ")?;
             }
-            write!(f, "{a}")?;
+            f.write_str(&self.item_text(s.item))?;
+            if let Some(a) = &s.alias {
+                write!(f, " AS {}", quote_name(a))?;
+            }
         }
         write!(f, " FROM {}", quote_name(&self.db))?;
         if let Some(p) = &self.filter {
             write!(f, " WHERE {p}")?;
+        }
+        if let Some(g) = self.group_by {
+            write!(f, " GROUP BY {g}")?;
+        }
+        if self.descending {
+            match self.group_by {
+                Some(g) => write!(f, " ORDER BY {g} DESC")?,
+                None => f.write_str(" ORDER BY key DESC")?,
+            }
+        }
+        if let Some(n) = self.limit {
+            write!(f, " LIMIT {n}")?;
+        }
+        if self.offset > 0 {
+            write!(f, " OFFSET {}", self.offset)?;
         }
         Ok(())
     }

@@ -8,9 +8,22 @@ use std::fmt;
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum QueryError {
-    Syntax { at: u32, what: String },
-    Type { at: Option<u32>, what: String },
-    Arithmetic { at: Option<u32>, what: String },
+    Syntax {
+        at: u32,
+        what: String,
+    },
+    Type {
+        at: Option<u32>,
+        what: String,
+    },
+    Arithmetic {
+        at: Option<u32>,
+        what: String,
+    },
+    /// A database or column that does not exist (with a suggestion when one is close).
+    UnknownName {
+        what: String,
+    },
 }
 
 impl QueryError {
@@ -19,6 +32,7 @@ impl QueryError {
         match self {
             QueryError::Syntax { at, .. } => Some(*at),
             QueryError::Type { at, .. } | QueryError::Arithmetic { at, .. } => *at,
+            QueryError::UnknownName { .. } => None,
         }
     }
 }
@@ -43,6 +57,7 @@ impl fmt::Display for QueryError {
                 at(f, *c)?;
                 write!(f, ": {what}")
             }
+            QueryError::UnknownName { what } => f.write_str(what),
             QueryError::Arithmetic { at: c, what } => {
                 f.write_str("arithmetic error")?;
                 at(f, *c)?;

@@ -19,9 +19,10 @@
 //! Sums are exact (u128 for keys, i128 for integer records); AVG divides the exact sum,
 //! converted to f64, by the count. f64 records sum in key order in f64.
 
-use super::ast::{AggFunc, Column, Query};
+use super::ast::{AggFunc, Column, GroupBy, Item, Query, SelectItem};
 use super::error::QueryError;
 use super::plan::{self, Binder, Bound, Num, RecVal, RecordDomain};
+use super::suggest::did_you_mean;
 use super::value::{QueryResult, QueryStats, Value};
 use crate::btree::scan::{self, BlockKeys, KeyBuffer, LeafScan, ScanBlock};
 use crate::btree::KeyType;
@@ -44,12 +45,83 @@ pub fn run(txn: &ReadTxn, q: &Query) -> Result<QueryResult> {
     run_at(txn, q, 0)
 }
 
-fn run_at(txn: &ReadTxn, q: &Query, depth: usize) -> Result<QueryResult> {
-    if depth > MAX_SUBQUERY_DEPTH {
+/// What a query returns, from its SELECT list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Shape {
+    /// Aggregates over the whole selection: one row.
+    Aggregates,
+    /// One row per selected entry.
+    Rows,
+    /// One row per non-empty group.
+    Groups(GroupBy),
+}
+
+/// The shape of `q`, or a type error for a SELECT list that mixes what cannot be mixed.
+pub(crate) fn shape(q: &Query) -> Result<Shape> {
+    // The output items without cloning the SELECT list (aggregate queries stay at two heap
+    // allocations, see docs/ARCHITECTURE.md).
+    let n_aggs = if q.select.is_empty() {
+        q.aggregates.len()
+    } else {
+        0
+    };
+    let items = || {
+        q.select
+            .iter()
+            .map(|s| s.item)
+            .chain((0..n_aggs).map(Item::Agg))
+    };
+    let first_at = q.aggregates.first().and_then(|a| a.at.0);
+    let cols = items().any(|i| matches!(i, Item::Key | Item::Record));
+    let aggs = items().any(|i| matches!(i, Item::Agg(_)));
+    for it in items() {
+        if let Item::Agg(i) = it {
+            if i >= q.aggregates.len() {
+                return Err(type_err(
+                    None,
+                    format!("SELECT item {i} names no aggregate"),
+                ));
+            }
+        }
+    }
+    if let Some(g) = q.group_by {
+        if g == GroupBy::KeyDiv(0) {
+            return Err(type_err(
+                None,
+                "GROUP BY key / 0: a bucket width is at least 1".into(),
+            ));
+        }
+        if let Some(it) = items().find(|i| matches!(i, Item::Key | Item::Record)) {
+            return Err(type_err(
+                None,
+                format!(
+                    "{} is not grouped (GROUP BY {g}): select the group or aggregate it",
+                    q.item_text(it)
+                ),
+            ));
+        }
+        if g == GroupBy::Record && items().any(|i| i == Item::BucketStart) {
+            return Err(type_err(
+                None,
+                "a bucket's first key needs GROUP BY key / N".into(),
+            ));
+        }
+        return Ok(Shape::Groups(g));
+    }
+    if items().any(|i| matches!(i, Item::Group | Item::BucketStart)) {
         return Err(type_err(
             None,
-            format!("subqueries nested more than {MAX_SUBQUERY_DEPTH} deep"),
+            "key / N in the SELECT list needs GROUP BY key / N".into(),
         ));
+    }
+    if cols {
+        if aggs {
+            return Err(type_err(
+                first_at,
+                "key or record beside aggregates needs GROUP BY (key / N or record)".into(),
+            ));
+        }
+        return Ok(Shape::Rows);
     }
     if q.aggregates.is_empty() {
         return Err(type_err(
@@ -57,19 +129,55 @@ fn run_at(txn: &ReadTxn, q: &Query, depth: usize) -> Result<QueryResult> {
             "a query needs at least one aggregate".into(),
         ));
     }
-    let (db, entry) = txn.open_db_entry(&q.db)?;
+    if q.limit.is_some() || q.offset > 0 || q.descending {
+        return Err(type_err(
+            None,
+            "ORDER BY, LIMIT and OFFSET apply to rows (SELECT key, record) and groups \
+             (GROUP BY); aggregates alone return one row"
+                .into(),
+        ));
+    }
+    Ok(Shape::Aggregates)
+}
+
+/// Opens the query's database; an unknown name suggests the closest existing one.
+pub(crate) fn open(txn: &ReadTxn, name: &str) -> Result<(Db, crate::catalog::Entry)> {
+    match txn.open_db_entry(name) {
+        Err(Error::DbNotFound(_)) => {
+            let names: Vec<String> = txn.list_dbs()?.into_iter().map(|(n, _)| n).collect();
+            let what = match did_you_mean(name, &names) {
+                Some(h) => format!("no database named {name:?} (did you mean {h:?}?)"),
+                None if names.is_empty() => {
+                    format!("no database named {name:?} (the file has none)")
+                }
+                None => format!(
+                    "no database named {name:?} (the file has {})",
+                    names
+                        .iter()
+                        .map(|n| format!("{n:?}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            };
+            Err(QueryError::UnknownName { what }.into())
+        }
+        r => r,
+    }
+}
+
+fn run_at(txn: &ReadTxn, q: &Query, depth: usize) -> Result<QueryResult> {
+    if depth > MAX_SUBQUERY_DEPTH {
+        return Err(type_err(
+            None,
+            format!("subqueries nested more than {MAX_SUBQUERY_DEPTH} deep"),
+        ));
+    }
+    let shape = shape(q)?;
+    let (db, entry) = open(txn, &q.db)?;
     let key_domain = match db.config().key_type {
         KeyType::U32 => (0, u32::MAX as i128),
         KeyType::U64 => (0, u64::MAX as i128),
-        kt => {
-            return Err(type_err(
-                q.aggregates.first().and_then(|a| a.at.0),
-                format!(
-                    "queries need integer keys; database {:?} has key type {kt:?}",
-                    q.db
-                ),
-            ))
-        }
+        _ => return super::strkeys::run(txn, q, &db, shape, depth),
     };
     let mut ctx = Ctx {
         txn,
@@ -84,6 +192,10 @@ fn run_at(txn: &ReadTxn, q: &Query, depth: usize) -> Result<QueryResult> {
                 .map_err(|w| type_err(a.at.0, format!("{a}: {w}")))?;
         }
     }
+    if matches!(shape, Shape::Groups(GroupBy::Record)) {
+        ctx.record_domain()
+            .map_err(|w| type_err(None, format!("GROUP BY record: {w}")))?;
+    }
     // Ranges and points of literal keys (most queries) skip building a condition tree.
     let (ivs, residual) = match &q.filter {
         None => (smallvec![key_domain], None),
@@ -96,18 +208,34 @@ fn run_at(txn: &ReadTxn, q: &Query, depth: usize) -> Result<QueryResult> {
             }
         },
     };
-    let mut acc = Acc::new(q, db.value_type(), residual);
     let ivs: SmallVec<[(u64, u64); 2]> = ivs
         .iter()
         .map(|&(lo, hi)| (lo.max(0) as u64, hi.min(u64::MAX as i128) as u64))
         .collect();
-    let root = entry.root;
-    let mut stats = ctx.stats;
+    let stats = ctx.stats;
+    match shape {
+        Shape::Aggregates => aggregate(txn, q, &db, entry.root, &ivs, residual, stats),
+        Shape::Rows => super::strkeys::rows_int(txn, q, &db, &ivs, residual.as_ref(), stats),
+        Shape::Groups(g) => groups(txn, q, &db, entry.root, g, &ivs, residual, stats),
+    }
+}
+
+/// Aggregates alone: one pass over the selection, one row.
+fn aggregate(
+    txn: &ReadTxn,
+    q: &Query,
+    db: &Db,
+    root: crate::error::PageId,
+    ivs: &[(u64, u64)],
+    residual: Option<Bound>,
+    mut stats: QueryStats,
+) -> Result<QueryResult> {
+    let mut acc = Acc::new(q, db.value_type(), residual);
     let mut blocks = Vec::new();
     // Only queries with per-row work decode blocks (3 KiB, allocated on first use).
     let mut buf: Option<Box<KeyBuffer>> = None;
     let rev = acc.early == Some(Early::Descending);
-    scan::leaves_overlapping(txn.pages(), &db.spec, root, &ivs, rev, &mut |leaf, ivs| {
+    scan::leaves_overlapping(txn.pages(), &db.spec, root, ivs, rev, &mut |leaf, ivs| {
         stats.leaves += 1;
         if !acc.rows {
             // No per-row work: each interval folded as `ReadTxn::fold_keys` folds a leaf.
@@ -132,18 +260,329 @@ fn run_at(txn: &ReadTxn, q: &Query, depth: usize) -> Result<QueryResult> {
     })?;
     let mut values = Vec::with_capacity(q.aggregates.len());
     let mut columns = Vec::with_capacity(q.aggregates.len());
-    for a in &q.aggregates {
+    let items = &q.select;
+    for (i, a) in q.aggregates.iter().enumerate() {
         values.push(acc.finish(a.func)?);
-        columns.push(
-            a.static_name()
+        let alias = items
+            .iter()
+            .find(|s| s.item == Item::Agg(i))
+            .and_then(|s| s.alias.clone());
+        columns.push(match alias {
+            Some(a) => Cow::Owned(a),
+            None => a
+                .static_name()
                 .map_or_else(|| a.to_string().into(), Cow::Borrowed),
-        );
+        });
+    }
+    if !q.select.is_empty() {
+        // The SELECT list's order (aggregates named twice are computed once).
+        let order: Vec<usize> = q
+            .select
+            .iter()
+            .filter_map(|s| match s.item {
+                Item::Agg(i) => Some(i),
+                _ => None,
+            })
+            .collect();
+        let names: Vec<Cow<'static, str>> = q.select.iter().map(|s| column_name(q, s)).collect();
+        values = order.iter().map(|&i| values[i].clone()).collect();
+        columns = names;
     }
     Ok(QueryResult {
         columns,
         values,
+        rows: Vec::new(),
         stats,
     })
+}
+
+/// The name of an output column: its alias, else its text.
+pub(crate) fn column_name(q: &Query, s: &SelectItem) -> Cow<'static, str> {
+    match (&s.alias, s.item) {
+        (Some(a), _) => Cow::Owned(a.clone()),
+        (None, Item::Agg(i)) => match q.aggregates.get(i).and_then(|a| a.static_name()) {
+            Some(n) => Cow::Borrowed(n),
+            None => Cow::Owned(q.item_text(s.item)),
+        },
+        (None, Item::Key) => Cow::Borrowed("key"),
+        (None, Item::Record) => Cow::Borrowed("record"),
+        (None, it) => Cow::Owned(q.item_text(it)),
+    }
+}
+
+/// Rows kept after OFFSET, up to LIMIT.
+pub(crate) struct Window {
+    skip: u64,
+    room: u64,
+    pub rows: Vec<Vec<Value>>,
+}
+
+impl Window {
+    pub(crate) fn new(q: &Query) -> Window {
+        Window {
+            skip: q.offset,
+            room: q.limit.unwrap_or(u64::MAX),
+            rows: Vec::new(),
+        }
+    }
+    /// Whether the next row is kept (false while OFFSET skips, or once LIMIT is reached).
+    pub(crate) fn take(&mut self) -> bool {
+        if self.room == 0 {
+            return false;
+        }
+        if self.skip > 0 {
+            self.skip -= 1;
+            return false;
+        }
+        self.room -= 1;
+        true
+    }
+    pub(crate) fn full(&self) -> bool {
+        self.room == 0
+    }
+}
+
+/// A group's running aggregates.
+struct Group {
+    key: i128,
+    acc: Acc,
+}
+
+/// `GROUP BY key / N` and `GROUP BY record` over integer keys.
+///
+/// Key buckets are key ranges visited in key order, so one group is open at a time: when no
+/// per-row work is needed, each bucket's part of a leaf is folded with
+/// [`LeafScan::fold_range`] (the fold `ReadTxn::fold_keys` uses; inner blocks answered from
+/// the block index or summed by the codec), never row by row. A leaf inside one bucket costs
+/// one fold. With a residual condition, record aggregates or TOP/BOTTOM, blocks are decoded
+/// and each selected row goes to its bucket. Record groups are kept in a sorted map.
+#[allow(clippy::too_many_arguments)]
+fn groups(
+    txn: &ReadTxn,
+    q: &Query,
+    db: &Db,
+    root: crate::error::PageId,
+    by: GroupBy,
+    ivs: &[(u64, u64)],
+    residual: Option<Bound>,
+    mut stats: QueryStats,
+) -> Result<QueryResult> {
+    let vt = db.value_type();
+    let items = q.items();
+    let proto = Acc::new(q, vt, None);
+    let by_record = by == GroupBy::Record;
+    let read_record =
+        proto.read_record || by_record || residual.as_ref().is_some_and(plan::uses_record);
+    let rows = proto.rows || residual.is_some() || by_record;
+    let sum = proto.key_sum_needed;
+    let width = match by {
+        GroupBy::KeyDiv(n) => n,
+        GroupBy::Record => 1,
+    };
+    let new_acc = || {
+        let mut a = Acc::new(q, vt, None);
+        a.early = None;
+        a.rows = rows;
+        a.read_record = read_record;
+        a
+    };
+    // Ascending walks stop once LIMIT groups are complete; descending ones reverse at the end.
+    let mut win = Window::new(q);
+    let streaming = !q.descending;
+    let mut done: Vec<Group> = Vec::new();
+    let mut open: Option<Group> = None;
+    let mut by_rec: std::collections::BTreeMap<i128, Acc> = Default::default();
+    let mut blocks = Vec::new();
+    let mut buf: Option<Box<KeyBuffer>> = None;
+    let out = |g: Group, win: &mut Window, done: &mut Vec<Group>| -> Result<()> {
+        if streaming {
+            if win.take() {
+                win.rows.push(group_row(q, &items, by, g.key, &g.acc)?);
+            }
+        } else {
+            done.push(g);
+        }
+        Ok(())
+    };
+    // The open bucket `b`, finishing the previous one.
+    let enter =
+        |b: u64, open: &mut Option<Group>, win: &mut Window, done: &mut Vec<Group>| -> Result<()> {
+            if open.as_ref().is_some_and(|g| g.key == b as i128) {
+                return Ok(());
+            }
+            if let Some(g) = open.take() {
+                out(g, win, done)?;
+            }
+            *open = Some(Group {
+                key: b as i128,
+                acc: new_acc(),
+            });
+            Ok(())
+        };
+    scan::leaves_overlapping(txn.pages(), &db.spec, root, ivs, false, &mut |leaf, ivs| {
+        stats.leaves += 1;
+        if !rows {
+            for &(lo, hi) in ivs {
+                let probe = leaf.fold_range(lo, hi, sum)?;
+                stats.blocks_decoded += probe.blocks_decoded;
+                stats.blocks_from_index += probe.blocks_skipped;
+                let (Some(mn), Some(mx)) = (probe.min, probe.max) else {
+                    continue;
+                };
+                let (b0, b1) = (mn / width, mx / width);
+                if b0 == b1 {
+                    enter(b0, &mut open, &mut win, &mut done)?;
+                    if let Some(g) = &mut open {
+                        g.acc.add_summary(probe.count, probe.sum, mn, mx);
+                    }
+                    continue;
+                }
+                // Several buckets in this leaf: one fold per bucket, jumping over empty ones.
+                let mut cur = mn;
+                loop {
+                    let b = cur / width;
+                    let bhi = (b.saturating_mul(width)).saturating_add(width - 1).min(hi);
+                    let f = leaf.fold_range(cur, bhi, sum)?;
+                    stats.blocks_decoded += f.blocks_decoded;
+                    stats.blocks_from_index += f.blocks_skipped;
+                    if let (Some(a), Some(z)) = (f.min, f.max) {
+                        enter(b, &mut open, &mut win, &mut done)?;
+                        if let Some(g) = &mut open {
+                            g.acc.add_summary(f.count, f.sum, a, z);
+                        }
+                    }
+                    if bhi >= mx {
+                        break;
+                    }
+                    // The next bucket with a key: dense buckets start right after, sparse
+                    // ones are found by a count-only fold of the rest.
+                    let next = bhi + 1;
+                    if (mx - next) / width < probe.count {
+                        cur = next;
+                    } else {
+                        let r = leaf.fold_range(next, hi, false)?;
+                        stats.blocks_decoded += r.blocks_decoded;
+                        stats.blocks_from_index += r.blocks_skipped;
+                        match r.min {
+                            Some(m) => cur = m,
+                            None => break,
+                        }
+                    }
+                }
+            }
+            return Ok(!(streaming && win.full()));
+        }
+        let lo = ivs.first().map_or(0, |iv| iv.0);
+        let hi = ivs.last().map_or(u64::MAX, |iv| iv.1);
+        leaf.blocks_in(&mut blocks, lo, hi)?;
+        let buf = buf.get_or_insert_with(Box::default);
+        for b in &blocks {
+            let s = ivs.partition_point(|iv| iv.1 < b.first);
+            let e = ivs.partition_point(|iv| iv.0 <= b.last);
+            if s >= e {
+                stats.blocks_skipped += 1;
+                continue;
+            }
+            let keys = leaf.decode_keys(b, buf)?;
+            stats.blocks_decoded += 1;
+            for &(ilo, ihi) in &ivs[s..e] {
+                let a = keys.lower_bound(ilo);
+                let z = keys.upper_bound(ihi);
+                for i in a..z {
+                    let k = keys.get(i);
+                    let rec = if read_record {
+                        rec_val(vt, leaf.record(b.start + i)?, leaf.page_id())?
+                    } else {
+                        RecVal::None
+                    };
+                    if let Some(r) = &residual {
+                        if !plan::test(r, k, rec) {
+                            continue;
+                        }
+                    }
+                    if by_record {
+                        let g = match rec {
+                            RecVal::Int(v) => v,
+                            RecVal::F64(v) => f64_group(v),
+                            RecVal::None => continue,
+                        };
+                        by_rec.entry(g).or_insert_with(&new_acc).add_row(k, rec)?;
+                    } else {
+                        enter(k / width, &mut open, &mut win, &mut done)?;
+                        if let Some(g) = &mut open {
+                            g.acc.add_row(k, rec)?;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(!(streaming && win.full()))
+    })?;
+    if let Some(g) = open.take() {
+        out(g, &mut win, &mut done)?;
+    }
+    for (key, acc) in std::mem::take(&mut by_rec) {
+        out(Group { key, acc }, &mut win, &mut done)?;
+    }
+    if !streaming {
+        for g in done.into_iter().rev() {
+            if win.full() {
+                break;
+            }
+            if win.take() {
+                win.rows.push(group_row(q, &items, by, g.key, &g.acc)?);
+            }
+        }
+    }
+    let columns = items.iter().map(|s| column_name(q, s)).collect();
+    Ok(QueryResult {
+        columns,
+        values: Vec::new(),
+        rows: win.rows,
+        stats,
+    })
+}
+
+/// An f64 record as a group key: ordered as the numbers (IEEE total order), -0.0 with 0.0,
+/// every NaN in one group, last.
+pub(crate) fn f64_group(v: f64) -> i128 {
+    if v.is_nan() {
+        i128::MAX
+    } else if v == 0.0 {
+        0
+    } else {
+        f64_key(v)
+    }
+}
+
+/// One output row of a group.
+fn group_row(
+    q: &Query,
+    items: &[SelectItem],
+    by: GroupBy,
+    key: i128,
+    acc: &Acc,
+) -> Result<Vec<Value>> {
+    let mut row = Vec::with_capacity(items.len());
+    for s in items {
+        row.push(match s.item {
+            Item::Agg(i) => acc.finish(q.aggregates[i].func)?,
+            Item::Group => match by {
+                GroupBy::Record if acc.vt == ValueType::F64 => Value::Float(if key == i128::MAX {
+                    f64::NAN
+                } else {
+                    f64_from_key(key)
+                }),
+                _ => Value::Int(key),
+            },
+            Item::BucketStart => match by {
+                GroupBy::KeyDiv(n) => Value::Int(key * n as i128),
+                GroupBy::Record => Value::Null,
+            },
+            Item::Key | Item::Record => Value::Null,
+        });
+    }
+    Ok(row)
 }
 
 struct Ctx<'a> {
@@ -172,25 +611,7 @@ impl Binder for Ctx<'_> {
         }
     }
     fn subquery(&mut self, q: &Query) -> Result<Num> {
-        if q.aggregates.len() != 1 {
-            return Err(type_err(
-                q.aggregates.get(1).and_then(|a| a.at.0),
-                format!(
-                    "a subquery must return one value, ({q}) has {} aggregates",
-                    q.aggregates.len()
-                ),
-            ));
-        }
-        if let AggFunc::Top(..) | AggFunc::Bottom(..) = q.aggregates[0].func {
-            return Err(type_err(
-                q.aggregates[0].at.0,
-                format!(
-                    "a subquery must return one value, {} returns a list",
-                    q.aggregates[0]
-                ),
-            ));
-        }
-        let r = run_at(self.txn, q, self.depth + 1)?;
+        let r = run_sub(self.txn, q, self.depth + 1)?;
         self.stats.add(&r.stats);
         self.stats.subqueries += 1;
         Ok(match r.values.into_iter().next() {
@@ -201,23 +622,74 @@ impl Binder for Ctx<'_> {
     }
 }
 
+/// Runs a scalar subquery (at nesting `depth`): one aggregate that is not a list.
+pub(crate) fn run_sub(txn: &ReadTxn, q: &Query, depth: usize) -> Result<QueryResult> {
+    if shape(q)? != Shape::Aggregates {
+        return Err(type_err(
+            None,
+            format!("a subquery must return one value, ({q}) returns rows"),
+        ));
+    }
+    if q.aggregates.len() != 1 {
+        return Err(type_err(
+            q.aggregates.get(1).and_then(|a| a.at.0),
+            format!(
+                "a subquery must return one value, ({q}) has {} aggregates",
+                q.aggregates.len()
+            ),
+        ));
+    }
+    if let AggFunc::Top(..) | AggFunc::Bottom(..) = q.aggregates[0].func {
+        return Err(type_err(
+            q.aggregates[0].at.0,
+            format!(
+                "a subquery must return one value, {} returns a list",
+                q.aggregates[0]
+            ),
+        ));
+    }
+    run_at(txn, q, depth)
+}
+
 /// A record value as an ordered key (f64: the IEEE total order; NaN never reaches here).
-fn f64_key(v: f64) -> i128 {
+pub(crate) fn f64_key(v: f64) -> i128 {
     let b = v.to_bits() as i64;
     (b ^ (((b >> 63) as u64) >> 1) as i64) as i128
 }
-fn f64_from_key(k: i128) -> f64 {
+pub(crate) fn f64_from_key(k: i128) -> f64 {
     let b = k as i64;
     f64::from_bits((b ^ (((b >> 63) as u64) >> 1) as i64) as u64)
 }
 
+/// A stored record as a number (`RecVal::None` for byte records); `page` names the leaf in the
+/// error for a record of the wrong size.
+pub(crate) fn rec_val(vt: ValueType, raw: &[u8], page: u64) -> Result<RecVal> {
+    let bad = || Error::Corrupted {
+        page,
+        what: format!("record of {} bytes for value type {}", raw.len(), vt.name()),
+    };
+    Ok(match vt {
+        ValueType::U32 => {
+            RecVal::Int(u32::from_le_bytes(raw.try_into().map_err(|_| bad())?) as i128)
+        }
+        ValueType::U64 => {
+            RecVal::Int(u64::from_le_bytes(raw.try_into().map_err(|_| bad())?) as i128)
+        }
+        ValueType::I64 => {
+            RecVal::Int(i64::from_le_bytes(raw.try_into().map_err(|_| bad())?) as i128)
+        }
+        ValueType::F64 => RecVal::F64(f64::from_le_bytes(raw.try_into().map_err(|_| bad())?)),
+        ValueType::Bytes => RecVal::None,
+    })
+}
+
 /// Running aggregates of one query.
-struct Acc {
+pub(crate) struct Acc {
     vt: ValueType,
     residual: Option<Bound>,
     /// Per-row work is needed (filter, records, TOP/BOTTOM of keys).
-    rows: bool,
-    read_record: bool,
+    pub(crate) rows: bool,
+    pub(crate) read_record: bool,
     key_sum_needed: bool,
     count: u64,
     key_sum: u128,
@@ -257,7 +729,7 @@ fn cap(k: u64) -> usize {
 }
 
 impl Acc {
-    fn new(q: &Query, vt: ValueType, residual: Option<Bound>) -> Acc {
+    pub(crate) fn new(q: &Query, vt: ValueType, residual: Option<Bound>) -> Acc {
         let mut a = Acc {
             vt,
             rows: residual.is_some(),
@@ -369,28 +841,7 @@ impl Acc {
     }
 
     fn record(&self, leaf: &LeafScan<'_>, slot: usize) -> Result<RecVal> {
-        let raw = leaf.record(slot)?;
-        let bad = || Error::Corrupted {
-            page: leaf.page_id(),
-            what: format!(
-                "record of {} bytes for value type {}",
-                raw.len(),
-                self.vt.name()
-            ),
-        };
-        Ok(match self.vt {
-            ValueType::U32 => {
-                RecVal::Int(u32::from_le_bytes(raw.try_into().map_err(|_| bad())?) as i128)
-            }
-            ValueType::U64 => {
-                RecVal::Int(u64::from_le_bytes(raw.try_into().map_err(|_| bad())?) as i128)
-            }
-            ValueType::I64 => {
-                RecVal::Int(i64::from_le_bytes(raw.try_into().map_err(|_| bad())?) as i128)
-            }
-            ValueType::F64 => RecVal::F64(f64::from_le_bytes(raw.try_into().map_err(|_| bad())?)),
-            ValueType::Bytes => RecVal::None,
-        })
+        rec_val(self.vt, leaf.record(slot)?, leaf.page_id())
     }
 
     /// Keys `keys` (selected by the key intervals) at slots `start..`: tested and added.
@@ -420,6 +871,14 @@ impl Acc {
                     continue;
                 }
             }
+            self.add_row(k, rec)?;
+        }
+        Ok(())
+    }
+
+    /// One selected entry (the residual condition already tested).
+    pub(crate) fn add_row(&mut self, k: u64, rec: RecVal) -> Result<()> {
+        {
             self.add_summary(1, k as u128, k, k);
             if self.key_bottom.len() < self.key_bottom_k {
                 self.key_bottom.push(k);
@@ -461,9 +920,9 @@ impl Acc {
                         };
                         d.insert(canon);
                     }
-                    continue;
+                    return Ok(());
                 }
-                RecVal::None => continue,
+                RecVal::None => return Ok(()),
             }
             if let (Some(d), RecVal::Int(v)) = (&mut self.rec_distinct, rec) {
                 d.insert(v);
@@ -546,7 +1005,7 @@ impl Acc {
         }
     }
 
-    fn finish(&self, f: AggFunc) -> Result<Value> {
+    pub(crate) fn finish(&self, f: AggFunc) -> Result<Value> {
         let n = self.count;
         let f64_rec = self.vt == ValueType::F64;
         Ok(match f {

@@ -14,8 +14,12 @@ pub mod error;
 pub mod exec;
 pub mod parse;
 pub(crate) mod plan;
+pub(crate) mod strkeys;
+pub(crate) mod suggest;
 pub mod value;
 
-pub use ast::{AggFunc, Aggregate, ArithOp, At, CmpOp, Column, Expr, Pred, Query};
+pub use ast::{
+    AggFunc, Aggregate, ArithOp, At, CmpOp, Column, Expr, GroupBy, Item, Pred, Query, SelectItem,
+};
 pub use error::QueryError;
 pub use value::{QueryResult, QueryStats, Value};

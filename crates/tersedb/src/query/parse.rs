@@ -4,14 +4,20 @@
 //! constants on the other) and builds the typed tree.
 //!
 //! ```text
-//! query     := SELECT agg {',' agg} FROM name [WHERE cond]
+//! text      := query [';']
+//! query     := SELECT item {',' item} FROM name [WHERE cond] [GROUP BY group]
+//!              [ORDER BY order [ASC | DESC]] [LIMIT integer] [OFFSET integer]
+//! item      := ('*' | KEY | RECORD | KEY '/' integer ['*' integer] | agg) [AS name]
+//! group     := KEY '/' integer | RECORD            order := KEY | group
 //! agg       := COUNT '(' '*' ')' | COUNT '(' [DISTINCT] col ')'
 //!            | (SUM | AVG | MIN | MAX) '(' col ')' | (TOP | BOTTOM) '(' k [',' col] ')'
 //! cond      := and {OR and}          and := not {AND not}          not := NOT not | test
-//! test      := sum [cmpop sum | [NOT] BETWEEN sum AND sum | [NOT] IN '(' [sum {',' sum}] ')']
+//! test      := sum [cmpop sum | [NOT] BETWEEN sum AND sum | [NOT] IN '(' [sum {',' sum}] ')'
+//!              | [NOT] LIKE string]
 //! sum       := product {('+' | '-') product}    product := unary {('*' | '/' | '%') unary}
 //! unary     := '-' unary | primary
-//! primary   := integer | float | KEY | RECORD | '(' query ')' | '(' cond ')'
+//! primary   := integer | float | string | KEY | RECORD | '(' query ')' | '(' cond ')'
+//! string    := "'" chars ("''" for a quote) "'"
 //! cmpop     := '=' | '!=' | '<>' | '<' | '<=' | '>' | '>='
 //! name      := identifier (not a keyword) | '"' chars ('""' for a quote) '"'
 //! ```
@@ -19,8 +25,12 @@
 //! Keywords are case-insensitive. Nesting is limited to [`MAX_NESTING`] levels, so hostile input
 //! cannot exhaust the stack; every failure is a [`QueryError`] naming the column, never a panic.
 
-use super::ast::{AggFunc, Aggregate, ArithOp, At, CmpOp, Column, Expr, Pred, Query, KEYWORDS};
+use super::ast::{
+    AggFunc, Aggregate, ArithOp, At, CmpOp, Column, Expr, GroupBy, Item, Pred, Query, SelectItem,
+    KEYWORDS,
+};
 use super::error::QueryError;
+use super::suggest::did_you_mean;
 
 /// Deepest nesting of parentheses, NOT and unary minus (together) the parser accepts.
 pub const MAX_NESTING: usize = 64;
@@ -29,6 +39,7 @@ pub const MAX_NESTING: usize = 64;
 enum Tok {
     Word(String),
     Quoted(String),
+    Str(String),
     Int(u128),
     Float(f64),
     Sym(&'static str),
@@ -41,6 +52,7 @@ impl Tok {
             Tok::Word(w) if is_keyword(w) => format!("keyword {}", w.to_ascii_uppercase()),
             Tok::Word(w) => format!("name {w}"),
             Tok::Quoted(w) => format!("name \"{w}\""),
+            Tok::Str(w) => format!("string '{w}'"),
             Tok::Int(v) => format!("number {v}"),
             Tok::Float(v) => format!("number {v:?}"),
             Tok::Sym(s) => format!("'{s}'"),
@@ -150,6 +162,29 @@ fn lex(text: &str) -> Result<Vec<(Tok, u32)>, QueryError> {
             out.push((Tok::Quoted(s), col(start)));
             continue;
         }
+        if c == '\'' {
+            let mut s = String::new();
+            i += 1;
+            loop {
+                match chars.get(i) {
+                    None => return Err(syntax(col(start), "unterminated string")),
+                    Some('\'') if chars.get(i + 1) == Some(&'\'') => {
+                        s.push('\'');
+                        i += 2;
+                    }
+                    Some('\'') => {
+                        i += 1;
+                        break;
+                    }
+                    Some(&ch) => {
+                        s.push(ch);
+                        i += 1;
+                    }
+                }
+            }
+            out.push((Tok::Str(s), col(start)));
+            continue;
+        }
         let two: String = chars[i..chars.len().min(i + 2)].iter().collect();
         let sym = match two.as_str() {
             "!=" => Some("!="),
@@ -175,6 +210,7 @@ fn lex(text: &str) -> Result<Vec<(Tok, u32)>, QueryError> {
             '=' => "=",
             '<' => "<",
             '>' => ">",
+            ';' => ";",
             _ => return Err(syntax(col(start), format!("unexpected character {c:?}"))),
         };
         out.push((Tok::Sym(one), col(start)));
@@ -189,12 +225,14 @@ fn lex(text: &str) -> Result<Vec<(Tok, u32)>, QueryError> {
 enum Node {
     Int(i128),
     Float(f64),
+    Str(String),
     Col(Column),
     Sub(Query),
     Arith(ArithOp, Box<Spanned>, Box<Spanned>),
     Cmp(CmpOp, Box<Spanned>, Box<Spanned>),
     Between(Box<Spanned>, Box<Spanned>, Box<Spanned>, bool),
     In(Box<Spanned>, Vec<Spanned>, bool),
+    Like(Box<Spanned>, String, bool),
     And(Box<Spanned>, Box<Spanned>),
     Or(Box<Spanned>, Box<Spanned>),
     Not(Box<Spanned>),
@@ -275,6 +313,27 @@ impl Parser {
             Err(self.unexpected(&format!("'{s}'")))
         }
     }
+    /// "expected a column", with a suggestion for a misspelt one (`keys`, `value`).
+    fn unexpected_column(&self) -> QueryError {
+        if let Tok::Word(w) = self.peek() {
+            let hint =
+                did_you_mean(w, &["key", "record"]).or(match w.to_ascii_lowercase().as_str() {
+                    "value" | "val" | "v" => Some("record"),
+                    "k" | "id" => Some("key"),
+                    _ => None,
+                });
+            if let Some(h) = hint {
+                return syntax(
+                    self.col(),
+                    format!(
+                        "unknown column {w} (did you mean {h}?); the columns are key and record"
+                    ),
+                );
+            }
+        }
+        self.unexpected("a column (key or record)")
+    }
+
     fn enter(&mut self) -> Result<(), QueryError> {
         self.depth += 1;
         if self.depth > MAX_NESTING {
@@ -294,13 +353,27 @@ impl Parser {
     fn query_depth(&mut self) -> Result<(Query, u32), QueryError> {
         self.enter()?;
         self.expect_word("SELECT")?;
-        let mut aggregates = vec![self.aggregate()?];
-        while self.is_sym(",") {
+        let mut q = Query::from_db(String::new());
+        let mut pending = Vec::new();
+        loop {
+            self.select_item(&mut q, &mut pending)?;
+            if !self.is_sym(",") {
+                break;
+            }
             self.bump();
-            aggregates.push(self.aggregate()?);
+        }
+        if !self.is_word("FROM") {
+            if let Tok::Word(w) = self.peek() {
+                if let Some(h) = did_you_mean(w, &["FROM", "AS"]) {
+                    return Err(syntax(
+                        self.col(),
+                        format!("expected FROM, found name {w} (did you mean {h}?)"),
+                    ));
+                }
+            }
         }
         self.expect_word("FROM")?;
-        let db = match self.bump() {
+        q.db = match self.bump() {
             (Tok::Word(w), _) if !is_keyword(&w) => w,
             (Tok::Quoted(w), _) => w,
             (t, c) => {
@@ -322,15 +395,205 @@ impl Parser {
         } else {
             (None, 0)
         };
+        q.filter = filter;
+        if self.is_word("GROUP") {
+            self.bump();
+            self.expect_word("BY")?;
+            let at = self.col();
+            let g = self.group_expr()?;
+            match g {
+                Some(g) => q.group_by = Some(g),
+                None => return Err(syntax(at, "GROUP BY takes key / N or record")),
+            }
+        }
+        // The SELECT list's columns, now that the grouping is known.
+        for (i, (it, n, at)) in pending.into_iter().enumerate() {
+            let item = match (it, q.group_by) {
+                (Item::Key, Some(GroupBy::KeyDiv(n))) => {
+                    return Err(type_err(
+                        at,
+                        format!("key is not grouped: select key / {n} (the bucket) or key / {n} * {n} (its first key)"),
+                    ))
+                }
+                (Item::Record, Some(GroupBy::Record)) => Item::Group,
+                (Item::Record, Some(g)) => {
+                    return Err(type_err(
+                        at,
+                        format!("record is not grouped (GROUP BY {g}): aggregate it, such as AVG(record)"),
+                    ))
+                }
+                (Item::Group | Item::BucketStart, g) if g != Some(GroupBy::KeyDiv(n)) => {
+                    return Err(type_err(
+                        at,
+                        format!("key / {n} in the SELECT list needs GROUP BY key / {n}"),
+                    ))
+                }
+                (it, _) => it,
+            };
+            if let Some(s) = q.select.get_mut(i) {
+                s.item = item;
+            }
+        }
+        if self.is_word("ORDER") {
+            self.bump();
+            self.expect_word("BY")?;
+            let at = self.col();
+            let ok = if self.is_word("KEY") && !matches!(self.peek2(), Tok::Sym("/")) {
+                self.bump();
+                q.group_by != Some(GroupBy::Record)
+            } else {
+                let g = self.group_expr()?;
+                g.is_some() && g == q.group_by
+            };
+            if !ok {
+                return Err(type_err(
+                    at,
+                    match q.group_by {
+                        Some(g) => format!("a grouped query is ordered by its group ({g})"),
+                        None => "rows are ordered by key".into(),
+                    },
+                ));
+            }
+            if self.is_word("ASC") {
+                self.bump();
+            } else if self.is_word("DESC") {
+                self.bump();
+                q.descending = true;
+            }
+        }
+        if self.is_word("LIMIT") {
+            self.bump();
+            q.limit = Some(self.count("LIMIT")?);
+        }
+        if self.is_word("OFFSET") {
+            self.bump();
+            q.offset = self.count("OFFSET")?;
+        }
+        if q.select
+            .iter()
+            .all(|s| matches!(s.item, Item::Agg(_)) && s.alias.is_none())
+        {
+            // Aggregates alone, unnamed: the plain form built in code.
+            q.select.clear();
+        }
         self.depth -= 1;
-        Ok((
-            Query {
-                aggregates,
-                db,
-                filter,
+        Ok((q, depth))
+    }
+
+    /// A non-negative integer after LIMIT or OFFSET.
+    fn count(&mut self, what: &str) -> Result<u64, QueryError> {
+        match self.bump() {
+            (Tok::Int(v), c) => {
+                u64::try_from(v).map_err(|_| syntax(c, format!("{v} is larger than a u64")))
+            }
+            (t, c) => Err(syntax(
+                c,
+                format!("{what} takes a count (an integer), found {}", t.describe()),
+            )),
+        }
+    }
+
+    /// `key / N` or `record` (`None`: something else, nothing consumed but `key`).
+    fn group_expr(&mut self) -> Result<Option<GroupBy>, QueryError> {
+        if self.is_word("RECORD") {
+            self.bump();
+            return Ok(Some(GroupBy::Record));
+        }
+        if !self.is_word("KEY") {
+            return Ok(None);
+        }
+        self.bump();
+        if !self.is_sym("/") {
+            return Ok(None);
+        }
+        self.bump();
+        Ok(Some(GroupBy::KeyDiv(self.bucket_width()?)))
+    }
+
+    fn bucket_width(&mut self) -> Result<u64, QueryError> {
+        match self.bump() {
+            (Tok::Int(v), c) => match u64::try_from(v) {
+                Ok(n) if n >= 1 => Ok(n),
+                _ => Err(syntax(
+                    c,
+                    format!("a bucket width is an integer from 1 to {}", u64::MAX),
+                )),
             },
-            depth,
-        ))
+            (t, c) => Err(syntax(
+                c,
+                format!(
+                    "key / N takes a constant bucket width N, found {}",
+                    t.describe()
+                ),
+            )),
+        }
+    }
+
+    /// One item of the SELECT list, into `q` (a placeholder for columns, resolved once the
+    /// GROUP BY is known, in `pending`: the item, its bucket width, its column).
+    fn select_item(
+        &mut self,
+        q: &mut Query,
+        pending: &mut Vec<(Item, u64, u32)>,
+    ) -> Result<(), QueryError> {
+        let at = self.col();
+        let mut push = |q: &mut Query, item: Item, n: u64| {
+            q.select.push(SelectItem { item, alias: None });
+            pending.push((item, n, at));
+        };
+        if self.is_sym("*") {
+            self.bump();
+            push(q, Item::Key, 0);
+            push(q, Item::Record, 0);
+            return Ok(());
+        }
+        if self.is_word("KEY") {
+            self.bump();
+            if self.is_sym("/") {
+                self.bump();
+                let n = self.bucket_width()?;
+                let mut item = Item::Group;
+                if self.is_sym("*") {
+                    self.bump();
+                    let c = self.col();
+                    if self.bucket_width()? != n {
+                        return Err(syntax(
+                            c,
+                            format!("the first key of a bucket is key / {n} * {n}"),
+                        ));
+                    }
+                    item = Item::BucketStart;
+                }
+                push(q, item, n);
+            } else {
+                push(q, Item::Key, 0);
+            }
+        } else if self.is_word("RECORD") {
+            self.bump();
+            push(q, Item::Record, 0);
+        } else {
+            let a = self.aggregate()?;
+            q.aggregates.push(a);
+            let i = q.aggregates.len() - 1;
+            push(q, Item::Agg(i), 0);
+        }
+        if self.is_word("AS") {
+            self.bump();
+            let alias = match self.bump() {
+                (Tok::Word(w), _) if !is_keyword(&w) => w,
+                (Tok::Quoted(w), _) => w,
+                (t, c) => {
+                    return Err(syntax(
+                        c,
+                        format!("expected a column name after AS, found {}", t.describe()),
+                    ))
+                }
+            };
+            if let Some(s) = q.select.last_mut() {
+                s.alias = Some(alias);
+            }
+        }
+        Ok(())
     }
 
     fn column(&mut self) -> Result<Column, QueryError> {
@@ -339,7 +602,7 @@ impl Parser {
         } else if self.is_word("RECORD") {
             Column::Record
         } else {
-            return Err(self.unexpected("a column (key or record)"));
+            return Err(self.unexpected_column());
         };
         self.bump();
         Ok(c)
@@ -406,9 +669,24 @@ impl Parser {
                 }
             }
             _ => {
-                return Err(
-                    self.unexpected("an aggregate (COUNT, SUM, AVG, MIN, MAX, TOP or BOTTOM)")
-                )
+                const AGGS: &[&str] = &["COUNT", "SUM", "AVG", "MIN", "MAX", "TOP", "BOTTOM"];
+                let hint = match self.peek() {
+                    Tok::Word(w) if w.eq_ignore_ascii_case("AVERAGE") => Some("AVG"),
+                    Tok::Word(w) => did_you_mean(w, AGGS),
+                    _ => None,
+                };
+                let what = "an aggregate (COUNT, SUM, AVG, MIN, MAX, TOP or BOTTOM), a column \
+                            (key, record, key / N) or *";
+                return Err(match hint {
+                    Some(h) => syntax(
+                        self.col(),
+                        format!(
+                            "expected {what}, found {} (did you mean {h}?)",
+                            self.peek().describe()
+                        ),
+                    ),
+                    None => self.unexpected(what),
+                });
             }
         };
         Ok(Aggregate {
@@ -471,9 +749,27 @@ impl Parser {
         }
         let negated = self.is_word("NOT")
             && matches!(self.peek2(), Tok::Word(w)
-                if w.eq_ignore_ascii_case("BETWEEN") || w.eq_ignore_ascii_case("IN"));
+                if w.eq_ignore_ascii_case("BETWEEN") || w.eq_ignore_ascii_case("IN")
+                    || w.eq_ignore_ascii_case("LIKE"));
         if negated {
             self.bump();
+        }
+        if self.is_word("LIKE") {
+            self.bump();
+            let pat = match self.bump() {
+                (Tok::Str(p), _) => p,
+                (t, c) => {
+                    return Err(syntax(
+                        c,
+                        format!(
+                            "LIKE takes a pattern string ('abc%'), found {}",
+                            t.describe()
+                        ),
+                    ))
+                }
+            };
+            let (at, d) = (l.1, depth_of(&[&l]) + 1);
+            return mk(Node::Like(Box::new(l), pat, negated), at, d);
         }
         if self.is_word("BETWEEN") {
             self.bump();
@@ -586,6 +882,10 @@ impl Parser {
                 self.bump();
                 Ok((Node::Float(v), at, 1))
             }
+            Tok::Str(v) => {
+                self.bump();
+                Ok((Node::Str(v), at, 1))
+            }
             Tok::Word(w) if w.eq_ignore_ascii_case("KEY") => {
                 self.bump();
                 Ok((Node::Col(Column::Key), at, 1))
@@ -607,7 +907,10 @@ impl Parser {
                 self.expect_sym(")")?;
                 Ok(n)
             }
-            _ => Err(self.unexpected("a value (a number, key, record or a subquery)")),
+            Tok::Word(w) if !is_keyword(&w) && did_you_mean(&w, &["key", "record"]).is_some() => {
+                Err(self.unexpected_column())
+            }
+            _ => Err(self.unexpected("a value (a number, a string, key, record or a subquery)")),
         }
     }
 }
@@ -659,6 +962,19 @@ fn lower_pred((n, at, _): Spanned) -> Result<Pred, QueryError> {
                 p
             }
         }
+        Node::Like(x, pattern, negated) => {
+            let col = column_of(*x, "LIKE")?;
+            let p = Pred::Like {
+                col,
+                pattern,
+                at: At(Some(at)),
+            };
+            if negated {
+                Pred::Not(Box::new(p))
+            } else {
+                p
+            }
+        }
         Node::In(x, list, negated) => {
             let col = column_of(*x, "IN")?;
             let p = Pred::In {
@@ -695,6 +1011,7 @@ fn lower_expr((n, at, _): Spanned) -> Result<Expr, QueryError> {
     Ok(match n {
         Node::Int(v) => Expr::Int(v),
         Node::Float(v) => Expr::Float(v),
+        Node::Str(v) => Expr::Str(v),
         Node::Sub(q) => Expr::Subquery(Box::new(q)),
         Node::Arith(op, l, r) => Expr::Bin {
             op,
@@ -724,8 +1041,21 @@ impl Query {
             depth: 0,
         };
         let q = p.query()?;
+        if p.is_sym(";") {
+            p.bump();
+        }
         if *p.peek() != Tok::End {
             return Err(p.unexpected("the end of the query"));
+        }
+        // Printing parenthesises every operation: refuse what would print too deep to parse.
+        if q.print_nesting() > MAX_NESTING {
+            return Err(syntax(
+                1,
+                format!(
+                    "nested more than {MAX_NESTING} levels deep once every operation is in \
+                     parentheses"
+                ),
+            ));
         }
         Ok(q)
     }

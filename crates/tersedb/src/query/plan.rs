@@ -81,6 +81,15 @@ pub fn eval(e: &Expr, b: &mut dyn Binder) -> Result<Num> {
             }
             Num::Float(*v)
         }
+        Expr::Str(v) => {
+            return Err(type_err(
+                At(None),
+                format!(
+                    "{} is a string; keys and records of this database are numbers",
+                    super::ast::quote_str(v)
+                ),
+            ))
+        }
         Expr::Subquery(q) => b.subquery(q)?,
         Expr::Bin { op, l, r, at } => {
             let (x, y) = (eval(l, b)?, eval(r, b)?);
@@ -309,6 +318,12 @@ pub fn bind(p: &Pred, negated: bool, b: &mut dyn Binder) -> Result<Bound> {
             let a = atom(*col, CmpOp::Ge, lo, negated, *at, b)?;
             let z = atom(*col, CmpOp::Le, hi, negated, *at, b)?;
             both(!negated, a, z)
+        }
+        Pred::Like { at, .. } => {
+            return Err(type_err(
+                *at,
+                "LIKE needs string keys (this database's keys are numbers)".into(),
+            ))
         }
         Pred::In { col, list, at } => {
             let mut items = Vec::with_capacity(list.len());

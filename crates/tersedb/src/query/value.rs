@@ -1,4 +1,5 @@
-//! Query results: one [`Value`] per aggregate, with the statistics of the run.
+//! Query results: one [`Value`] per aggregate (aggregate queries), or rows of values (row and
+//! GROUP BY queries), with the statistics of the run. [`QueryResult`] prints as a table.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -14,6 +15,8 @@ pub enum Value {
     Float(f64),
     /// TOP and BOTTOM (empty for an empty selection).
     List(Vec<Value>),
+    /// A string key or a byte record (rows, MIN/MAX of string keys).
+    Bytes(Vec<u8>),
 }
 
 impl Value {
@@ -46,6 +49,21 @@ impl Value {
                 let items: Vec<String> = l.iter().map(Value::to_json).collect();
                 format!("[{}]", items.join(","))
             }
+            Value::Bytes(b) => json_str(&bytes_text(b)),
+        }
+    }
+}
+
+/// Bytes as text: UTF-8 as it is, anything else as `0x` and hex digits.
+pub fn bytes_text(b: &[u8]) -> String {
+    match std::str::from_utf8(b) {
+        Ok(s) => s.to_string(),
+        Err(_) => {
+            let mut o = String::from("0x");
+            for x in b {
+                o.push_str(&format!("{x:02x}"));
+            }
+            o
         }
     }
 }
@@ -66,6 +84,7 @@ impl fmt::Display for Value {
                 }
                 f.write_str("]")
             }
+            Value::Bytes(b) => f.write_str(&bytes_text(b)),
         }
     }
 }
@@ -95,25 +114,125 @@ impl QueryStats {
     }
 }
 
-/// The result of a query: one column per aggregate, named as the aggregate prints.
+/// The result of a query. An aggregate query has one value per column in `values` and no
+/// `rows`; a row or GROUP BY query has its rows in `rows` (each as long as `columns`) and no
+/// `values`. Columns are named by their alias, else as the item prints.
 #[derive(Clone, Debug, PartialEq)]
 pub struct QueryResult {
     /// Borrowed names for the usual aggregates: a query that returns one makes no string.
     pub columns: Vec<Cow<'static, str>>,
+    /// Aggregate queries: the one row.
     pub values: Vec<Value>,
+    /// Row and GROUP BY queries: the rows, in order.
+    pub rows: Vec<Vec<Value>>,
     pub stats: QueryStats,
 }
 
 impl QueryResult {
-    /// `{"columns": [...], "values": [...]}`.
+    /// Whether the query returned rows (a row or GROUP BY query) rather than one row of
+    /// aggregates.
+    pub fn is_rows(&self) -> bool {
+        self.values.is_empty() && !self.columns.is_empty()
+    }
+
+    /// Every row: the rows of a row or GROUP BY query, or the one row of aggregates.
+    pub fn all_rows(&self) -> Vec<&[Value]> {
+        if self.is_rows() {
+            self.rows.iter().map(Vec::as_slice).collect()
+        } else {
+            vec![&self.values[..]]
+        }
+    }
+
+    /// Aggregates: `{"columns": [...], "values": [...]}`; rows and groups:
+    /// `{"columns": [...], "rows": [[...], ...]}`.
     pub fn to_json(&self) -> String {
         let cols: Vec<String> = self.columns.iter().map(|c| json_str(c)).collect();
-        let vals: Vec<String> = self.values.iter().map(Value::to_json).collect();
-        format!(
-            "{{\"columns\":[{}],\"values\":[{}]}}",
-            cols.join(","),
-            vals.join(",")
-        )
+        let row = |r: &[Value]| {
+            let vals: Vec<String> = r.iter().map(Value::to_json).collect();
+            format!("[{}]", vals.join(","))
+        };
+        if self.is_rows() {
+            let rows: Vec<String> = self.rows.iter().map(|r| row(r)).collect();
+            format!(
+                "{{\"columns\":[{}],\"rows\":[{}]}}",
+                cols.join(","),
+                rows.join(",")
+            )
+        } else {
+            format!(
+                "{{\"columns\":[{}],\"values\":{}}}",
+                cols.join(","),
+                row(&self.values)
+            )
+        }
+    }
+
+    /// CSV (RFC 4180): a header line of the column names, then one line per row; NULL is an
+    /// empty field, lists are written as they print (`[1, 2]`, quoted).
+    pub fn to_csv(&self) -> String {
+        let mut o = String::new();
+        let line = |o: &mut String, cells: &mut dyn Iterator<Item = String>| {
+            let v: Vec<String> = cells.map(|c| csv_field(&c)).collect();
+            o.push_str(&v.join(","));
+            o.push_str("\r\n");
+        };
+        line(&mut o, &mut self.columns.iter().map(|c| c.to_string()));
+        for r in self.all_rows() {
+            line(
+                &mut o,
+                &mut r.iter().map(|v| match v {
+                    Value::Null => String::new(),
+                    v => v.to_string(),
+                }),
+            );
+        }
+        o
+    }
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) || s.starts_with(' ') || s.ends_with(' ') {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// A table: a header row of the column names, a rule, then the rows (`(n rows)` below row and
+/// group results).
+impl fmt::Display for QueryResult {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let rows: Vec<Vec<String>> = self
+            .all_rows()
+            .iter()
+            .map(|r| r.iter().map(|v| v.to_string()).collect())
+            .collect();
+        let mut widths: Vec<usize> = self.columns.iter().map(|c| c.chars().count()).collect();
+        for r in &rows {
+            for (w, c) in widths.iter_mut().zip(r) {
+                *w = (*w).max(c.chars().count());
+            }
+        }
+        let line = |cells: &mut dyn Iterator<Item = &str>| {
+            let s = cells
+                .zip(&widths)
+                .map(|(c, &w)| format!("{c:<w$}"))
+                .collect::<Vec<_>>()
+                .join(" | ");
+            s.trim_end().to_string()
+        };
+        f.write_str(&line(&mut self.columns.iter().map(|c| c.as_ref())))?;
+        let rule: Vec<String> = widths.iter().map(|&w| "-".repeat(w)).collect();
+        write!(f, "\n{}", rule.join("-+-"))?;
+        for r in &rows {
+            write!(f, "\n{}", line(&mut r.iter().map(String::as_str)))?;
+        }
+        if self.is_rows() {
+            let n = self.rows.len();
+            write!(f, "\n({n} row{})", if n == 1 { "" } else { "s" })?;
+        }
+        Ok(())
     }
 }
 
@@ -129,4 +248,58 @@ fn json_str(s: &str) -> String {
     }
     o.push('"');
     o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tables_json_and_csv() {
+        let agg = QueryResult {
+            columns: vec!["COUNT(*)".into(), "AVG(key)".into()],
+            values: vec![Value::Int(7), Value::Float(1234567890.5)],
+            rows: Vec::new(),
+            stats: QueryStats::default(),
+        };
+        assert_eq!(
+            agg.to_string(),
+            "COUNT(*) | AVG(key)\n---------+-------------\n7        | 1234567890.5"
+        );
+        assert_eq!(
+            agg.to_json(),
+            "{\"columns\":[\"COUNT(*)\",\"AVG(key)\"],\"values\":[7,1234567890.5]}"
+        );
+        let rows = QueryResult {
+            columns: vec!["key".into(), "record".into()],
+            values: Vec::new(),
+            rows: vec![
+                vec![Value::Bytes(b"a,b".to_vec()), Value::Null],
+                vec![
+                    Value::Bytes(vec![0xff]),
+                    Value::List(vec![Value::Int(1), Value::Int(2)]),
+                ],
+            ],
+            stats: QueryStats::default(),
+        };
+        assert!(rows.is_rows());
+        assert_eq!(
+            rows.to_string(),
+            "key  | record\n-----+-------\na,b  | NULL\n0xff | [1, 2]\n(2 rows)"
+        );
+        assert_eq!(
+            rows.to_json(),
+            "{\"columns\":[\"key\",\"record\"],\"rows\":[[\"a,b\",null],[\"0xff\",[1,2]]]}"
+        );
+        assert_eq!(
+            rows.to_csv(),
+            "key,record\r\n\"a,b\",\r\n0xff,\"[1, 2]\"\r\n"
+        );
+        let none = QueryResult {
+            rows: Vec::new(),
+            ..rows
+        };
+        assert!(none.is_rows());
+        assert!(none.to_string().ends_with("(0 rows)"));
+    }
 }

@@ -98,21 +98,20 @@ impl FaultyStorage {
         let s = self.lock();
         let mut img = s.base.clone();
         let mut seen = 0u64;
-        let mut i = 0;
-        while i < s.log.len() && seen < k {
-            match &s.log[i] {
-                Op::Write { offset, data } => {
+        let mut log = s.log.iter().peekable();
+        while seen < k {
+            match log.next() {
+                Some(Op::Write { offset, data }) => {
                     let _ = write_to(&mut img, *offset, data);
                 }
-                Op::SetLen(n) => img.resize(*n as usize, 0),
-                Op::Sync => seen += 1,
+                Some(Op::SetLen(n)) => img.resize(*n as usize, 0),
+                Some(Op::Sync) => seen += 1,
+                None => break,
             }
-            i += 1;
         }
         let mut volatile = Vec::new();
-        while i < s.log.len() && !matches!(s.log[i], Op::Sync) {
-            volatile.push(s.log[i].clone());
-            i += 1;
+        while let Some(op) = log.next_if(|op| !matches!(op, Op::Sync)) {
+            volatile.push(op.clone());
         }
         let apply = |img: &mut Vec<u8>, op: &Op| match op {
             Op::Write { offset, data } => {
@@ -129,7 +128,7 @@ impl FaultyStorage {
                     match (Some(j) == last_write, op) {
                         (true, Op::Write { offset, data }) => {
                             let half = data.len() / 2;
-                            let _ = write_to(&mut img, *offset, &data[..half]);
+                            let _ = write_to(&mut img, *offset, data.get(..half).unwrap_or(&[]));
                         }
                         _ => apply(&mut img, op),
                     }
@@ -149,8 +148,8 @@ impl FaultyStorage {
                     order.swap(j, (next() % (j as u64 + 1)) as usize);
                 }
                 for j in order {
-                    if next() & 1 == 1 {
-                        apply(&mut img, &volatile[j]);
+                    if let Some(op) = volatile.get(j).filter(|_| next() & 1 == 1) {
+                        apply(&mut img, op);
                     }
                 }
             }
@@ -216,6 +215,7 @@ impl Storage for FaultyStorage {
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
 

@@ -44,11 +44,15 @@ pub(crate) fn read_from(data: &[u8], offset: u64, buf: &mut [u8]) -> io::Result<
 
 pub(crate) fn write_to(data: &mut Vec<u8>, offset: u64, buf: &[u8]) -> io::Result<()> {
     let start = usize::try_from(offset).map_err(|_| io::ErrorKind::InvalidInput)?;
-    let end = start + buf.len();
+    let end = start
+        .checked_add(buf.len())
+        .ok_or(io::ErrorKind::InvalidInput)?;
     if data.len() < end {
         data.resize(end, 0);
     }
-    data[start..end].copy_from_slice(buf);
+    if let Some(dst) = data.get_mut(start..end) {
+        dst.copy_from_slice(buf);
+    }
     Ok(())
 }
 

@@ -23,6 +23,10 @@
 //! commit writes with its data pages, before the first sync: a damaged meta page is restored
 //! from its copy instead of silently falling back to the older commit (see `Pager::open` and
 //! docs/FORMAT.md, "Torn writes and damaged meta pages").
+//!
+//! Bytes read from the file are untrusted: every access is checked (no indexing, no unwrap).
+
+#![deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used)]
 
 use super::{PageKind, Storage, MAX_PAGE_SIZE, MIN_PAGE_SIZE, PAGE_CHECKSUM_LEN, PAGE_KIND_OFFSET};
 use crate::error::{Error, PageId, Result};
@@ -33,14 +37,18 @@ pub const MAGIC: &[u8; 8] = b"TERSEDB\0";
 pub const FORMAT_VERSION: u32 = 1;
 
 /// The checksum of a page as stored in its first 8 bytes.
+/// (A page shorter than the checksum has the checksum of no bytes.)
 pub fn checksum(id: PageId, page: &[u8]) -> u64 {
-    xxhash_rust::xxh3::xxh3_64_with_seed(&page[PAGE_CHECKSUM_LEN..], id)
+    xxhash_rust::xxh3::xxh3_64_with_seed(page.get(PAGE_CHECKSUM_LEN..).unwrap_or_default(), id)
 }
 
-/// Writes the page's checksum into its first 8 bytes.
+/// Writes the page's checksum into its first 8 bytes (a page shorter than that is left alone:
+/// it can never verify).
 pub fn seal(id: PageId, page: &mut [u8]) {
     let c = checksum(id, page);
-    page[..PAGE_CHECKSUM_LEN].copy_from_slice(&c.to_le_bytes());
+    if let Some(head) = page.get_mut(..PAGE_CHECKSUM_LEN) {
+        head.copy_from_slice(&c.to_le_bytes());
+    }
 }
 
 /// Checks the stored checksum.
@@ -51,8 +59,7 @@ pub fn verify(id: PageId, page: &[u8]) -> Result<()> {
             what: "short page".into(),
         });
     }
-    let stored = u64::from_le_bytes(page[..PAGE_CHECKSUM_LEN].try_into().expect("8 bytes"));
-    if stored != checksum(id, page) {
+    if u64_at(page, 0) != Some(checksum(id, page)) {
         return Err(Error::Corrupted {
             page: id,
             what: "checksum mismatch".into(),
@@ -74,12 +81,24 @@ pub struct Meta {
     pub copies: [PageId; 2],
 }
 
-fn u32_at(p: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes(p[at..at + 4].try_into().expect("4 bytes"))
+/// The `N` bytes at `at`, if the page has them.
+pub(crate) fn bytes_at<const N: usize>(p: &[u8], at: usize) -> Option<[u8; N]> {
+    p.get(at..at.checked_add(N)?)?.try_into().ok()
 }
 
-fn u64_at(p: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(p[at..at + 8].try_into().expect("8 bytes"))
+pub(crate) fn u32_at(p: &[u8], at: usize) -> Option<u32> {
+    bytes_at(p, at).map(u32::from_le_bytes)
+}
+
+pub(crate) fn u64_at(p: &[u8], at: usize) -> Option<u64> {
+    bytes_at(p, at).map(u64::from_le_bytes)
+}
+
+/// Writes `bytes` at `at` of a page the pager builds (always a full page, so they fit).
+pub(crate) fn put(p: &mut [u8], at: usize, bytes: &[u8]) {
+    if let Some(dst) = p.get_mut(at..at + bytes.len()) {
+        dst.copy_from_slice(bytes);
+    }
 }
 
 /// Whether `n` is a supported page size.
@@ -88,6 +107,14 @@ pub fn valid_page_size(n: usize) -> bool {
 }
 
 impl Meta {
+    /// The page holding the copy of meta slot `slot` (0 or 1; 0 = none).
+    pub fn copy(&self, slot: usize) -> PageId {
+        match slot {
+            0 => self.copies[0],
+            _ => self.copies[1],
+        }
+    }
+
     /// Serialises into a full page (checksum included) for slot `id` (0 or 1).
     pub fn to_page(&self, id: PageId) -> Vec<u8> {
         self.page_of_kind(id, PageKind::Meta)
@@ -100,17 +127,18 @@ impl Meta {
 
     fn page_of_kind(&self, id: PageId, kind: PageKind) -> Vec<u8> {
         let mut p = vec![0u8; self.page_size as usize];
-        p[PAGE_KIND_OFFSET] = kind as u8;
-        p[16..24].copy_from_slice(MAGIC);
-        p[24..28].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
-        p[28..32].copy_from_slice(&self.page_size.to_le_bytes());
-        p[32..40].copy_from_slice(&self.txn_id.to_le_bytes());
-        p[40..48].copy_from_slice(&self.root.to_le_bytes());
-        p[48..56].copy_from_slice(&self.free_list.to_le_bytes());
-        p[56..64].copy_from_slice(&self.page_count.to_le_bytes());
-        p[64..72].copy_from_slice(&self.free_count.to_le_bytes());
-        p[72..80].copy_from_slice(&self.copies[0].to_le_bytes());
-        p[80..88].copy_from_slice(&self.copies[1].to_le_bytes());
+        let [c0, c1] = self.copies;
+        put(&mut p, PAGE_KIND_OFFSET, &[kind as u8]);
+        put(&mut p, 16, MAGIC);
+        put(&mut p, 24, &FORMAT_VERSION.to_le_bytes());
+        put(&mut p, 28, &self.page_size.to_le_bytes());
+        put(&mut p, 32, &self.txn_id.to_le_bytes());
+        put(&mut p, 40, &self.root.to_le_bytes());
+        put(&mut p, 48, &self.free_list.to_le_bytes());
+        put(&mut p, 56, &self.page_count.to_le_bytes());
+        put(&mut p, 64, &self.free_count.to_le_bytes());
+        put(&mut p, 72, &c0.to_le_bytes());
+        put(&mut p, 80, &c1.to_le_bytes());
         seal(id, &mut p);
         p
     }
@@ -118,18 +146,17 @@ impl Meta {
     /// Reads the header fields of a possible meta page without the checksum (which needs the
     /// page size first). `Err(BadFormat)` when it is not a tersedb meta page at all.
     pub fn peek_page_size(head: &[u8]) -> Result<usize> {
-        if head.len() < 72 || &head[16..24] != MAGIC {
-            return Err(Error::BadFormat(
-                "no tersedb magic at the start of the file".into(),
-            ));
+        let short = || Error::BadFormat("no tersedb magic at the start of the file".into());
+        if head.len() < 72 || bytes_at::<8>(head, 16).as_ref() != Some(MAGIC) {
+            return Err(short());
         }
-        let v = u32_at(head, 24);
+        let v = u32_at(head, 24).ok_or_else(short)?;
         if v != FORMAT_VERSION {
             return Err(Error::BadFormat(format!(
                 "file format version {v}; this build reads version {FORMAT_VERSION}"
             )));
         }
-        let ps = u32_at(head, 28) as usize;
+        let ps = u32_at(head, 28).ok_or_else(short)? as usize;
         if !valid_page_size(ps) {
             return Err(Error::BadFormat(format!("invalid page size {ps}")));
         }
@@ -152,7 +179,7 @@ impl Meta {
             what: what.into(),
         };
         verify(id, p)?;
-        if p[PAGE_KIND_OFFSET] != kind as u8 {
+        if p.get(PAGE_KIND_OFFSET) != Some(&(kind as u8)) {
             return Err(bad(match kind {
                 PageKind::Meta => "not a meta page",
                 _ => "not a meta copy page",
@@ -162,14 +189,15 @@ impl Meta {
         if ps != p.len() {
             return Err(bad("page size field differs from the file's"));
         }
+        let field = |at| u64_at(p, at).ok_or_else(|| bad("short page"));
         let m = Meta {
             page_size: ps as u32,
-            txn_id: u64_at(p, 32),
-            root: u64_at(p, 40),
-            free_list: u64_at(p, 48),
-            page_count: u64_at(p, 56),
-            free_count: u64_at(p, 64),
-            copies: [u64_at(p, 72), u64_at(p, 80)],
+            txn_id: field(32)?,
+            root: field(40)?,
+            free_list: field(48)?,
+            page_count: field(56)?,
+            free_count: field(64)?,
+            copies: [field(72)?, field(80)?],
         };
         if m.page_count > i64::MAX as u64 / ps as u64 {
             return Err(bad("page count beyond the largest file"));
@@ -290,12 +318,12 @@ pub fn choose(storage: &dyn Storage, ps: usize, len: u64, recover: bool, repair:
             let (y, m) = if b.txn_id > a.txn_id { (1, b) } else { (0, a) };
             let mut repairs = Vec::new();
             // The newest commit's copy must hold it; rewrite it if damaged or stale.
-            if repair && m.copies[y] != 0 {
-                let c = read_copy(storage, m.copies[y], ps, len);
+            if repair && m.copy(y) != 0 {
+                let c = read_copy(storage, m.copy(y), ps, len);
                 if c.ok() != Some(m) {
                     repairs.push(Repair {
-                        page: m.copies[y],
-                        bytes: m.to_copy_page(m.copies[y]),
+                        page: m.copy(y),
+                        bytes: m.to_copy_page(m.copy(y)),
                     });
                 }
             }
@@ -311,7 +339,7 @@ pub fn choose(storage: &dyn Storage, ps: usize, len: u64, recover: bool, repair:
         [Err(e), Ok(m)] => (1usize, m, e),
     };
     let x = 1 - y;
-    let cp = m.copies[x];
+    let cp = m.copy(x);
     let copy = (cp != 0).then(|| read_copy(storage, cp, ps, len));
     match copy {
         Some(Ok(c)) if c.txn_id.abs_diff(m.txn_id) <= 1 && c.copies == m.copies => {
@@ -320,13 +348,10 @@ pub fn choose(storage: &dyn Storage, ps: usize, len: u64, recover: bool, repair:
                 page: x as PageId,
                 bytes: c.to_page(x as PageId),
             }];
-            if !newer
-                && m.copies[y] != 0
-                && read_copy(storage, m.copies[y], ps, len).ok() != Some(m)
-            {
+            if !newer && m.copy(y) != 0 && read_copy(storage, m.copy(y), ps, len).ok() != Some(m) {
                 repairs.push(Repair {
-                    page: m.copies[y],
-                    bytes: m.to_copy_page(m.copies[y]),
+                    page: m.copy(y),
+                    bytes: m.to_copy_page(m.copy(y)),
                 });
             }
             let what = if newer {
@@ -367,10 +392,10 @@ pub fn choose(storage: &dyn Storage, ps: usize, len: u64, recover: bool, repair:
                 bytes: m.to_page(x as PageId),
             }];
             for s in [x, y] {
-                if m.copies[s] != 0 {
+                if m.copy(s) != 0 {
                     repairs.push(Repair {
-                        page: m.copies[s],
-                        bytes: m.to_copy_page(m.copies[s]),
+                        page: m.copy(s),
+                        bytes: m.to_copy_page(m.copy(s)),
                     });
                 }
             }
@@ -389,6 +414,7 @@ pub fn choose(storage: &dyn Storage, ps: usize, len: u64, recover: bool, repair:
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
 

@@ -13,6 +13,8 @@
 //! Seeding the checksum with the page id makes a page written at the wrong offset fail its check.
 //! Pages are cached as they are on disk (so compressed leaves stay compressed in RAM).
 
+#![deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used)]
+
 use crate::error::{PageId, Result};
 use std::sync::Arc;
 

@@ -28,6 +28,10 @@
 //! back to that commit, whose pages stay intact, so the file holds two trees, not three, under
 //! writes that rewrite most pages. Free pages at the end of the file that no state needs are
 //! dropped at commit and the file is shortened after the meta is written.
+//!
+//! Pages read from the file are untrusted: every access to their bytes is checked.
+
+#![deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used)]
 
 use super::meta::{self, Meta};
 use super::readers::{ReaderScan, ReaderSlot};
@@ -409,8 +413,13 @@ impl Pager {
             st.read_at(slot as u64 * ps as u64 + 32, &mut b)?;
             *t = u64::from_le_bytes(b);
         }
-        let mine = (seen.txn_id % 2) as usize;
-        if txn[mine] == seen.txn_id && txn[1 - mine] < seen.txn_id {
+        let [t0, t1] = txn;
+        let (mine, other) = if seen.txn_id % 2 == 0 {
+            (t0, t1)
+        } else {
+            (t1, t0)
+        };
+        if mine == seen.txn_id && other < seen.txn_id {
             return Ok(seen);
         }
         for _ in 0..200 {
@@ -646,17 +655,21 @@ fn load_free_list(storage: &dyn Storage, m: &Meta) -> Result<(Vec<FreeEntry>, Ve
             page: id,
             what: what.into(),
         };
-        if p[PAGE_KIND_OFFSET] != PageKind::FreeList as u8 {
+        if p.get(PAGE_KIND_OFFSET) != Some(&(PageKind::FreeList as u8)) {
             return Err(bad("free-list link to a page of another kind"));
         }
-        next = u64::from_le_bytes(p[16..24].try_into().expect("8 bytes"));
-        let n = u32::from_le_bytes(p[24..28].try_into().expect("4 bytes")) as usize;
-        if n > (ps - FREE_HEADER) / FREE_ENTRY {
+        next = meta::u64_at(&p, 16).ok_or_else(|| bad("short free-list page"))?;
+        let n = meta::u32_at(&p, 24).ok_or_else(|| bad("short free-list page"))? as usize;
+        if n > ps.saturating_sub(FREE_HEADER) / FREE_ENTRY {
             return Err(bad("free-list entry count exceeds the page"));
         }
-        for e in p[FREE_HEADER..FREE_HEADER + n * FREE_ENTRY].chunks_exact(FREE_ENTRY) {
-            let page = u64::from_le_bytes(e[..8].try_into().expect("8 bytes"));
-            let freed_by = u64::from_le_bytes(e[8..].try_into().expect("8 bytes"));
+        let listed = p
+            .get(FREE_HEADER..FREE_HEADER + n * FREE_ENTRY)
+            .ok_or_else(|| bad("free-list entry count exceeds the page"))?;
+        for e in listed.chunks_exact(FREE_ENTRY) {
+            let (Some(page), Some(freed_by)) = (meta::u64_at(e, 0), meta::u64_at(e, 8)) else {
+                return Err(bad("short free-list entry"));
+            };
             if page < 2 || page >= m.page_count || freed_by > m.txn_id {
                 return Err(bad("free-list entry out of range"));
             }
@@ -668,9 +681,9 @@ fn load_free_list(storage: &dyn Storage, m: &Meta) -> Result<(Vec<FreeEntry>, Ve
     // out twice would end up in two trees.
     let mut ids: Vec<PageId> = free.iter().map(|e| e.page).collect();
     ids.sort_unstable();
-    if let Some(w) = ids.windows(2).find(|w| w[0] == w[1]) {
+    if let Some(page) = first_repeat(&ids) {
         return Err(Error::Corrupted {
-            page: w[0],
+            page,
             what: "the free list lists this page twice".into(),
         });
     }
@@ -711,18 +724,26 @@ fn load_free_list(storage: &dyn Storage, m: &Meta) -> Result<(Vec<FreeEntry>, Ve
 /// The first page id that appears twice in `entries` (sorted by page) or in both `entries`
 /// and `out` (sorted by id).
 fn first_overlap(entries: &[FreeEntry], out: &[(PageId, Page)]) -> Option<PageId> {
-    if let Some(w) = entries.windows(2).find(|w| w[0].page == w[1].page) {
-        return Some(w[0].page);
+    let pages: Vec<PageId> = entries.iter().map(|e| e.page).collect();
+    if let Some(page) = first_repeat(&pages) {
+        return Some(page);
     }
-    let (mut i, mut j) = (0, 0);
-    while i < entries.len() && j < out.len() {
-        match entries[i].page.cmp(&out[j].0) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => return Some(out[j].0),
+    let mut written = out.iter().map(|(id, _)| *id).peekable();
+    for page in pages {
+        while written.next_if(|&id| id < page).is_some() {}
+        if written.peek() == Some(&page) {
+            return Some(page);
         }
     }
     None
+}
+
+/// The first id of sorted `ids` that appears twice.
+fn first_repeat(ids: &[PageId]) -> Option<PageId> {
+    ids.windows(2).find_map(|w| match w {
+        [a, b] if a == b => Some(*a),
+        _ => None,
+    })
 }
 
 /// A read snapshot. Holding it keeps the pages it can see from being reused.
@@ -808,7 +829,7 @@ impl ReadPages {
             );
         }
         for x in 0..2u64 {
-            let cp = m.copies[x as usize];
+            let cp = m.copy(x as usize);
             let copy = (cp != 0).then(|| meta::read_copy(st, cp, ps, u64::MAX));
             // A copy newer than the snapshot: a commit is being written, or one did not complete.
             let newer_copy = matches!(&copy, Some(Ok(c)) if c.txn_id > t);
@@ -940,9 +961,11 @@ impl WritePages {
         self.reusable
             .sort_unstable_by_key(|e| std::cmp::Reverse(e.page));
         let mut k = 0;
-        while k < self.reusable.len()
-            && self.page_count > 2
-            && self.reusable[k].page + 1 == self.page_count
+        while self.page_count > 2
+            && self
+                .reusable
+                .get(k)
+                .is_some_and(|e| e.page + 1 == self.page_count)
         {
             self.page_count -= 1;
             k += 1;
@@ -1015,14 +1038,14 @@ impl WritePages {
                 .get(i * per_page..((i + 1) * per_page).min(entries.len()))
                 .unwrap_or(&[]);
             let mut p = vec![0u8; ps];
-            p[PAGE_KIND_OFFSET] = PageKind::FreeList as u8;
+            meta::put(&mut p, PAGE_KIND_OFFSET, &[PageKind::FreeList as u8]);
             let next = list_pages.get(i + 1).copied().unwrap_or(0);
-            p[16..24].copy_from_slice(&next.to_le_bytes());
-            p[24..28].copy_from_slice(&(chunk.len() as u32).to_le_bytes());
+            meta::put(&mut p, 16, &next.to_le_bytes());
+            meta::put(&mut p, 24, &(chunk.len() as u32).to_le_bytes());
             for (j, e) in chunk.iter().enumerate() {
                 let at = FREE_HEADER + j * FREE_ENTRY;
-                p[at..at + 8].copy_from_slice(&e.page.to_le_bytes());
-                p[at + 8..at + 16].copy_from_slice(&e.freed_by.to_le_bytes());
+                meta::put(&mut p, at, &e.page.to_le_bytes());
+                meta::put(&mut p, at + 8, &e.freed_by.to_le_bytes());
             }
             out.push((id, p.into()));
         }
@@ -1039,9 +1062,9 @@ impl WritePages {
         // The meta's copy goes with the data pages, before the first sync: whenever the meta
         // page itself may be on disk (torn or whole), so is its copy.
         let slot = (txn % 2) as usize;
-        let mut pager_pages = vec![(copies[slot], m.to_copy_page(copies[slot]).into())];
+        let mut pager_pages = vec![(m.copy(slot), m.to_copy_page(m.copy(slot)).into())];
         if upgrade {
-            let o = copies[1 - slot];
+            let o = m.copy(1 - slot);
             pager_pages.push((o, self.base.to_copy_page(o).into()));
         }
         out.extend(pager_pages);
@@ -1062,8 +1085,9 @@ impl WritePages {
         for (id, page) in out.iter_mut() {
             if Arc::get_mut(page).is_none() {
                 // The layer above still holds these bytes: seal a private copy.
-                *page = Page::from(&page[..]);
+                *page = Page::from(page.as_ref());
             }
+            #[allow(clippy::expect_used)] // a copy made just above has one owner
             let p = Arc::get_mut(page).expect("a fresh copy is unique");
             meta::seal(*id, p);
             pager.storage.write_at(*id * ps as u64, p).map_err(fail)?;

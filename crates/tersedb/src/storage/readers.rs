@@ -24,6 +24,10 @@
 //!
 //! Readers never wait for the writer and the writer never waits for readers: both only try
 //! locks. The data file itself is locked by the writer alone (exclusively).
+//!
+//! Slot files are written by other processes: every read of them is checked.
+
+#![deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used)]
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io;
@@ -42,9 +46,9 @@ pub fn dir_of(path: &Path) -> PathBuf {
 
 fn encode(txn: u64, pid: u32) -> [u8; SLOT_LEN] {
     let mut b = [0u8; SLOT_LEN];
-    b[..8].copy_from_slice(&txn.to_le_bytes());
-    b[8..16].copy_from_slice(&(!txn).to_le_bytes());
-    b[16..].copy_from_slice(&(pid as u64).to_le_bytes());
+    for (dst, v) in b.chunks_exact_mut(8).zip([txn, !txn, pid as u64]) {
+        dst.copy_from_slice(&v.to_le_bytes());
+    }
     b
 }
 
@@ -170,10 +174,15 @@ fn read_slot(f: &File) -> io::Result<u64> {
             }
             Err(e) => return Err(e),
         }
-        let t = u64::from_le_bytes(b[..8].try_into().expect("8 bytes"));
-        let c = u64::from_le_bytes(b[8..16].try_into().expect("8 bytes"));
-        if t == !c {
-            return Ok(t);
+        let word = |at: usize| {
+            b.get(at..at + 8)
+                .and_then(|w| w.try_into().ok())
+                .map(u64::from_le_bytes)
+        };
+        if let (Some(t), Some(c)) = (word(0), word(8)) {
+            if t == !c {
+                return Ok(t);
+            }
         }
         std::thread::yield_now();
     }
@@ -209,6 +218,7 @@ pub fn writer_holder(path: &Path) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
 

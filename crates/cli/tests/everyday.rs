@@ -1,0 +1,463 @@
+//! Everyday use of the `tersedb` command (issue "Everyday use"): each import format (TAB, CSV
+//! with quotes, whitespace, a header, skipped lines, blank lines, NA values, ISO 8601
+//! timestamps), each error a user meets (a line with too many fields, a missing value with
+//! `--missing error`, a page size that does not fit the file, an ambiguous or misspelt
+//! database, an absent key), `get`, `drop`, `export` ranges, queries as CSV and JSON (errors
+//! too), and `info`'s size breakdown adding up.
+
+mod common;
+
+use common::{stderr, stdout, temp, tersedb};
+
+/// Imports `input` and returns the export of the database.
+fn round(f: &str, args: &[&str], input: &str) -> String {
+    let mut a = vec!["import", f];
+    a.extend_from_slice(args);
+    let o = tersedb(&a, input.as_bytes());
+    assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+    let db = args
+        .iter()
+        .position(|&x| x == "--db")
+        .map(|i| args[i + 1])
+        .unwrap();
+    stdout(&tersedb(&["export", f, "--db", db], b""))
+}
+
+#[test]
+fn every_import_format() {
+    let f = temp("formats");
+    let num = ["--key-type", "u64", "--record-type", "i64"];
+    let with = |db: &'static str, extra: &[&'static str]| -> Vec<&'static str> {
+        let mut v = vec!["--db", db];
+        v.extend_from_slice(&num);
+        v.extend_from_slice(extra);
+        v
+    };
+    let want = "1\t10\n2\t-20\n3\t30\n";
+    assert_eq!(round(&f, &with("tab", &[]), "1\t10\n2\t-20\n3\t30\n"), want);
+    assert_eq!(
+        round(&f, &with("csv", &[]), "1,10\r\n2,-20\r\n3,\"30\"\r\n"),
+        want
+    );
+    assert_eq!(
+        round(&f, &with("ws", &[]), "  1   10\n2\t -20\n3 30  \n"),
+        want
+    );
+    assert_eq!(
+        round(
+            &f,
+            &with("semi", &["--delimiter", ";"]),
+            "1;10\n2;-20\n3;30\n"
+        ),
+        want
+    );
+    assert_eq!(
+        round(
+            &f,
+            &with("header", &["--header"]),
+            "id,value\n1,10\n2,-20\n3,30\n"
+        ),
+        want
+    );
+    assert_eq!(
+        round(
+            &f,
+            &with("skip", &["--skip", "2", "--header"]),
+            "# exported\n# by hand\nid value\n1 10\n2 -20\n3 30\n"
+        ),
+        want
+    );
+    // Blank lines anywhere, a trailing one included, are no entries.
+    assert_eq!(
+        round(&f, &with("blank", &[]), "\n1,10\n\n2,-20\n3,30\n\n  \n"),
+        want
+    );
+    // Empty and NA values are skipped, and counted.
+    let o = tersedb(
+        &[
+            "import",
+            &f,
+            "--db",
+            "na",
+            "--key-type",
+            "u64",
+            "--record-type",
+            "i64",
+        ],
+        b"1,10\n2,NA\n3,\n4,-20\n",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("2 lines without a value"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(
+        stdout(&tersedb(&["export", &f, "--db", "na"], b"")),
+        "1\t10\n4\t-20\n"
+    );
+    // Keys only, in any of the formats.
+    assert_eq!(round(&f, &["--db", "set"], "3\n1\n\n2\n"), "1\n2\n3\n");
+    let _ = std::fs::remove_file(&f);
+}
+
+#[test]
+fn timestamps_in_and_out() {
+    let f = temp("ts");
+    let input = "when,delay\n2024-03-01T00:00:00Z,1.5\n2024-03-01 06:00:00,2.5\n\
+                 2024-03-02T01:00:00+01:00,4\n2024-03-03,NA\n";
+    let o = tersedb(
+        &[
+            "import",
+            &f,
+            "--db",
+            "delay",
+            "--key-type",
+            "u64",
+            "--record-type",
+            "f64",
+            "--header",
+            "--timestamps",
+            "s",
+        ],
+        input.as_bytes(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = tersedb(&["export", &f, "--timestamps", "s"], b"");
+    assert_eq!(
+        stdout(&o),
+        "2024-03-01T00:00:00Z\t1.5\n2024-03-01T06:00:00Z\t2.5\n2024-03-02T00:00:00Z\t4\n"
+    );
+    let o = tersedb(&["export", &f, "--timestamps", "ms", "--limit", "1"], b"");
+    assert_eq!(stdout(&o), "1970-01-20T18:47:31.200Z\t1.5\n");
+    let o = tersedb(
+        &[
+            "export",
+            &f,
+            "--timestamps",
+            "s",
+            "--from",
+            "2024-03-01T01:00:00Z",
+            "--to",
+            "2024-03-02",
+        ],
+        b"",
+    );
+    assert_eq!(
+        stdout(&o),
+        "2024-03-01T06:00:00Z\t2.5\n2024-03-02T00:00:00Z\t4\n"
+    );
+    let o = tersedb(
+        &["get", &f, "--timestamps", "s", "2024-03-01 06:00:00"],
+        b"",
+    );
+    assert_eq!(stdout(&o), "2024-03-01T06:00:00Z\t2.5\n");
+    // Daily averages: GROUP BY a bucket of 86400 seconds.
+    let o = tersedb(
+        &[
+            "query", &f, "--csv",
+            "SELECT key / 86400 * 86400 AS day, COUNT(*) AS n, AVG(record) FROM delay GROUP BY key / 86400;",
+        ],
+        b"",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "day,n,AVG(record)\r\n1709251200,2,2\r\n1709337600,1,4\n"
+    );
+    // A fraction finer than the unit, and a key before 1970, name the line.
+    let o = tersedb(
+        &["import", &f, "--db", "delay", "--timestamps", "s"],
+        b"2024-03-01T00:00:00.5Z,1\n",
+    );
+    assert!(
+        stderr(&o).contains("line 1") && stderr(&o).contains("finer"),
+        "{}",
+        stderr(&o)
+    );
+    let o = tersedb(
+        &["import", &f, "--db", "delay", "--timestamps", "s"],
+        b"2024-03-05T00:00:00Z,1\n1969-07-20T20:17:00Z,2\n",
+    );
+    assert!(
+        stderr(&o).contains("line 2") && stderr(&o).contains("1970"),
+        "{}",
+        stderr(&o)
+    );
+    let _ = std::fs::remove_file(&f);
+}
+
+#[test]
+fn import_errors_name_the_line_or_the_option() {
+    let f = temp("errors");
+    let o = tersedb(
+        &["import", &f, "--db", "a", "--record-type", "u32"],
+        b"1,2\n2,3,4\n",
+    );
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("line 2: 3 fields"), "{}", stderr(&o));
+    let o = tersedb(
+        &[
+            "import",
+            &f,
+            "--db",
+            "a",
+            "--record-type",
+            "u32",
+            "--missing",
+            "error",
+        ],
+        b"1,2\n2,NA\n",
+    );
+    assert!(stderr(&o).contains("line 2: no value"), "{}", stderr(&o));
+    let o = tersedb(
+        &["import", &f, "--db", "a", "--record-type", "u32"],
+        b"1,2\n\"3,4\n",
+    );
+    assert!(
+        stderr(&o).contains("line 2: unterminated"),
+        "{}",
+        stderr(&o)
+    );
+    let o = tersedb(&["import", &f, "--db", "a", "--delimiter", "::"], b"1\n");
+    assert!(stderr(&o).contains("--delimiter"), "{}", stderr(&o));
+    // Options a file or database cannot take are refused, not ignored.
+    assert!(tersedb(
+        &["import", &f, "--db", "a", "--record-type", "u32"],
+        b"1,2\n"
+    )
+    .status
+    .success());
+    let o = tersedb(
+        &["import", &f, "--db", "a", "--page-size", "4096"],
+        b"5,6\n",
+    );
+    assert!(
+        stderr(&o).contains("--page-size 4096 applies to a new file"),
+        "{}",
+        stderr(&o)
+    );
+    let o = tersedb(&["import", &f, "--db", "a", "--key-type", "u64"], b"5,6\n");
+    assert!(
+        stderr(&o).contains("exists with key type u32, not u64"),
+        "{}",
+        stderr(&o)
+    );
+    let o = tersedb(&["import", &f, "--db", "a", "--block-size", "32"], b"5,6\n");
+    assert!(stderr(&o).contains("keys per block"), "{}", stderr(&o));
+    let o = tersedb(&["import", &f, "--db", "a", "--timestamps", "s"], b"x\n");
+    assert!(stderr(&o).contains("line 1"), "{}", stderr(&o));
+    // One database: --db may be left out; with two it must be given.
+    assert!(tersedb(&["import", &f], b"7,8\n").status.success());
+    assert_eq!(stdout(&tersedb(&["export", &f], b"")), "1\t2\n7\t8\n");
+    assert!(tersedb(&["import", &f, "--db", "b"], b"1\n")
+        .status
+        .success());
+    let o = tersedb(&["export", &f], b"");
+    assert!(
+        stderr(&o).contains("2 databases (\"a\", \"b\")"),
+        "{}",
+        stderr(&o)
+    );
+    let o = tersedb(&["export", &f, "--db", "A"], b"");
+    assert!(stderr(&o).contains("did you mean \"a\"?"), "{}", stderr(&o));
+    let o = tersedb(&["import", &temp("fresh")], b"1\n");
+    assert!(
+        stderr(&o).contains("name the one to create with --db"),
+        "{}",
+        stderr(&o)
+    );
+    let _ = std::fs::remove_file(&f);
+}
+
+#[test]
+fn get_drop_and_export_ranges() {
+    let f = temp("get");
+    let lines: String = (0..100).map(|i| format!("{}\t{}\n", i * 3, i)).collect();
+    assert!(tersedb(
+        &["import", &f, "--db", "t", "--record-type", "u64"],
+        lines.as_bytes()
+    )
+    .status
+    .success());
+    let o = tersedb(&["get", &f, "9", "12"], b"");
+    assert!(o.status.success());
+    assert_eq!(stdout(&o), "9\t3\n12\t4\n");
+    let o = tersedb(&["get", &f, "9", "10"], b"");
+    assert!(!o.status.success());
+    assert_eq!(stdout(&o), "9\t3\n");
+    assert!(
+        stderr(&o).contains("1 of 2 keys not in \"t\": 10"),
+        "{}",
+        stderr(&o)
+    );
+    let o = tersedb(&["get", &f, "--json", "9", "10"], b"");
+    assert!(!o.status.success());
+    assert_eq!(
+        stdout(&o),
+        "[{\"key\":9,\"value\":3,\"found\":true},{\"key\":10,\"value\":null,\"found\":false}]\n"
+    );
+    let o = tersedb(&["get", &f, "nine"], b"");
+    assert!(stderr(&o).contains("\"nine\""), "{}", stderr(&o));
+    let o = tersedb(&["export", &f, "--from", "10", "--to", "20"], b"");
+    assert_eq!(stdout(&o), "12\t4\n15\t5\n18\t6\n");
+    let o = tersedb(&["export", &f, "--from", "290", "--limit", "5"], b"");
+    assert_eq!(stdout(&o), "291\t97\n294\t98\n297\t99\n");
+    let o = tersedb(&["export", &f, "--limit", "2"], b"");
+    assert_eq!(stdout(&o), "0\t0\n3\t1\n");
+    let o = tersedb(&["drop", &f, "--db", "tt"], b"");
+    assert!(stderr(&o).contains("did you mean \"t\"?"), "{}", stderr(&o));
+    let o = tersedb(&["drop", &f, "--db", "t"], b"");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("dropped database \"t\" (100 keys)"),
+        "{}",
+        stderr(&o)
+    );
+    let o = tersedb(&["export", &f], b"");
+    assert!(stderr(&o).contains("has no database"), "{}", stderr(&o));
+    assert!(tersedb(&["check", &f], b"").status.success());
+    let _ = std::fs::remove_file(&f);
+}
+
+#[test]
+fn queries_as_csv_and_json_errors_as_json() {
+    let f = temp("q");
+    assert!(tersedb(
+        &["import", &f, "--db", "delay", "--record-type", "u32"],
+        b"1,5\n2,7\n3,\"9\"\n"
+    )
+    .status
+    .success());
+    let o = tersedb(
+        &[
+            "query",
+            &f,
+            "--csv",
+            "SELECT * FROM delay ORDER BY key DESC LIMIT 2",
+        ],
+        b"",
+    );
+    assert_eq!(stdout(&o), "key,record\r\n3,9\r\n2,7\n");
+    let o = tersedb(
+        &[
+            "query",
+            &f,
+            "--json",
+            "SELECT key AS k FROM delay LIMIT 1 OFFSET 1",
+        ],
+        b"",
+    );
+    assert_eq!(stdout(&o), "{\"columns\":[\"k\"],\"rows\":[[2]]}\n");
+    let o = tersedb(
+        &[
+            "query",
+            &f,
+            "SELECT record, COUNT(*) FROM delay GROUP BY record",
+        ],
+        b"",
+    );
+    assert!(stdout(&o).contains("(3 rows)"), "{}", stdout(&o));
+    let o = tersedb(&["query", &f, "--json", "SELECT COUNT(*) FROM dealy"], b"");
+    assert!(!o.status.success());
+    assert_eq!(
+        stdout(&o),
+        "{\"error\":\"no database named \\\"dealy\\\" (did you mean \\\"delay\\\"?)\"}\n"
+    );
+    let o = tersedb(&["query", &f, "--json", "SELECT SUM(keys) FROM delay"], b"");
+    assert!(
+        stdout(&o).starts_with(
+            "{\"error\":\"syntax error at column 12: unknown column keys (did you mean key?)"
+        ),
+        "{}",
+        stdout(&o)
+    );
+    let o = tersedb(&["info", "--json", &temp("absent")], b"");
+    assert!(stdout(&o).starts_with("{\"error\":"), "{}", stdout(&o));
+    let o = tersedb(&["check", "--json", &f], b"");
+    assert!(stdout(&o).contains("\"clean\":true"), "{}", stdout(&o));
+    let _ = std::fs::remove_file(&f);
+}
+
+/// A JSON number field of `s` after `"name":`.
+fn field(s: &str, name: &str) -> u64 {
+    let at = s
+        .find(&format!("\"{name}\":"))
+        .unwrap_or_else(|| panic!("{name} in {s}"));
+    s[at + name.len() + 3..]
+        .split(|c: char| !c.is_ascii_digit())
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn info_explains_every_byte() {
+    let f = temp("info");
+    let lines: String = (0..20000)
+        .map(|i| format!("{}\t{}\n", i * 7, i % 100))
+        .collect();
+    for (db, comp) in [("plain", "none"), ("packed", "bp128")] {
+        let o = tersedb(
+            &[
+                "import",
+                &f,
+                "--db",
+                db,
+                "--record-type",
+                "u32",
+                "--compression",
+                comp,
+                "--page-size",
+                "4096",
+            ],
+            lines.as_bytes(),
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    // Some free pages.
+    assert!(tersedb(&["erase", &f, "--db", "plain"], b"0\n7\n14\n")
+        .status
+        .success());
+    let o = tersedb(&["info", &f, "--json"], b"");
+    let j = stdout(&o);
+    let file = std::fs::metadata(&f).unwrap().len();
+    assert_eq!(field(&j, "file_bytes"), file);
+    assert_eq!(
+        field(&j, "database_bytes")
+            + field(&j, "catalog_bytes")
+            + field(&j, "free_bytes")
+            + field(&j, "pager_bytes")
+            + field(&j, "tail_bytes"),
+        file,
+        "{j}"
+    );
+    for db in ["plain", "packed"] {
+        let e = &j[j.find(&format!("\"name\":\"{db}\"")).unwrap()..];
+        assert_eq!(
+            field(e, "key_bytes") + field(e, "record_bytes") + field(e, "overhead_bytes"),
+            field(e, "total_bytes"),
+            "{e}"
+        );
+        assert!(field(e, "record_bytes") >= 4 * field(e, "keys"), "{e}");
+    }
+    assert!(j.contains("\"compression\":\"bp128\""), "{j}");
+    assert!(
+        j.contains("\"key_type\":\"u32\",\"records\":\"u32\""),
+        "{j}"
+    );
+    let t = stdout(&tersedb(&["info", &f], b""));
+    for word in [
+        "key bytes",
+        "record bytes",
+        "overhead",
+        "free",
+        "compression  bp128",
+        "records      u32",
+    ] {
+        assert!(t.contains(word), "{word}: {t}");
+    }
+    assert!(!t.contains("U32") && !t.contains("Fixed("), "{t}");
+    let _ = std::fs::remove_file(&f);
+}

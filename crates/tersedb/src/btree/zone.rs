@@ -1,0 +1,147 @@
+//! What a leaf's key list shows of itself to scans and folds: its keys as *blocks*, each with a
+//! zone map entry (first, last, count), decoded one block at a time into a buffer that stays in
+//! L1 (the patched-FOR paper's vector-at-a-time decompression, section 4), and the fold of a key
+//! range. Plain lists show blocks of [`PLAIN_BLOCK`] slots; compressed lists their codec blocks.
+
+use std::ops::Range;
+use tersedb_codecs::Descriptor;
+
+/// Slots per block of a plain (uncompressed) leaf, as scans and folds count blocks.
+pub const PLAIN_BLOCK: usize = 256;
+/// Keys a block may hold at most: the size of a decode buffer.
+pub const MAX_KEYS: usize = super::packed::MAX_BLOCK_KEYS;
+
+/// COUNT, SUM, MIN and MAX of the keys in a range. SUM is exact (128 bits).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KeyFold {
+    pub count: u64,
+    /// Exact sum of the keys; only meaningful when the fold was asked for it.
+    pub sum: u128,
+    pub min: Option<u64>,
+    pub max: Option<u64>,
+    /// Blocks whose keys were decoded, summed or searched (plain leaves count in 256-slot
+    /// blocks, as [`crate::btree::scan`] lists them).
+    pub blocks_decoded: u64,
+    /// Blocks answered from the index alone (COUNT/MIN/MAX only).
+    pub blocks_skipped: u64,
+}
+
+impl KeyFold {
+    /// Adds `count` keys from `min` to `max` summing to `sum`.
+    pub(crate) fn add(&mut self, count: u64, sum: u128, min: u64, max: u64) {
+        if count == 0 {
+            return;
+        }
+        self.count += count;
+        self.sum += sum;
+        self.min = Some(self.min.map_or(min, |m| m.min(min)));
+        self.max = Some(self.max.map_or(max, |m| m.max(max)));
+    }
+}
+
+/// What to compute: with `sum == false`, blocks wholly in the range are not decoded.
+#[derive(Clone, Copy, Debug)]
+pub struct FoldSpec {
+    pub lo: u64,
+    /// Inclusive upper bound.
+    pub hi: u64,
+    pub sum: bool,
+}
+
+/// One block of a leaf: its zone map entry and where its keys sit among the leaf's slots.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ScanBlock {
+    /// Smallest and largest key of the block.
+    pub first: u64,
+    pub last: u64,
+    /// Keys in the block (at least 1).
+    pub count: usize,
+    /// Slot of the block's first key within the leaf.
+    pub start: usize,
+    /// Block number within the KeyList (codec block index; 0.. for plain leaves).
+    pub(crate) index: usize,
+    /// Compressed blocks: the codec descriptor, the payload's byte range in the region and
+    /// the base the codec's values are added to.
+    pub(crate) desc: Descriptor,
+    pub(crate) at: (usize, usize),
+    pub(crate) base: u64,
+    pub(crate) codec: tersedb_codecs::CodecId,
+}
+
+impl ScanBlock {
+    /// The block's slots within the leaf.
+    pub fn slots(&self) -> Range<usize> {
+        self.start..self.start + self.count
+    }
+}
+
+/// A decode buffer for one block's keys (u32 keys in `u32s`, u64 keys in `u64s`).
+#[derive(Clone, Debug)]
+pub struct KeyBuffer {
+    pub(crate) u32s: [u32; MAX_KEYS],
+    pub(crate) u64s: [u64; MAX_KEYS],
+}
+
+impl Default for KeyBuffer {
+    fn default() -> Self {
+        KeyBuffer {
+            u32s: [0; MAX_KEYS],
+            u64s: [0; MAX_KEYS],
+        }
+    }
+}
+
+/// The decoded keys of a block, in ascending order.
+#[derive(Clone, Copy, Debug)]
+pub enum BlockKeys<'a> {
+    U32(&'a [u32]),
+    U64(&'a [u64]),
+}
+
+impl BlockKeys<'_> {
+    pub fn len(&self) -> usize {
+        match self {
+            BlockKeys::U32(k) => k.len(),
+            BlockKeys::U64(k) => k.len(),
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    #[inline]
+    pub fn get(&self, i: usize) -> u64 {
+        match self {
+            BlockKeys::U32(k) => k[i] as u64,
+            BlockKeys::U64(k) => k[i],
+        }
+    }
+    /// The first index whose key is `>= v`.
+    pub fn lower_bound(&self, v: u64) -> usize {
+        match self {
+            BlockKeys::U32(k) => k.partition_point(|&x| (x as u64) < v),
+            BlockKeys::U64(k) => k.partition_point(|&x| x < v),
+        }
+    }
+    /// The first index whose key is `> v`.
+    pub fn upper_bound(&self, v: u64) -> usize {
+        match self {
+            BlockKeys::U32(k) => k.partition_point(|&x| (x as u64) <= v),
+            BlockKeys::U64(k) => k.partition_point(|&x| x <= v),
+        }
+    }
+    /// Sub-slice `r`.
+    pub fn slice(&self, r: Range<usize>) -> Self {
+        match self {
+            BlockKeys::U32(k) => BlockKeys::U32(&k[r]),
+            BlockKeys::U64(k) => BlockKeys::U64(&k[r]),
+        }
+    }
+    /// Exact sum.
+    pub fn sum(&self) -> u128 {
+        match self {
+            // Blocks hold at most 257 u32 keys: the sum fits a u64.
+            BlockKeys::U32(k) => tersedb_codecs::sum::sum_u32(k) as u128,
+            BlockKeys::U64(k) => k.iter().map(|&x| x as u128).sum(),
+        }
+    }
+}
