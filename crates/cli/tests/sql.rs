@@ -3,33 +3,15 @@
 //! refuses the command with a hint. The SQL tests run with the CLI's `sql` feature
 //! (scripts/test.d/sql.sh); `cargo test --workspace` runs the plain build's test.
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+mod common;
+use common::{stderr, stdout, tersedb};
 
-fn tersedb(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tersedb"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run tersedb");
-    child.stdin.take().unwrap().write_all(stdin).unwrap();
-    child.wait_with_output().unwrap()
-}
-
+/// A scratch directory, emptied if present.
 fn temp(name: &str) -> std::path::PathBuf {
     let p = std::env::temp_dir().join(format!("tersedb-cli-sql-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&p);
     std::fs::create_dir_all(&p).unwrap();
     p
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 /// Imports `key<TAB>record` lines (u32 keys, u64 records) into database `ev` of `file`.

@@ -444,7 +444,7 @@ mod tests {
         assert_eq!(t(col("key").gt_eq(lit(-5i64))), [(0, m)]);
         assert_eq!(t(col("key").gt(lit(1e300))), []);
         assert_eq!(
-            t(col("key").between(lit(5u32), lit(9u32)).not()),
+            t(!col("key").between(lit(5u32), lit(9u32))),
             [(0, 4), (10, m)]
         );
         assert_eq!(
@@ -468,7 +468,7 @@ mod tests {
             []
         );
         assert_eq!(t(col("key").in_list(vec![lit(1u32), null.clone()], false)), [(1, 1)]);
-        assert_eq!(t(col("key").eq(null.clone()).not()), []);
+        assert_eq!(t(!col("key").eq(null.clone())), []);
         assert_eq!(
             t(col("key").eq(null).or(col("key").eq(lit(7u32)))),
             [(7, 7)]
