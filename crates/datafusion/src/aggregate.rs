@@ -7,7 +7,7 @@
 //! AggregateExec (Final | Single, no GROUP BY)          TerseAggregateExec
 //!   [CoalescePartitions | Repartition]*          =>      (same output schema; one row)
 //!   [AggregateExec (Partial)]
-//!   [Repartition | CoalesceBatches | Projection of columns]*
+//!   [Repartition | CoalesceBatches | Cooperative | Projection of columns]*
 //!   TerseScanExec (no limit)
 //! ```
 //!
@@ -35,6 +35,7 @@ use datafusion::physical_plan::aggregates::{AggregateExec, AggregateMode};
 #[allow(deprecated)]
 use datafusion::physical_plan::coalesce_batches::CoalesceBatchesExec;
 use datafusion::physical_plan::coalesce_partitions::CoalescePartitionsExec;
+use datafusion::physical_plan::coop::CooperativeExec;
 use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
 use datafusion::physical_plan::projection::ProjectionExec;
 use datafusion::physical_plan::repartition::RepartitionExec;
@@ -105,6 +106,7 @@ fn only_child(p: &Arc<dyn ExecutionPlan>) -> Option<&Arc<dyn ExecutionPlan>> {
     let any = p.as_ref();
     if any.is::<RepartitionExec>()
         || any.is::<CoalescePartitionsExec>()
+        || any.is::<CooperativeExec>()
         || any.is::<CoalesceBatchesExec>()
     {
         p.children().first().copied()
@@ -261,10 +263,11 @@ impl DisplayAs for TerseAggregateExec {
         let aggs: Vec<String> = self.aggs.iter().map(|a| a.to_string()).collect();
         write!(
             f,
-            "TerseAggregateExec: db={}, aggregates=[{}] in-tree, files={}",
+            "TerseAggregateExec: db={}, aggregates=[{}] in-tree, files={}/{}",
             self.scan.db,
             aggs.join(", "),
-            self.scan.parts.len()
+            self.scan.parts.len(),
+            self.scan.files
         )?;
         if let Some(ivs) = self.scan.parts.first().and_then(|p| p.ivs.as_ref()) {
             write!(f, ", key_ranges={}", show_ivs(ivs))?;

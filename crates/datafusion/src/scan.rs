@@ -76,7 +76,7 @@ pub struct TerseScanExec {
     pub(crate) config: DbConfig,
     pub(crate) parts: Vec<Part>,
     /// Files of the table (before pruning).
-    files: usize,
+    pub(crate) files: usize,
     pub(crate) cols: Vec<Col>,
     pub(crate) limit: Option<usize>,
     batch_size: usize,
@@ -107,14 +107,21 @@ impl TerseScanExec {
             })
             .collect::<Vec<_>>();
         let key_max = t.key_max();
-        let stats = if t.opts.pushdown && key_max.is_some() {
+        // With push-down, a file none of whose keys is selected (its key range misses the
+        // intervals) is not read at all.
+        let (parts, stats) = if t.opts.pushdown && key_max.is_some() {
+            let mut kept = Vec::with_capacity(parts.len());
             let mut v = Vec::with_capacity(parts.len());
-            for p in &parts {
-                v.push(part_stats(p, key_max.unwrap_or(0))?);
+            for p in parts {
+                let s = part_stats(&p, key_max.unwrap_or(0))?;
+                if s.rows > 0 {
+                    kept.push(p);
+                    v.push(s);
+                }
             }
-            Some(v)
+            (kept, Some(v))
         } else {
-            None
+            (parts, None)
         };
         // Each partition is in key order.
         let mut eq = EquivalenceProperties::new(schema.clone());

@@ -302,3 +302,28 @@ fn batches_have_the_configured_size() {
     assert!(sizes[..sizes.len() - 1].iter().all(|&n| n == 64), "{sizes:?}");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// Pins a DataFusion 55 bug, not ours: its logical simplifier merges `key IN (7)` with `key
+/// NOT IN (NULL)` into `key = 7`, dropping the NULL, so the query returns a row where SQL's
+/// three-valued logic selects none (the predicate is UNKNOWN for every key). The plan is the
+/// same with and without push-down (the filter never reaches the provider). Upstream
+/// apache/datafusion#24258 (NULL semantics in expression simplification) looks like the fix;
+/// not checked against this case. When this test fails after a DataFusion
+/// upgrade, the bug is gone: put NULLs back into the IN lists of tests/model.rs (`in_list`).
+#[test]
+fn datafusion_55_drops_a_null_of_a_not_in_list_next_to_an_in_list() {
+    let d = temp("null");
+    let f = d.join("ev.tdb");
+    file(&f, 0..100);
+    for pushdown in [false, true] {
+        let c = ctx(&f, pushdown);
+        let q = "SELECT COUNT(*) FROM ev WHERE key NOT IN (NULL) AND key IN (7)";
+        assert_eq!(one_row(&c, q)[0], ScalarValue::Int64(Some(1)), "{q}");
+        // Alone, a NULL in a NOT IN list selects nothing, as SQL says.
+        let q = "SELECT COUNT(*) FROM ev WHERE key NOT IN (NULL, 3)";
+        assert_eq!(one_row(&c, q)[0], ScalarValue::Int64(Some(0)), "{q}");
+        let q = "SELECT COUNT(*) FROM ev WHERE key NOT IN (NULL, 3) OR key = 5";
+        assert_eq!(one_row(&c, q)[0], ScalarValue::Int64(Some(1)), "{q}");
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}

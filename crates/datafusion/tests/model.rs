@@ -179,6 +179,14 @@ fn lit(base: u64, null: bool) -> BoxedStrategy<Lit> {
     .boxed()
 }
 
+/// The values of an IN list. No NULLs: DataFusion 55's simplifier merges `key IN (a)` with
+/// `key NOT IN (NULL)` into `key = a` (a wrong answer with or without our push-down; pinned by
+/// tests/explain.rs; apache/datafusion#24258 looks like the upstream fix). NULLs in comparisons and
+/// BETWEEN still exercise three-valued logic, and src/filter.rs tests NULLs in IN lists.
+fn in_list(base: u64) -> BoxedStrategy<Vec<Lit>> {
+    proptest::collection::vec(lit(base, false), 1..6).boxed()
+}
+
 fn pred(base: u64, null: bool, files: usize) -> BoxedStrategy<P> {
     let ops = prop_oneof![
         Just("="),
@@ -192,8 +200,7 @@ fn pred(base: u64, null: bool, files: usize) -> BoxedStrategy<P> {
         4 => (ops, lit(base, null), any::<bool>()).prop_map(|(o, l, r)| P::Cmp(o, l, r)),
         2 => (lit(base, null), lit(base, null), any::<bool>())
             .prop_map(|(a, b, n)| P::Between(a, b, n)),
-        2 => (proptest::collection::vec(lit(base, null), 1..6), any::<bool>())
-            .prop_map(|(l, n)| P::In(l, n)),
+        2 => (in_list(base), any::<bool>()).prop_map(|(l, n)| P::In(l, n)),
         if files > 1 { 1 } else { 0 } => (prop_oneof![Just("="), Just("<>"), Just("<")], 0..files)
             .prop_map(|(o, f)| P::File(o, f)),
     ];
@@ -310,8 +317,9 @@ impl P {
     }
 }
 
-/// Writes the data's files (a directory of `f0.tdb`, `f1.tdb`, ... or one file).
-fn write(d: &Data, case: u64) -> PathBuf {
+/// Writes the data's files (a directory of `f0.tdb`, `f1.tdb`, ... or one file) under a new
+/// scratch directory; returns that directory (to remove) and the table's path.
+fn write(d: &Data, case: u64) -> (PathBuf, PathBuf) {
     let root = std::env::temp_dir().join(format!(
         "tersedb-df-model-{}-{case}",
         std::process::id()
@@ -358,11 +366,8 @@ fn write(d: &Data, case: u64) -> PathBuf {
         }
         w.commit().expect("commit");
     }
-    if d.dir {
-        dir
-    } else {
-        dir.join("f0.tdb")
-    }
+    let path = if d.dir { dir } else { dir.join("f0.tdb") };
+    (root, path)
 }
 
 fn runtime() -> &'static tokio::runtime::Runtime {
@@ -424,18 +429,25 @@ fn context(path: &PathBuf, pushdown: bool, batch: usize) -> SessionContext {
     ctx
 }
 
-fn close(a: &V, b: &V) -> bool {
+/// Equal, or for floats within a relative 1e-9 plus `slack`.
+fn close(a: &V, b: &V, slack: f64) -> bool {
     match (a, b) {
-        (V::F(x), V::F(y)) => x == y || (x - y).abs() <= 1e-9 * x.abs().max(y.abs()),
-        (V::F(x), V::I(y)) | (V::I(y), V::F(x)) => close(&V::F(*x), &V::F(*y as f64)),
+        (V::F(x), V::F(y)) => x == y || (x - y).abs() <= 1e-9 * x.abs().max(y.abs()) + slack,
+        (V::F(x), V::I(y)) | (V::I(y), V::F(x)) => close(&V::F(*x), &V::F(*y as f64), slack),
         _ => a == b,
     }
 }
 
 fn assert_close(what: &str, got: &[V], want: &[V]) {
+    assert_close_by(what, got, want, &[]);
+}
+
+/// As [`assert_close`], column `i` of floats allowed `slack[i]` (0 past the end) besides.
+fn assert_close_by(what: &str, got: &[V], want: &[V], slack: &[f64]) {
     assert_eq!(got.len(), want.len(), "{what}");
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        assert!(close(g, w), "{what}: column {i}: got {g:?}, want {w:?}");
+        let s = slack.get(i).copied().unwrap_or(0.0);
+        assert!(close(g, w, s), "{what}: column {i}: got {g:?}, want {w:?}");
     }
 }
 
@@ -454,7 +466,7 @@ fn selected(d: &Data, p: &P) -> Vec<(u64, V, usize)> {
 }
 
 fn check(d: &Data, p: &P, batch: usize, limit: Option<usize>, case: u64) {
-    let path = write(d, case);
+    let (scratch, path) = write(d, case);
     let numeric = matches!(d.recs, Recs::U32 | Recs::U64 | Recs::I64 | Recs::F64);
     let has_rec = !matches!(d.recs, Recs::None);
     let cond = p.sql(d.dir);
@@ -477,7 +489,17 @@ fn check(d: &Data, p: &P, batch: usize, limit: Option<usize>, case: u64) {
             V::F(ksum as f64 / n as f64)
         },
     ];
+    // The in-tree query language sums keys exactly (i128); DataFusion's SUM of UInt32/UInt64
+    // is a UInt64 that wraps (u64 keys near u64::MAX overflow it); AVG is exact in both.
+    let exact_keys = want.clone();
+    if n > 0 {
+        want[1] = V::I(ksum as u64 as i128);
+    }
     let mut aggs = "COUNT(*), SUM(key), MIN(key), MAX(key), AVG(key)".to_string();
+    // Float sums depend on the order of the additions (DataFusion sums per partition in f64,
+    // also for AVG of i64 records): each addition may be off by half an ulp of the running
+    // total, so a sum of n values is within n * 2^-53 * sum|x| of the exact one.
+    let mut slack = vec![0.0; want.len()];
     if numeric {
         aggs.push_str(", SUM(record), AVG(record)");
         let float = matches!(d.recs, Recs::F64);
@@ -496,6 +518,17 @@ fn check(d: &Data, p: &P, batch: usize, limit: Option<usize>, case: u64) {
             _ => V::F(sf),
         };
         let avg = if float { sf / n as f64 } else { si as f64 / n as f64 };
+        let abs: f64 = sel
+            .iter()
+            .map(|r| match r.1 {
+                V::I(x) => (x as f64).abs(),
+                V::F(x) => x.abs(),
+                _ => 0.0,
+            })
+            .sum();
+        let sum_slack = n as f64 * f64::EPSILON * abs;
+        slack.push(if float { sum_slack } else { 0.0 });
+        slack.push(sum_slack / n.max(1) as f64);
         want.push(if n == 0 { V::Null } else { s });
         want.push(if n == 0 { V::Null } else { V::F(avg) });
         if !float {
@@ -512,8 +545,8 @@ fn check(d: &Data, p: &P, batch: usize, limit: Option<usize>, case: u64) {
     let off = context(&path, false, batch);
     let got_on = rows(&on, &sql);
     let got_off = rows(&off, &sql);
-    assert_close(&format!("push-down: {sql}"), &got_on[0], &want);
-    assert_close(&format!("no push-down: {sql}"), &got_off[0], &want);
+    assert_close_by(&format!("push-down: {sql}"), &got_on[0], &want, &slack);
+    assert_close_by(&format!("no push-down: {sql}"), &got_off[0], &want, &slack);
 
     // The in-tree query language, file by file, merged.
     if p.plain() {
@@ -550,7 +583,7 @@ fn check(d: &Data, p: &P, batch: usize, limit: Option<usize>, case: u64) {
                 V::F(sum as f64 / cnt as f64)
             },
         ];
-        assert_close(&format!("query language: {q}"), &tree, &want[..5]);
+        assert_close(&format!("query language: {q}"), &tree, &exact_keys);
     }
 
     // Rows, in order, with and without a limit.
@@ -593,7 +626,7 @@ fn check(d: &Data, p: &P, batch: usize, limit: Option<usize>, case: u64) {
     let total: usize = d.files.iter().map(|m| m.len()).sum();
     assert_eq!(all[0][0], V::I(total as i128));
     let _ = d.base;
-    let _ = std::fs::remove_dir_all(path.parent().expect("parent").parent().expect("root"));
+    let _ = std::fs::remove_dir_all(&scratch);
 }
 
 fn runner(cases: u32) -> proptest::test_runner::TestRunner {
