@@ -18,7 +18,14 @@ fn temp(name: &str) -> std::path::PathBuf {
 fn import(file: &str, lines: &str) {
     let o = tersedb(
         &[
-            "import", file, "--db", "ev", "--key-type", "u32", "--record-type", "u64",
+            "import",
+            file,
+            "--db",
+            "ev",
+            "--key-type",
+            "u32",
+            "--record-type",
+            "u64",
         ],
         lines.as_bytes(),
     );
@@ -42,9 +49,8 @@ fn sql_over_a_file_and_a_directory() {
     let d = temp("dir");
     let a = d.join("day1.tdb").to_string_lossy().into_owned();
     let b = d.join("day2.tdb").to_string_lossy().into_owned();
-    let lines = |r: std::ops::Range<u32>| -> String {
-        r.map(|k| format!("{k}\t{}\n", k * 2)).collect()
-    };
+    let lines =
+        |r: std::ops::Range<u32>| -> String { r.map(|k| format!("{k}\t{}\n", k * 2)).collect() };
     import(&a, &lines(0..1000));
     import(&b, &lines(500..1500));
 
@@ -89,7 +95,10 @@ fn sql_over_a_file_and_a_directory() {
     assert_eq!(stdout(&o).trim(), "both_days\n500");
 
     // An empty result is an empty JSON array; bad SQL is an error naming the problem.
-    let o = tersedb(&["sql", &a, "SELECT key FROM ev WHERE key > 5000", "--json"], b"");
+    let o = tersedb(
+        &["sql", &a, "SELECT key FROM ev WHERE key > 5000", "--json"],
+        b"",
+    );
     assert_eq!(stdout(&o).trim(), "[]");
     let o = tersedb(&["sql", &a, "SELECT nope FROM ev"], b"");
     assert!(!o.status.success());

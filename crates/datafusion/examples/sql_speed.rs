@@ -64,12 +64,19 @@ fn ctx(path: &Path, pushdown: bool, partitions: usize) -> SessionContext {
 }
 
 /// Median seconds of `runs` runs of `sql` (planning included), and its first value.
-fn time_sql(rt: &tokio::runtime::Runtime, ctx: &SessionContext, sql: &str, runs: usize) -> (f64, String) {
+fn time_sql(
+    rt: &tokio::runtime::Runtime,
+    ctx: &SessionContext,
+    sql: &str,
+    runs: usize,
+) -> (f64, String) {
     let mut t = Vec::new();
     let mut first = String::new();
     for _ in 0..runs {
         let s = Instant::now();
-        let b = rt.block_on(async { ctx.sql(sql).await?.collect().await }).unwrap();
+        let b = rt
+            .block_on(async { ctx.sql(sql).await?.collect().await })
+            .unwrap();
         t.push(s.elapsed().as_secs_f64());
         first = datafusion::arrow::util::display::array_value_to_string(b[0].column(0), 0).unwrap();
     }
@@ -94,10 +101,15 @@ fn main() {
     let runs: usize = args.get(2).map_or(5, |s| s.parse().unwrap());
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
-        .and_then(|c| c.lines().find(|l| l.starts_with("model name")).map(|l| l.to_string()))
+        .and_then(|c| {
+            c.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.to_string())
+        })
         .unwrap_or_default();
     println!("{cpu}; {n} keys; median of {runs} runs");
-    let root: PathBuf = std::env::temp_dir().join(format!("tersedb-sql-speed-{}", std::process::id()));
+    let root: PathBuf =
+        std::env::temp_dir().join(format!("tersedb-sql-speed-{}", std::process::id()));
     std::fs::create_dir_all(root.join("dir")).unwrap();
     let ks = keys(n);
     let t = Instant::now();
@@ -151,15 +163,20 @@ fn main() {
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
     let dir = root.join("dir");
     for q in [
-        "SELECT SUM(key) FROM k".to_string(),
-        format!("SELECT COUNT(*) FROM k WHERE key % 7 = 3"),
+        "SELECT SUM(key) FROM k",
+        "SELECT COUNT(*) FROM k WHERE key % 7 = 3",
     ] {
         let one_ctx = ctx(&one, false, cores);
         let dir_ctx = ctx(&dir, false, cores);
-        let (a, va) = time_sql(&rt, &one_ctx, &q, runs);
-        let (b, vb) = time_sql(&rt, &dir_ctx, &q, runs);
+        let (a, va) = time_sql(&rt, &one_ctx, q, runs);
+        let (b, vb) = time_sql(&rt, &dir_ctx, q, runs);
         assert_eq!(va, vb, "{q}");
-        println!("| `{q}` | {:.1} ms | {:.1} ms | {:.2}x |", a * 1e3, b * 1e3, a / b);
+        println!(
+            "| `{q}` | {:.1} ms | {:.1} ms | {:.2}x |",
+            a * 1e3,
+            b * 1e3,
+            a / b
+        );
     }
     let _ = std::fs::remove_dir_all(&root);
 }

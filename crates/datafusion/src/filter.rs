@@ -467,7 +467,10 @@ mod tests {
             t(col("key").in_list(vec![lit(1u32), null.clone()], true)),
             []
         );
-        assert_eq!(t(col("key").in_list(vec![lit(1u32), null.clone()], false)), [(1, 1)]);
+        assert_eq!(
+            t(col("key").in_list(vec![lit(1u32), null.clone()], false)),
+            [(1, 1)]
+        );
         assert_eq!(t(!col("key").eq(null.clone())), []);
         assert_eq!(
             t(col("key").eq(null).or(col("key").eq(lit(7u32)))),

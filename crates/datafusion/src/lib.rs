@@ -38,10 +38,10 @@ pub mod scan;
 pub mod table;
 
 pub use aggregate::{TerseAggregateExec, TerseAggregateRule};
-pub use scan::TerseScanExec;
-pub use table::{TableOptions, TerseTable};
 /// The DataFusion this crate is built against (for its Arrow and session types).
 pub use datafusion;
+pub use scan::TerseScanExec;
+pub use table::{TableOptions, TerseTable};
 
 use datafusion::execution::SessionStateBuilder;
 use datafusion::prelude::{SessionConfig, SessionContext};

@@ -16,9 +16,9 @@ use datafusion::arrow::array::{
     RecordBatchOptions, UInt32Array, UInt64Array,
 };
 use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::catalog::TableProvider;
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::{DataFusionError, Result, ScalarValue, Statistics};
-use datafusion::catalog::TableProvider;
 use datafusion::execution::TaskContext;
 use datafusion::logical_expr::Expr;
 use datafusion::physical_expr::expressions::Column;
@@ -141,8 +141,9 @@ impl TerseScanExec {
         let cx_filters = filters
             .iter()
             .filter(|f| {
-                t.supports_filters_pushdown(&[f])
-                    .is_ok_and(|v| v[0] == datafusion::logical_expr::TableProviderFilterPushDown::Exact)
+                t.supports_filters_pushdown(&[f]).is_ok_and(|v| {
+                    v[0] == datafusion::logical_expr::TableProviderFilterPushDown::Exact
+                })
             })
             .map(|f| f.to_string())
             .collect();
@@ -513,14 +514,16 @@ impl Reader {
         let (mut k, mut r) = (keys.finish(), recs.finish());
         let mut arrays = Vec::with_capacity(self.cols.len());
         for c in &self.cols {
-            arrays.push(match c {
-                Col::Key => k.take(),
-                Col::Record => r.take(),
-                Col::File => {
-                    Some(ScalarValue::Utf8(Some(self.part.name.clone())).to_array_of_size(n)?)
+            arrays.push(
+                match c {
+                    Col::Key => k.take(),
+                    Col::Record => r.take(),
+                    Col::File => {
+                        Some(ScalarValue::Utf8(Some(self.part.name.clone())).to_array_of_size(n)?)
+                    }
                 }
-            }
-            .ok_or_else(|| DataFusionError::Internal("a column projected twice".into()))?);
+                .ok_or_else(|| DataFusionError::Internal("a column projected twice".into()))?,
+            );
         }
         let opts = RecordBatchOptions::new().with_row_count(Some(n));
         Ok(Some(RecordBatch::try_new_with_options(
@@ -670,9 +673,8 @@ impl Reader {
             keys.push(&k)?;
             if !matches!(recs, Recs::None) {
                 let v = c.value().map_err(err)?.unwrap_or_default();
-                recs.push(&v).map_err(|e| {
-                    DataFusionError::External(format!("{}: {e}", part.name).into())
-                })?;
+                recs.push(&v)
+                    .map_err(|e| DataFusionError::External(format!("{}: {e}", part.name).into()))?;
             }
             last = Some(k.to_owned());
             n += 1;

@@ -95,7 +95,8 @@ fn engine_err(p: &str, e: tersedb::Error) -> DataFusionError {
 }
 
 fn open_env(p: &Path) -> Result<Env> {
-    Env::open_read_only(p, &EnvOptions::default()).map_err(|e| engine_err(&p.display().to_string(), e))
+    Env::open_read_only(p, &EnvOptions::default())
+        .map_err(|e| engine_err(&p.display().to_string(), e))
 }
 
 /// The file column's value for a file: its name without the extension.
@@ -112,7 +113,9 @@ pub fn database_names(path: &Path) -> Result<Vec<String>> {
     let mut common: Option<Vec<String>> = None;
     for f in &files {
         let env = open_env(f)?;
-        let txn = env.begin_read().map_err(|e| engine_err(&f.display().to_string(), e))?;
+        let txn = env
+            .begin_read()
+            .map_err(|e| engine_err(&f.display().to_string(), e))?;
         let names: Vec<String> = txn
             .list_dbs()
             .map_err(|e| engine_err(&f.display().to_string(), e))?
@@ -163,7 +166,12 @@ impl TerseTable {
                 env: open_env(f)?,
             });
         }
-        Self::from_envs(sources.into_iter().map(|s| (s.name, s.env)).collect(), dir, db, opts)
+        Self::from_envs(
+            sources.into_iter().map(|s| (s.name, s.env)).collect(),
+            dir,
+            db,
+            opts,
+        )
     }
 
     /// The database `db` of open environments, each with its name for the file column
@@ -175,10 +183,14 @@ impl TerseTable {
         opts: TableOptions,
     ) -> Result<TerseTable> {
         if envs.is_empty() {
-            return Err(DataFusionError::Plan("a table needs at least one file".into()));
+            return Err(DataFusionError::Plan(
+                "a table needs at least one file".into(),
+            ));
         }
         if opts.batch_size == 0 {
-            return Err(DataFusionError::Plan("batch size must be at least 1".into()));
+            return Err(DataFusionError::Plan(
+                "batch size must be at least 1".into(),
+            ));
         }
         let mut config: Option<DbConfig> = None;
         let mut sources = Vec::with_capacity(envs.len());
@@ -241,7 +253,11 @@ impl TerseTable {
 
     fn key_ctx<'a>(&'a self, file: Option<&'a str>) -> KeyCtx<'a> {
         KeyCtx {
-            key_max: if self.opts.pushdown { self.key_max() } else { None },
+            key_max: if self.opts.pushdown {
+                self.key_max()
+            } else {
+                None
+            },
             file_col: self.file_column.then_some(self.opts.file_column.as_str()),
             file,
         }
@@ -311,7 +327,13 @@ impl TableProvider for TerseTable {
                 max = f.max.map(|a| max.map_or(a, |b| b.max(a))).or(max);
             }
         }
-        Some(table_statistics(&self.schema, self.config.key_type, rows, min, max))
+        Some(table_statistics(
+            &self.schema,
+            self.config.key_type,
+            rows,
+            min,
+            max,
+        ))
     }
 
     async fn scan(

@@ -57,11 +57,14 @@ fn block<T>(f: impl std::future::Future<Output = T>) -> T {
 }
 
 fn plan(ctx: &SessionContext, sql: &str) -> String {
-    let batches = block(async { ctx.sql(&format!("EXPLAIN {sql}")).await?.collect().await })
-        .unwrap();
+    let batches =
+        block(async { ctx.sql(&format!("EXPLAIN {sql}")).await?.collect().await }).unwrap();
     let mut out = String::new();
     for b in batches {
-        let (t, p) = (b.column(0).as_string::<i32>(), b.column(1).as_string::<i32>());
+        let (t, p) = (
+            b.column(0).as_string::<i32>(),
+            b.column(1).as_string::<i32>(),
+        );
         for i in 0..b.num_rows() {
             if t.value(i) == "physical_plan" {
                 out.push_str(p.value(i));
@@ -98,8 +101,14 @@ fn explain_shows_the_push_downs() {
     let q = "SELECT SUM(key), COUNT(*), AVG(key), MIN(record), MAX(key) FROM ev WHERE key BETWEEN 100 AND 199 OR key IN (5000, 7)";
     let p = plan(&on, q);
     assert!(has(&p, "TerseAggregateExec"), "{p}");
-    assert!(p.contains("key_ranges=[7, 7] [100, 199] [5000, 5000]"), "{p}");
-    assert!(!has(&p, "AggregateExec") && !has(&p, "TerseScanExec"), "{p}");
+    assert!(
+        p.contains("key_ranges=[7, 7] [100, 199] [5000, 5000]"),
+        "{p}"
+    );
+    assert!(
+        !has(&p, "AggregateExec") && !has(&p, "TerseScanExec"),
+        "{p}"
+    );
     let want = vec![
         ScalarValue::UInt64(Some(14950 + 5007)),
         ScalarValue::Int64(Some(102)),
@@ -110,14 +119,20 @@ fn explain_shows_the_push_downs() {
     assert_eq!(one_row(&on, q), want);
     let p = plan(&off, q);
     assert!(has(&p, "AggregateExec") && has(&p, "FilterExec"), "{p}");
-    assert!(!has(&p, "TerseAggregateExec") && !p.contains("key_ranges"), "{p}");
+    assert!(
+        !has(&p, "TerseAggregateExec") && !p.contains("key_ranges"),
+        "{p}"
+    );
     assert_eq!(one_row(&off, q), want);
 
     // Rows: the predicate becomes the scan's key range, the limit reaches the scan.
     let q = "SELECT key, record FROM ev WHERE key > 9990 AND NOT key = 9995 LIMIT 3";
     let p = plan(&on, q);
     assert!(!has(&p, "FilterExec"), "{p}");
-    assert!(p.contains("key_ranges=[9991, 9994] [9996, 4294967295]"), "{p}");
+    assert!(
+        p.contains("key_ranges=[9991, 9994] [9996, 4294967295]"),
+        "{p}"
+    );
     assert!(p.contains("limit=3"), "{p}");
     let b = block(async { on.sql(q).await?.collect().await }).unwrap();
     let keys: Vec<u32> = b
@@ -131,14 +146,22 @@ fn explain_shows_the_push_downs() {
     let p = plan(&on, q);
     assert!(has(&p, "FilterExec") && has(&p, "AggregateExec"), "{p}");
     assert!(p.contains("key_ranges=[0, 59]"), "{p}");
-    assert_eq!(one_row(&on, q), [ScalarValue::UInt64(Some((51..60).map(|k| 2 * k).sum()))]);
+    assert_eq!(
+        one_row(&on, q),
+        [ScalarValue::UInt64(Some((51..60).map(|k| 2 * k).sum()))]
+    );
 
     // GROUP BY is DataFusion's, over the pushed-down range.
     let q = "SELECT key / 100 AS b, COUNT(*) AS n FROM ev WHERE key < 250 GROUP BY b ORDER BY b";
     let b = block(async { on.sql(q).await?.collect().await }).unwrap();
     let n: Vec<i64> = b
         .iter()
-        .flat_map(|b| b.column(1).as_primitive::<datafusion::arrow::datatypes::Int64Type>().values().to_vec())
+        .flat_map(|b| {
+            b.column(1)
+                .as_primitive::<datafusion::arrow::datatypes::Int64Type>()
+                .values()
+                .to_vec()
+        })
         .collect();
     assert_eq!(n, [100, 100, 50]);
     let _ = std::fs::remove_dir_all(&d);
@@ -152,8 +175,14 @@ fn statistics_are_exact() {
     let t = TerseTable::open(&f, "ev", TableOptions::default()).unwrap();
     let s = t.statistics().expect("statistics");
     assert_eq!(s.num_rows, Precision::Exact(330));
-    assert_eq!(s.column_statistics[0].min_value, Precision::Exact(ScalarValue::UInt32(Some(10))));
-    assert_eq!(s.column_statistics[0].max_value, Precision::Exact(ScalarValue::UInt32(Some(997))));
+    assert_eq!(
+        s.column_statistics[0].min_value,
+        Precision::Exact(ScalarValue::UInt32(Some(10)))
+    );
+    assert_eq!(
+        s.column_statistics[0].max_value,
+        Precision::Exact(ScalarValue::UInt32(Some(997)))
+    );
     let off = TerseTable::open(
         &f,
         "ev",
@@ -168,7 +197,10 @@ fn statistics_are_exact() {
     let on = ctx(&f, true);
     let q = "SELECT COUNT(*), MIN(key), MAX(key) FROM ev WHERE key >= 500";
     let p = plan(&on, q);
-    assert!(!has(&p, "TerseScanExec") && !has(&p, "AggregateExec"), "{p}");
+    assert!(
+        !has(&p, "TerseScanExec") && !has(&p, "AggregateExec"),
+        "{p}"
+    );
     assert_eq!(
         one_row(&on, q),
         [
@@ -211,7 +243,9 @@ fn a_directory_is_one_table_with_one_partition_per_file() {
         .iter()
         .flat_map(|b| {
             let c = b.column(0).as_string::<i32>();
-            (0..c.len()).map(|i| c.value(i).to_string()).collect::<Vec<_>>()
+            (0..c.len())
+                .map(|i| c.value(i).to_string())
+                .collect::<Vec<_>>()
         })
         .collect();
     assert_eq!(files, ["a", "b", "c"]);
@@ -230,11 +264,14 @@ fn byte_string_keys_and_key_only_databases() {
     let fx = w
         .create_db("fx", DbConfig::new(KeyType::Binary(4), RecordType::None))
         .unwrap();
-    let set = w.create_db("set", DbConfig::new(KeyType::U64, RecordType::None)).unwrap();
+    let set = w
+        .create_db("set", DbConfig::new(KeyType::U64, RecordType::None))
+        .unwrap();
     let mut want = Vec::new();
     for i in 0..3000u32 {
         let k = format!("key{:05}", i * 7 % 3001);
-        w.insert(&s, k.as_bytes(), format!("v{i}").as_bytes()).unwrap();
+        w.insert(&s, k.as_bytes(), format!("v{i}").as_bytes())
+            .unwrap();
         want.push(k);
         w.insert(&fx, &i.to_be_bytes()[..], b"").unwrap();
         w.insert(&set, (i as u64) << 40, b"").unwrap();
@@ -242,8 +279,10 @@ fn byte_string_keys_and_key_only_databases() {
     w.commit().unwrap();
     drop(env);
     want.sort();
-    let mut cfg = TableOptions::default();
-    cfg.batch_size = 333;
+    let cfg = TableOptions {
+        batch_size: 333,
+        ..Default::default()
+    };
     let on = tersedb_datafusion::session(SessionConfig::new());
     tersedb_datafusion::register_all(&on, &f, &cfg).unwrap();
     let b = block(async { on.sql("SELECT key, record FROM s").await?.collect().await }).unwrap();
@@ -268,14 +307,31 @@ fn byte_string_keys_and_key_only_databases() {
     );
     let q = "SELECT SUM(key), COUNT(*) FROM set WHERE key > 1099511627776";
     let p = plan(&on, q);
-    assert!(has(&p, "TerseAggregateExec") && p.contains("[1099511627777, 18446744073709551615]"), "{p}");
-    let sum: u64 = (2..3000u64).map(|i| i << 40).fold(0u64, |a, b| a.wrapping_add(b));
+    assert!(
+        has(&p, "TerseAggregateExec") && p.contains("[1099511627777, 18446744073709551615]"),
+        "{p}"
+    );
+    let sum: u64 = (2..3000u64)
+        .map(|i| i << 40)
+        .fold(0u64, |a, b| a.wrapping_add(b));
     assert_eq!(
         one_row(&on, q),
-        [ScalarValue::UInt64(Some(sum)), ScalarValue::Int64(Some(2998))]
+        [
+            ScalarValue::UInt64(Some(sum)),
+            ScalarValue::Int64(Some(2998))
+        ]
     );
-    let b = block(async { on.sql("SELECT key FROM set ORDER BY key DESC LIMIT 2").await?.collect().await }).unwrap();
-    let keys: Vec<u64> = b.iter().flat_map(|b| b.column(0).as_primitive::<UInt64Type>().values().to_vec()).collect();
+    let b = block(async {
+        on.sql("SELECT key FROM set ORDER BY key DESC LIMIT 2")
+            .await?
+            .collect()
+            .await
+    })
+    .unwrap();
+    let keys: Vec<u64> = b
+        .iter()
+        .flat_map(|b| b.column(0).as_primitive::<UInt64Type>().values().to_vec())
+        .collect();
     assert_eq!(keys, [2999 << 40, 2998 << 40]);
     let _ = std::fs::remove_dir_all(&d);
 }
@@ -296,10 +352,19 @@ fn batches_have_the_configured_size() {
     )
     .unwrap();
     ctx.register_table("ev", Arc::new(t)).unwrap();
-    let b = block(async { ctx.sql("SELECT key FROM ev WHERE key >= 10").await?.collect().await }).unwrap();
+    let b = block(async {
+        ctx.sql("SELECT key FROM ev WHERE key >= 10")
+            .await?
+            .collect()
+            .await
+    })
+    .unwrap();
     let sizes: Vec<usize> = b.iter().map(|b| b.num_rows()).collect();
     assert_eq!(sizes.iter().sum::<usize>(), 990);
-    assert!(sizes[..sizes.len() - 1].iter().all(|&n| n == 64), "{sizes:?}");
+    assert!(
+        sizes[..sizes.len() - 1].iter().all(|&n| n == 64),
+        "{sizes:?}"
+    );
     let _ = std::fs::remove_dir_all(&d);
 }
 

@@ -15,7 +15,7 @@ use datafusion::arrow::datatypes::{DataType, Float64Type, Int64Type, UInt32Type,
 use datafusion::prelude::{SessionConfig, SessionContext};
 use proptest::prelude::*;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tersedb::{CodecId, DbConfig, Env, EnvOptions, KeyType, RecordType, ValueType};
 use tersedb_datafusion::{TableOptions, TerseTable};
@@ -295,6 +295,8 @@ impl P {
                 }
             }
             P::In(l, n) => {
+                // Not a try_fold: None is UNKNOWN, which a later TRUE still overrides.
+                #[allow(clippy::manual_try_fold)]
                 let v = l.iter().fold(Some(false), |acc, x| or(acc, cmp("=", x)));
                 if *n {
                     v.map(|x| !x)
@@ -320,10 +322,7 @@ impl P {
 /// Writes the data's files (a directory of `f0.tdb`, `f1.tdb`, ... or one file) under a new
 /// scratch directory; returns that directory (to remove) and the table's path.
 fn write(d: &Data, case: u64) -> (PathBuf, PathBuf) {
-    let root = std::env::temp_dir().join(format!(
-        "tersedb-df-model-{}-{case}",
-        std::process::id()
-    ));
+    let root = std::env::temp_dir().join(format!("tersedb-df-model-{}-{case}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
     std::fs::create_dir_all(&root).expect("temp dir");
     let (rt, vt) = match d.recs {
@@ -408,7 +407,7 @@ fn rows(ctx: &SessionContext, sql: &str) -> Vec<Vec<V>> {
     out
 }
 
-fn context(path: &PathBuf, pushdown: bool, batch: usize) -> SessionContext {
+fn context(path: &Path, pushdown: bool, batch: usize) -> SessionContext {
     let cfg = SessionConfig::new().with_target_partitions(2);
     let ctx = if pushdown {
         tersedb_datafusion::session(cfg)
@@ -461,7 +460,7 @@ fn selected(d: &Data, p: &P) -> Vec<(u64, V, usize)> {
             }
         }
     }
-    v.sort_by(|a, b| (a.0, a.2).cmp(&(b.0, b.2)));
+    v.sort_by_key(|r| (r.0, r.2));
     v
 }
 
@@ -517,7 +516,11 @@ fn check(d: &Data, p: &P, batch: usize, limit: Option<usize>, case: u64) {
             Recs::U32 | Recs::U64 => V::I(si as u64 as i128),
             _ => V::F(sf),
         };
-        let avg = if float { sf / n as f64 } else { si as f64 / n as f64 };
+        let avg = if float {
+            sf / n as f64
+        } else {
+            si as f64 / n as f64
+        };
         let abs: f64 = sel
             .iter()
             .map(|r| match r.1 {
@@ -622,7 +625,10 @@ fn check(d: &Data, p: &P, batch: usize, limit: Option<usize>, case: u64) {
         }
     }
     // A scan without ORDER BY or filter returns every row once.
-    let all = rows(&on, &format!("SELECT COUNT(*) FROM (SELECT key FROM {DB} LIMIT 100000)"));
+    let all = rows(
+        &on,
+        &format!("SELECT COUNT(*) FROM (SELECT key FROM {DB} LIMIT 100000)"),
+    );
     let total: usize = d.files.iter().map(|m| m.len()).sum();
     assert_eq!(all[0][0], V::I(total as i128));
     let _ = d.base;
