@@ -4,7 +4,9 @@
 //! (scripts/test.d/sql.sh); `cargo test --workspace` runs the plain build's test.
 
 mod common;
-use common::{stderr, stdout, tersedb};
+#[cfg(feature = "sql")]
+use common::stdout;
+use common::{stderr, tersedb};
 
 /// A scratch directory, emptied if present.
 fn temp(name: &str) -> std::path::PathBuf {
