@@ -488,7 +488,8 @@ impl NumRecs {
         // chunk, position and value, and gets the bytes planned the first time.
         let hit = PLAN.with(|p| {
             let p = p.borrow();
-            (p.j == j && p.v == v && p.set == set && p.old == old).then(|| p.new.clone())
+            (p.list == Some(*self) && p.j == j && p.v == v && p.set == set && p.old == old)
+                .then(|| p.new.clone())
         });
         if let Some(new) = hit {
             return Ok((at, c.len, new));
@@ -511,7 +512,7 @@ impl NumRecs {
             p.old.clear();
             p.old.extend_from_slice(old);
             p.new.clone_from(&out);
-            (p.j, p.v, p.set) = (j, v, set);
+            (p.list, p.j, p.v, p.set) = (Some(*self), j, v, set);
         });
         Ok((at, c.len, out))
     }
@@ -704,6 +705,8 @@ pub struct RecHint(std::cell::Cell<(usize, usize)>);
 /// The last chunk edit planned on this thread (see `plan`).
 #[derive(Default)]
 struct Plan {
+    /// The list it was planned for (the same bytes mean other records in another list).
+    list: Option<NumRecs>,
     old: Vec<u8>,
     j: usize,
     v: u64,
@@ -977,6 +980,30 @@ mod tests {
         let wide: Vec<u64> = (0..1280).map(|_| r()).collect();
         let raw = size(list(8, Num::Unsigned), &wide);
         assert!((8.0..8.05).contains(&raw), "random words take {raw}");
+    }
+
+    /// The per-thread plan of the last chunk edit is for one list: the same chunk in an f64
+    /// list would be re-encoded as decimals, which a u64 list cannot read.
+    #[test]
+    fn a_plan_is_not_reused_across_lists() {
+        let (f, u) = (list(8, Num::Float), list(8, Num::Unsigned));
+        let vals: Vec<u64> = (0..40u64)
+            .map(|k| (2000 + k) as f64 / 100.0)
+            .map(f64::to_bits)
+            .collect();
+        let mut region = Vec::new();
+        u.encode_all(&vals, &mut region);
+        region.resize(4096, 0);
+        let v = 20.005f64.to_bits();
+        f.used_after(&region, vals.len(), 20, &v.to_le_bytes(), false)
+            .unwrap();
+        u.write(&mut region, vals.len(), 20, &v.to_le_bytes(), false)
+            .unwrap();
+        let mut model = vals.clone();
+        model.insert(20, v);
+        let mut got = Vec::new();
+        u.decode_all(&region, model.len(), &mut got).unwrap();
+        assert_eq!(got, model);
     }
 
     #[test]
