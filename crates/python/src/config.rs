@@ -75,12 +75,14 @@ impl RecKind {
     }
 }
 
-/// The configuration `create_db(name, key, record, compression, block_size)` asks for.
+/// The configuration `create_db(name, key, record, compression, block_size,
+/// record_compression)` asks for.
 pub fn db_config(
     key: &str,
     record: Option<&str>,
     compression: Option<&str>,
     block_size: u16,
+    record_compression: Option<&str>,
 ) -> PyResult<DbConfig> {
     let key_type = match key {
         "u32" => KeyType::U32,
@@ -105,9 +107,19 @@ pub fn db_config(
             )))
         }
     };
+    let compress_records = match record_compression {
+        None | Some("none") => false,
+        Some("auto") => true,
+        Some(r) => {
+            return Err(PyValueError::new_err(format!(
+                "record_compression must be None, \"none\" or \"auto\", not {r:?}"
+            )))
+        }
+    };
     let mut c = DbConfig::new(key_type, record_type)
         .with_value_type(value_type)
-        .with_block_size(block_size);
+        .with_block_size(block_size)
+        .with_compressed_records(compress_records);
     match (compression, key_type) {
         (None | Some("none"), _) => {}
         (Some(name), KeyType::VarBinary) => {

@@ -149,8 +149,12 @@ impl Env {
     /// Creates a database in its own write transaction and commits it. `key`: "u32", "u64" or
     /// "bytes"; `record`: None (a set), "u32", "u64", "i64", "f64" or "bytes"; `compression`:
     /// a key codec for u32 keys ("bp128", "streamvbyte", ... ) or a key scheme for byte-string
-    /// keys ("head-tail", ...); None stores keys uncompressed.
-    #[pyo3(signature = (name, key="u32", record=None, compression=None, block_size=0))]
+    /// keys ("head-tail", ...); None stores keys uncompressed. `record_compression`: "auto"
+    /// compresses numeric records (each chunk of 128 as frame of reference, a dictionary or, for
+    /// f64, decimals, whichever is smallest); None stores them raw.
+    #[pyo3(signature = (name, key="u32", record=None, compression=None, block_size=0, record_compression=None))]
+    // One argument per Python keyword of `create_db`.
+    #[allow(clippy::too_many_arguments)]
     fn create_db(
         &self,
         py: Python<'_>,
@@ -159,8 +163,9 @@ impl Env {
         record: Option<&str>,
         compression: Option<&str>,
         block_size: u16,
+        record_compression: Option<&str>,
     ) -> PyResult<Db> {
-        let c = config::db_config(key, record, compression, block_size)?;
+        let c = config::db_config(key, record, compression, block_size, record_compression)?;
         let env = self.env()?;
         let db = py
             .detach(|| {

@@ -199,7 +199,9 @@ impl WriteTxn {
     }
 
     /// Creates a database in this transaction (see `Env.create_db`).
-    #[pyo3(signature = (name, key="u32", record=None, compression=None, block_size=0))]
+    #[pyo3(signature = (name, key="u32", record=None, compression=None, block_size=0, record_compression=None))]
+    // One argument per Python keyword of `create_db`.
+    #[allow(clippy::too_many_arguments)]
     fn create_db(
         &self,
         py: Python<'_>,
@@ -208,8 +210,9 @@ impl WriteTxn {
         record: Option<&str>,
         compression: Option<&str>,
         block_size: u16,
+        record_compression: Option<&str>,
     ) -> PyResult<Db> {
-        let c = config::db_config(key, record, compression, block_size)?;
+        let c = config::db_config(key, record, compression, block_size, record_compression)?;
         Ok(Db::new(self.with(py, |t| t.create_db(name, c))?))
     }
 

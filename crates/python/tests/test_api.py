@@ -148,8 +148,9 @@ def test_records_of_every_type(env):
         "i64": -np.arange(n, dtype=np.int64) * 10**12,
         "f64": np.linspace(-1, 1, n),
     }
-    for rec, vals in cases.items():
-        db = env.create_db(rec, record=rec, compression="bp128")
+    for (rec, vals), rc in [(c, rc) for c in cases.items() for rc in (None, "auto")]:
+        name = f"{rec}_{rc or 'raw'}"
+        db = env.create_db(name, record=rec, compression="bp128", record_compression=rc)
         with env.write() as w:
             w.put_many(db, keys, vals)
         with env.read() as r:
@@ -160,7 +161,12 @@ def test_records_of_every_type(env):
             assert rk.tolist() == list(range(30, 61, 3))
             assert (rv == vals[10:21]).all()
             assert r.get(db, 3) == vals[1].item()
-            assert r.query(f"SELECT COUNT(*) FROM {rec} WHERE key <= 30") == {"COUNT(*)": 11}
+            assert r.query(f"SELECT COUNT(*) FROM {name} WHERE key <= 30") == {"COUNT(*)": 11}
+            assert r.query(f"SELECT MAX(record) FROM {name}") == {"MAX(record)": vals.max().item()}
+    with pytest.raises(ValueError, match="record_compression"):
+        env.create_db("bad", record="f64", record_compression="zstd")
+    with pytest.raises(Exception, match="compressed records need fixed-size records"):
+        env.create_db("blobs_packed", record="bytes", record_compression="auto")
     db = env.create_db("blobs", record="bytes")
     blobs = [bytes([i % 256]) * (i * 37 % 5000) for i in range(300)]
     with env.write() as w:

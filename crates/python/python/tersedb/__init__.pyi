@@ -52,6 +52,7 @@ class Env:
         record: RecordType = None,
         compression: Optional[str] = None,
         block_size: int = 0,
+        record_compression: Optional[str] = None,
     ) -> Db:
         """Creates a database in its own write transaction and commits it."""
     def db(self, name: str) -> Db:
@@ -163,6 +164,7 @@ class WriteTxn:
         record: RecordType = None,
         compression: Optional[str] = None,
         block_size: int = 0,
+        record_compression: Optional[str] = None,
     ) -> Db: ...
     def db(self, name: str) -> Db: ...
     def drop_db(self, name: str) -> None: ...
