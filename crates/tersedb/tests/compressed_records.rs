@@ -67,6 +67,18 @@ impl Data {
     }
 }
 
+fn contents(env: &Env, name: &str) -> Vec<(u64, Vec<u8>)> {
+    let r = env.begin_read().unwrap();
+    let db = r.open_db(name).unwrap();
+    r.iter(&db)
+        .unwrap()
+        .map(|x| {
+            let (k, v) = x.unwrap();
+            (k.as_key().as_u64().unwrap(), v)
+        })
+        .collect()
+}
+
 fn key_of(kt: KeyType, k: u64) -> tersedb::Key<'static> {
     match kt {
         KeyType::U32 => tersedb::Key::U32(k as u32),

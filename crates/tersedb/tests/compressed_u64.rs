@@ -36,6 +36,18 @@ fn mixed_keys(n: usize, rng: &mut fastrand::Rng) -> Vec<u64> {
     keys
 }
 
+fn contents(env: &Env, name: &str) -> Vec<(u64, Vec<u8>)> {
+    let r = env.begin_read().unwrap();
+    let db = r.open_db(name).unwrap();
+    r.iter(&db)
+        .unwrap()
+        .map(|x| {
+            let (k, v) = x.unwrap();
+            (k.as_key().as_u64().unwrap(), v)
+        })
+        .collect()
+}
+
 #[test]
 fn u64_keys_match_a_model_for_every_codec() {
     let mut rng = fastrand::Rng::with_seed(seed());
