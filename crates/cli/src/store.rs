@@ -81,14 +81,14 @@ fn no_such_db(file: &Path, name: &str, names: &[String]) -> String {
     }
 }
 
+/// The names of a file's databases, from `list_dbs`.
+fn db_names(dbs: tersedb::Result<Vec<(String, DbConfig)>>) -> Result<Vec<String>, String> {
+    Ok(dbs.map_err(err)?.into_iter().map(|(n, _)| n).collect())
+}
+
 /// Opens the named (or only) database of a read transaction.
 fn open_read_db(file: &Path, r: &tersedb::ReadTxn, given: Option<&str>) -> Result<Db, String> {
-    let names: Vec<String> = r
-        .list_dbs()
-        .map_err(err)?
-        .into_iter()
-        .map(|(n, _)| n)
-        .collect();
+    let names = db_names(r.list_dbs())?;
     let name = pick_db(file, &names, given)?;
     r.open_db(&name).map_err(|e| match e {
         tersedb::Error::DbNotFound(_) => no_such_db(file, &name, &names),
@@ -378,12 +378,7 @@ fn import_into(
         (None, None) => RecordType::None,
     };
     let open = |w: &mut WriteTxn| -> Result<Db, String> {
-        let names: Vec<String> = w
-            .list_dbs()
-            .map_err(err)?
-            .into_iter()
-            .map(|(n, _)| n)
-            .collect();
+        let names = db_names(w.list_dbs())?;
         let name = pick_db(file, &names, opts.db.as_deref())?;
         Ok(match w.open_db(&name) {
             Ok(db) => {
@@ -561,12 +556,7 @@ pub fn erase(file: &Path, opts: &LoadOptions) -> Result<(), String> {
     let mut absent = 0u64;
     let mut committed = false;
     let open = |w: &mut WriteTxn| {
-        let names: Vec<String> = w
-            .list_dbs()
-            .map_err(err)?
-            .into_iter()
-            .map(|(n, _)| n)
-            .collect();
+        let names = db_names(w.list_dbs())?;
         let name = pick_db(file, &names, opts.db.as_deref())?;
         w.open_db(&name).map_err(|e| match e {
             tersedb::Error::DbNotFound(_) => no_such_db(file, &name, &names),
@@ -812,12 +802,7 @@ pub fn drop_db(file: &Path, name: &str) -> Result<(), String> {
     let env =
         Env::open(file, &EnvOptions::default()).map_err(|e| format!("{}: {e}", file.display()))?;
     let mut w = env.begin_write().map_err(err)?;
-    let names: Vec<String> = w
-        .list_dbs()
-        .map_err(err)?
-        .into_iter()
-        .map(|(n, _)| n)
-        .collect();
+    let names = db_names(w.list_dbs())?;
     let db = w.open_db(name).map_err(|e| match e {
         tersedb::Error::DbNotFound(_) => no_such_db(file, name, &names),
         e => e.to_string(),

@@ -7,9 +7,9 @@
 
 mod common;
 
-use common::{assert_clean, mem_env, reopen_mem, seed};
+use common::{assert_clean, contents, mem_env, reopen_mem, seed};
 use std::collections::BTreeMap;
-use tersedb::{CodecId, DbConfig, Env, KeyType, RecordType, ValueType};
+use tersedb::{CodecId, DbConfig, KeyType, RecordType, ValueType};
 
 #[derive(Clone, Copy, Debug)]
 enum Data {
@@ -65,18 +65,6 @@ impl Data {
             Data::Words => rng.u16(..).to_le_bytes().to_vec(),
         }
     }
-}
-
-fn contents(env: &Env, name: &str) -> Vec<(u64, Vec<u8>)> {
-    let r = env.begin_read().unwrap();
-    let db = r.open_db(name).unwrap();
-    r.iter(&db)
-        .unwrap()
-        .map(|x| {
-            let (k, v) = x.unwrap();
-            (k.as_key().as_u64().unwrap(), v)
-        })
-        .collect()
 }
 
 fn key_of(kt: KeyType, k: u64) -> tersedb::Key<'static> {
@@ -352,4 +340,252 @@ fn compressed_records_behind_string_keys() {
             .collect();
         assert_eq!(got, model.into_iter().collect::<Vec<_>>(), "{scheme:?}");
     }
+}
+
+/// Random upserts of small f64 halves (many repeats, -0.0, NaN) into leaves of tiny codec blocks
+/// on 1 KiB pages: a leaf split rebuilt nodes that did not fit their page ("rebuilt node does
+/// not fit its page"), found by the query model test once it compressed records.
+#[test]
+fn small_blocks_and_repetitive_records_split_cleanly() {
+    let base = seed();
+    for (round, codec) in [
+        CodecId::SimdFor,
+        CodecId::Bp128,
+        CodecId::VByte,
+        CodecId::For,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        for bs in [2u16, 3, 7] {
+            let mut rng = fastrand::Rng::with_seed(base ^ (round as u64 * 31 + bs as u64));
+            let (env, _store) = mem_env(1024);
+            let cfg = DbConfig::new(KeyType::U32, RecordType::Fixed(8))
+                .with_value_type(ValueType::F64)
+                .with_codec(Some(codec))
+                .with_block_size(bs)
+                .with_compressed_records(true);
+            let mut w = env.begin_write().unwrap();
+            let db = w.create_db("t", cfg).unwrap();
+            let mut model = BTreeMap::new();
+            for _ in 0..2500 {
+                let k = match rng.u32(0..21) {
+                    0 => [u32::MAX, u32::MAX - 1, 0][rng.usize(0..3)],
+                    _ => rng.u32(0..3000),
+                };
+                let bits = rng.u64(..);
+                let v = match bits % 16 {
+                    0 => -0.0,
+                    1 if bits % 7 == 0 => f64::NAN,
+                    _ => ((bits >> 8) % 50) as f64 / 2.0 - 12.5,
+                };
+                w.upsert(&db, k, &v.to_le_bytes())
+                    .unwrap_or_else(|e| panic!("{codec:?} block size {bs}: upsert {k}: {e}"));
+                model.insert(k as u64, v.to_le_bytes().to_vec());
+            }
+            w.commit().unwrap();
+            assert_clean(&env);
+            assert_eq!(
+                contents(&env, "t"),
+                model.into_iter().collect::<Vec<_>>(),
+                "{codec:?} block size {bs}"
+            );
+        }
+    }
+}
+
+/// The smallest load the query model test found failing (157 upserts, SIMD FOR blocks of 2 keys,
+/// 1 KiB pages, f64 halves with -0.0 and NaN): the 157th upsert failed with "rebuilt node does
+/// not fit its page".
+#[test]
+fn query_model_load_that_failed_to_split() {
+    const KEYS: [u32; 157] = [
+        853, 8, 2546, 2324, 2255, 1371, 1928, 2574, 433, 2069, 1372, 620, 1567, 24, 1122, 1688,
+        2800, 1801, 230, 792, 849, 0, 520, 0, 1151, 304, 2225, 2713, 4294967294, 2177, 2556, 180,
+        2581, 2725, 281, 2601, 1188, 1523, 4294967295, 0, 1758, 1860, 2706, 2401, 2276, 1321, 1019,
+        1588, 729, 432, 2149, 1818, 2504, 2385, 2820, 1586, 1009, 2908, 2894, 917, 1526, 223, 1797,
+        1757, 1235, 4294967294, 1693, 722, 2164, 2230, 752, 1843, 2123, 761, 2841, 514, 1307, 2610,
+        539, 1718, 2165, 2625, 2915, 737, 2853, 665, 1364, 1015, 2182, 54, 2101, 2542, 2406, 649,
+        1853, 1815, 2057, 1427, 2615, 2524, 2714, 1419, 6, 358, 1315, 654, 675, 4294967295, 2303,
+        1987, 1970, 426, 2556, 2654, 2049, 2927, 2167, 2375, 628, 952, 2870, 2123, 2228, 190, 163,
+        441, 2676, 2380, 2052, 3, 2699, 790, 1483, 1084, 1306, 2881, 2498, 1063, 515, 1345, 2815,
+        0, 2782, 1399, 2530, 2028, 2267, 954, 872, 477, 1019, 1773, 1557, 1093, 2729, 1737, 2697,
+    ];
+    const VALS: [f64; 157] = [
+        -1.5,
+        -11.5,
+        -5.0,
+        10.5,
+        5.5,
+        -7.0,
+        -8.5,
+        8.5,
+        7.5,
+        10.0,
+        1.0,
+        4.5,
+        -8.0,
+        -10.0,
+        9.0,
+        -5.0,
+        -11.5,
+        8.0,
+        -5.0,
+        -2.5,
+        -3.0,
+        -10.0,
+        3.5,
+        -5.0,
+        -4.0,
+        12.0,
+        -12.0,
+        8.0,
+        4.0,
+        1.0,
+        3.5,
+        9.0,
+        -0.5,
+        -0.0,
+        3.0,
+        -3.0,
+        5.0,
+        12.0,
+        -4.5,
+        1.0,
+        -5.0,
+        -6.0,
+        10.5,
+        4.0,
+        5.5,
+        4.0,
+        9.5,
+        9.5,
+        -10.0,
+        -2.0,
+        11.0,
+        -4.5,
+        -10.5,
+        6.5,
+        -9.0,
+        -0.0,
+        5.5,
+        0.0,
+        2.5,
+        6.0,
+        9.5,
+        -4.0,
+        -4.5,
+        10.0,
+        -7.0,
+        -9.0,
+        -5.5,
+        5.0,
+        11.0,
+        -8.5,
+        -5.0,
+        -5.5,
+        -7.5,
+        5.5,
+        f64::NAN,
+        1.0,
+        2.5,
+        -8.0,
+        -7.0,
+        3.5,
+        3.5,
+        -1.0,
+        -8.0,
+        11.0,
+        -5.5,
+        -1.5,
+        -12.5,
+        0.0,
+        1.0,
+        -11.5,
+        -10.0,
+        -10.5,
+        -10.5,
+        -6.0,
+        5.0,
+        -11.5,
+        -3.5,
+        1.5,
+        11.0,
+        10.0,
+        -3.5,
+        -7.0,
+        -4.5,
+        -6.0,
+        -2.0,
+        6.0,
+        -11.5,
+        -10.0,
+        -9.0,
+        -0.0,
+        -11.0,
+        5.5,
+        -0.0,
+        -1.5,
+        -3.5,
+        11.0,
+        7.0,
+        -8.0,
+        4.0,
+        5.5,
+        9.5,
+        -5.0,
+        7.5,
+        -1.0,
+        8.0,
+        -0.0,
+        7.0,
+        -11.0,
+        -10.0,
+        3.0,
+        2.0,
+        1.0,
+        -5.5,
+        -5.5,
+        -7.5,
+        -4.5,
+        8.0,
+        6.0,
+        8.5,
+        8.0,
+        -3.5,
+        1.0,
+        -0.0,
+        4.5,
+        -7.5,
+        -0.0,
+        -4.0,
+        8.0,
+        -9.5,
+        0.0,
+        2.0,
+        -3.0,
+        -6.0,
+        7.5,
+        1.5,
+        -12.5,
+        -0.0,
+    ];
+
+    let (env, _store) = mem_env(1024);
+    let cfg = DbConfig::new(KeyType::U32, RecordType::Fixed(8))
+        .with_value_type(ValueType::F64)
+        .with_codec(Some(CodecId::SimdFor))
+        .with_block_size(2)
+        .with_compressed_records(true);
+    let mut w = env.begin_write().unwrap();
+    let db = w.create_db("t", cfg).unwrap();
+    let mut model = BTreeMap::new();
+    for (&k, &v) in KEYS.iter().zip(&VALS) {
+        w.upsert(&db, k, &v.to_le_bytes())
+            .unwrap_or_else(|e| panic!("upsert {k}: {e}"));
+        model.insert(k as u64, v.to_le_bytes().to_vec());
+    }
+    w.commit().unwrap();
+    assert_clean(&env);
+    assert_eq!(contents(&env, "t"), model.into_iter().collect::<Vec<_>>());
 }

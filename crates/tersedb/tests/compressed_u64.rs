@@ -6,9 +6,9 @@
 
 mod common;
 
-use common::{assert_clean, mem_env, reopen_mem, seed};
+use common::{assert_clean, contents, mem_env, reopen_mem, seed};
 use std::collections::BTreeMap;
-use tersedb::{CodecId, DbConfig, Env, KeyType, RecordType};
+use tersedb::{CodecId, DbConfig, KeyType, RecordType};
 
 /// Keys users keep: nanosecond timestamps of events (jittered, ~1 ms apart, so blocks span more
 /// than 2^32 ns and are cut), microsecond timestamps, 64-bit random ids and keys at the top of
@@ -34,18 +34,6 @@ fn mixed_keys(n: usize, rng: &mut fastrand::Rng) -> Vec<u64> {
     keys.dedup();
     rng.shuffle(&mut keys);
     keys
-}
-
-fn contents(env: &Env, name: &str) -> Vec<(u64, Vec<u8>)> {
-    let r = env.begin_read().unwrap();
-    let db = r.open_db(name).unwrap();
-    r.iter(&db)
-        .unwrap()
-        .map(|x| {
-            let (k, v) = x.unwrap();
-            (k.as_key().as_u64().unwrap(), v)
-        })
-        .collect()
 }
 
 #[test]

@@ -1,5 +1,5 @@
 //! The query executor against a model: random data (u32 keys plain and with every codec, u64
-//! keys, every record value type) on small and default pages, random generated queries (also
+//! keys, every record value type, records plain or compressed) on small and default pages, random generated queries (also
 //! printed and re-parsed), answered by the engine and by a `BTreeMap` with plain iterator
 //! arithmetic and SQL's three-valued logic. Seeded: prints the seed; re-run with `SEED=n`;
 //! more cases with `TERSEDB_LONG=1`.
@@ -311,6 +311,8 @@ struct Data {
     key_type: KeyType,
     vt: ValueType,
     codec: Option<CodecId>,
+    /// Records as a compressed list (`DbConfig::with_compressed_records`).
+    compressed: bool,
     block_size: u16,
     page_size: usize,
     span: u64,
@@ -322,9 +324,10 @@ impl std::fmt::Debug for Data {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "Data {{ {:?} keys, {:?} records, codec {:?}, block size {}, page {}, span {}, {} keys: {:?} .. }}",
+            "Data {{ {:?} keys, {:?} records (compressed {}), codec {:?}, block size {}, page {}, span {}, {} keys: {:?} .. }}",
             self.key_type,
             self.vt,
+            self.compressed,
             self.codec,
             self.block_size,
             self.page_size,
@@ -354,8 +357,9 @@ fn data() -> impl Strategy<Value = Data> {
         any::<bool>(),
         prop_oneof![Just(0u16), 2u16..20],
         1u64..4000,
+        any::<bool>(),
     )
-        .prop_flat_map(|((kt, codec), vt, small, bs, span)| {
+        .prop_flat_map(|((kt, codec), vt, small, bs, span, compressed)| {
             let extreme = match kt {
                 KeyType::U32 => vec![u32::MAX as u64, u32::MAX as u64 - 1, 0],
                 _ => vec![u64::MAX, u64::MAX - 1, u32::MAX as u64 + 1, 0],
@@ -366,25 +370,28 @@ fn data() -> impl Strategy<Value = Data> {
             ];
             let n = if small { 0..400usize } else { 0..2500usize };
             (
-                Just((kt, codec, vt, small, bs, span)),
+                Just((kt, codec, vt, small, bs, span, compressed)),
                 prop::collection::vec(key, n.clone()),
                 prop::collection::vec(any::<u64>(), 2500),
             )
         })
-        .prop_map(|((kt, codec, vt, small, bs, span), keys, recs)| Data {
-            key_type: kt,
-            vt,
-            codec,
-            block_size: if codec.is_some() { bs } else { 0 },
-            page_size: match (codec.is_some(), small) {
-                (true, _) => 1024,
-                (false, true) => 512,
-                (false, false) => 4096,
+        .prop_map(
+            |((kt, codec, vt, small, bs, span, compressed), keys, recs)| Data {
+                key_type: kt,
+                vt,
+                codec,
+                compressed,
+                block_size: if codec.is_some() { bs } else { 0 },
+                page_size: match (codec.is_some(), small) {
+                    (true, _) => 1024,
+                    (false, true) => 512,
+                    (false, false) => 4096,
+                },
+                span,
+                keys,
+                recs,
             },
-            span,
-            keys,
-            recs,
-        })
+        )
 }
 
 /// A record of the value type from random bits: small values (duplicates), extremes, and for
@@ -427,7 +434,8 @@ fn load(d: &Data) -> (Env, Model) {
     let cfg = DbConfig::new(d.key_type, rt)
         .with_codec(d.codec)
         .with_block_size(d.block_size)
-        .with_value_type(d.vt);
+        .with_value_type(d.vt)
+        .with_compressed_records(d.compressed);
     let mut w = env.begin_write().unwrap();
     let db = w.create_db(DB, cfg).unwrap();
     let mut rows = BTreeMap::new();

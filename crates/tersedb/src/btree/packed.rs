@@ -416,6 +416,24 @@ thread_local! {
     }));
 }
 
+/// Where a block of `keys` might better be cut in two: before the key after its widest gap,
+/// when that gap is at least 4 bits wider than every other (deltas) or the block's span without
+/// it is at least 4 bits narrower (offsets). `None` for blocks without such an outlier.
+fn outlier_cut(keys: &[u64]) -> Option<usize> {
+    let bw = |x: u64| 64 - x.leading_zeros();
+    let (mut g, mut m, mut g2) = (0u64, 0usize, 0u64);
+    for (i, w) in keys.windows(2).enumerate() {
+        let d = w[1].wrapping_sub(w[0]);
+        if d > g {
+            (g2, g, m) = (g, d, i + 1);
+        } else if d > g2 {
+            g2 = d;
+        }
+    }
+    let span = keys.last()?.wrapping_sub(*keys.first()?);
+    (m > 0 && (bw(g) >= bw(g2) + 4 || bw(span) >= bw(span.saturating_sub(g)) + 4)).then_some(m)
+}
+
 impl Encoded {
     /// Room for about `parts` blocks.
     fn with_parts(parts: usize) -> Encoded {
@@ -595,12 +613,36 @@ impl Packed {
                     let lim = keys[a].saturating_add(u32::MAX as u64);
                     z = a + keys[a..end].partition_point(|&x| x <= lim);
                 }
-                self.encode_one(&keys[a..z], e)?;
+                self.encode_split(&keys[a..z], e)?;
                 a = z;
             }
             start = end;
         }
         Ok(())
+    }
+
+    /// Encodes `keys` as one block, or as two (each again split or not) at an outlier gap when
+    /// that is smaller: a frame codec sizes a block by its widest offset or delta, and a block
+    /// of BP128 or SIMD FOR keys takes a whole frame (16 bytes per bit), so one key far from
+    /// the others could make a rebuilt block of a few keys take 512 bytes where the node had
+    /// kept it in a block of its own.
+    fn encode_split(&self, keys: &[u64], e: &mut Encoded) -> SResult<()> {
+        if let Some(m) = outlier_cut(keys) {
+            let (b0, n0) = (e.bytes.len(), e.blocks.len());
+            self.encode_one(keys, e)?;
+            let whole = e.bytes.len() - b0;
+            e.bytes.truncate(b0);
+            e.blocks.truncate(n0);
+            self.encode_split(&keys[..m], e)?;
+            self.encode_split(&keys[m..], e)?;
+            let extra = (e.blocks.len() - n0 - 1) * self.desc_len();
+            if e.bytes.len() - b0 + extra < whole {
+                return Ok(());
+            }
+            e.bytes.truncate(b0);
+            e.blocks.truncate(n0);
+        }
+        self.encode_one(keys, e)
     }
 
     /// The gap left by removing the last key `k` of a block: (descriptor, base); its codec is

@@ -16,6 +16,10 @@
 use super::numrecs::NumRecs;
 pub use super::numrecs::RecHint;
 use super::slots::{fixed, var, Fault, SResult};
+use super::zone::{RecFold, RecNum};
+
+/// Records folded per run of a plain list (a stack buffer of words).
+const FOLD_RUN: usize = 128;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RecordList {
@@ -205,6 +209,68 @@ impl RecordList {
             RecordList::Fixed(w) => fixed::remove(region, w, n, i),
             RecordList::Var => var::remove(region, n, i),
             RecordList::Packed(p) => p.remove(region, n, i),
+        }
+    }
+
+    /// Folds records `range` (slots of a node holding `n`) into `acc`, read as `rn`: a run of
+    /// fixed-width records is read straight from the page, a compressed list decodes each chunk
+    /// once into a buffer that stays in L1; records of another width than `rn` are a fault.
+    pub fn fold(
+        &self,
+        region: &[u8],
+        n: usize,
+        range: std::ops::Range<usize>,
+        rn: RecNum,
+        acc: &mut RecFold,
+    ) -> SResult<()> {
+        if range.start > range.end || range.end > n {
+            return Err(Fault("record range out of range"));
+        }
+        if range.is_empty() {
+            return Ok(());
+        }
+        let mut words = [0u64; FOLD_RUN];
+        match *self {
+            RecordList::Packed(p) => {
+                if usize::from(p.width) != rn.width {
+                    return Err(Fault("record of the wrong size"));
+                }
+                p.fold(region, n, range, rn, acc)
+            }
+            RecordList::Fixed(w) => {
+                if w != rn.width || !(1..=8).contains(&w) {
+                    return Err(Fault("record of the wrong size"));
+                }
+                let bytes = region
+                    .get(range.start * w..range.end * w)
+                    .ok_or(Fault("fixed-width item outside its region"))?;
+                for run in bytes.chunks(FOLD_RUN * w) {
+                    let k = run.len() / w;
+                    for (dst, src) in words.iter_mut().zip(run.chunks_exact(w)) {
+                        let mut b = [0u8; 8];
+                        b[..w].copy_from_slice(src);
+                        *dst = u64::from_le_bytes(b);
+                    }
+                    acc.add_words(rn, &words[..k]);
+                }
+                Ok(())
+            }
+            _ => {
+                for start in range.clone().step_by(FOLD_RUN) {
+                    let end = (start + FOLD_RUN).min(range.end);
+                    for (dst, i) in words.iter_mut().zip(start..end) {
+                        let r = self.get(region, n, i)?;
+                        if r.len() != rn.width || r.len() > 8 {
+                            return Err(Fault("record of the wrong size"));
+                        }
+                        let mut b = [0u8; 8];
+                        b[..r.len()].copy_from_slice(&r);
+                        *dst = u64::from_le_bytes(b);
+                    }
+                    acc.add_words(rn, &words[..end - start]);
+                }
+                Ok(())
+            }
         }
     }
 

@@ -23,7 +23,10 @@ use super::{Key, KeyType, Spec, MAX_DEPTH};
 use crate::error::{PageId, Result};
 use crate::storage::PageSource;
 
-pub use super::zone::{BlockKeys, KeyBuffer, ScanBlock, MAX_KEYS, PLAIN_BLOCK};
+pub use super::numrecs::Num;
+pub use super::zone::{
+    f64_key, BlockKeys, KeyBuffer, RecFold, RecNum, ScanBlock, MAX_KEYS, PLAIN_BLOCK,
+};
 
 /// A leaf seen through its blocks.
 #[derive(Debug)]
@@ -90,6 +93,21 @@ impl<'p> LeafScan<'p> {
         self.l
             .keys
             .decode_block(self.l.kregion(self.page), b, buf)
+            .map_err(|f| self.l.err(f))
+    }
+
+    /// Folds the records of `slots` into `acc`, read as `rn`, without a per-row call: plain
+    /// records straight from the page, compressed ones a chunk at a time
+    /// (see [`super::RecordList::fold`]).
+    pub fn fold_records(
+        &self,
+        slots: std::ops::Range<usize>,
+        rn: RecNum,
+        acc: &mut RecFold,
+    ) -> Result<()> {
+        self.l
+            .recs
+            .fold(self.l.rregion(self.page), self.l.count, slots, rn, acc)
             .map_err(|f| self.l.err(f))
     }
 

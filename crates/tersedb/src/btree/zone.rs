@@ -39,6 +39,105 @@ impl KeyFold {
     }
 }
 
+/// How a fold reads numeric records: the record's width in bytes and what its bytes mean.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RecNum {
+    pub width: usize,
+    pub num: super::numrecs::Num,
+}
+
+/// Running COUNT, SUM, MIN and MAX of numeric records, folded a slot range at a time
+/// ([`super::RecordList::fold`]). It is the query's own accumulator, carried from range to
+/// range, so that an f64 sum adds the records in key order exactly as a row-by-row loop does.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RecFold {
+    pub count: u64,
+    /// Exact sum of integer records (u32, u64 and opaque words unsigned, i64 signed).
+    pub isum: i128,
+    /// Sum of f64 records, added in key order.
+    pub fsum: f64,
+    /// Smallest and largest record as ordered keys: the integer itself, or for f64 the IEEE
+    /// total order (`f64_key`); NaN never counts.
+    pub min: Option<i128>,
+    pub max: Option<i128>,
+}
+
+/// An f64 as a key in the IEEE total order (-0.0 before 0.0, NaNs outside the numbers).
+#[inline]
+pub fn f64_key(v: f64) -> i128 {
+    let b = v.to_bits() as i64;
+    (b ^ (((b >> 63) as u64) >> 1) as i64) as i128
+}
+
+impl RecFold {
+    #[inline]
+    fn extremes(&mut self, lo: i128, hi: i128) {
+        self.min = Some(self.min.map_or(lo, |m| m.min(lo)));
+        self.max = Some(self.max.map_or(hi, |m| m.max(hi)));
+    }
+
+    /// Adds `count` integer records summing to `sum`, the smallest `lo`, the largest `hi`.
+    #[inline]
+    pub(crate) fn add_ints(&mut self, count: u64, sum: i128, lo: i128, hi: i128) {
+        if count == 0 {
+            return;
+        }
+        self.count += count;
+        self.isum += sum;
+        self.extremes(lo, hi);
+    }
+
+    /// Adds f64 records in order.
+    #[inline]
+    pub(crate) fn add_floats(&mut self, vals: impl Iterator<Item = f64>) {
+        let (mut lo, mut hi) = (i128::MAX, i128::MIN);
+        let mut fsum = self.fsum;
+        let mut count = 0u64;
+        for v in vals {
+            count += 1;
+            fsum += v;
+            if !v.is_nan() {
+                let k = f64_key(v);
+                lo = lo.min(k);
+                hi = hi.max(k);
+            }
+        }
+        self.count += count;
+        self.fsum = fsum;
+        if lo <= hi {
+            self.extremes(lo, hi);
+        }
+    }
+
+    /// Adds words read as `num` (signed words sign-extended from `width` bytes).
+    pub(crate) fn add_words(&mut self, rn: RecNum, words: &[u64]) {
+        use super::numrecs::Num;
+        match rn.num {
+            Num::Float => self.add_floats(words.iter().map(|&w| f64::from_bits(w))),
+            Num::Unsigned => {
+                let (mut s, mut lo, mut hi) = (0u128, u64::MAX, 0u64);
+                for &w in words {
+                    s += w as u128;
+                    lo = lo.min(w);
+                    hi = hi.max(w);
+                }
+                self.add_ints(words.len() as u64, s as i128, lo as i128, hi as i128);
+            }
+            Num::Signed => {
+                let sh = 64 - 8 * rn.width.clamp(1, 8) as u32;
+                let (mut s, mut lo, mut hi) = (0i128, i64::MAX, i64::MIN);
+                for &w in words {
+                    let v = ((w << sh) as i64) >> sh;
+                    s += v as i128;
+                    lo = lo.min(v);
+                    hi = hi.max(v);
+                }
+                self.add_ints(words.len() as u64, s, lo as i128, hi as i128);
+            }
+        }
+    }
+}
+
 /// What to compute: with `sum == false`, blocks wholly in the range are not decoded.
 #[derive(Clone, Copy, Debug)]
 pub struct FoldSpec {

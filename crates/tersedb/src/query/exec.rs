@@ -24,7 +24,7 @@ use super::error::QueryError;
 use super::plan::{self, Binder, Bound, Num, RecVal, RecordDomain};
 use super::suggest::did_you_mean;
 use super::value::{QueryResult, QueryStats, Value};
-use crate::btree::scan::{self, BlockKeys, KeyBuffer, LeafScan, ScanBlock};
+use crate::btree::scan::{self, BlockKeys, KeyBuffer, LeafScan, RecFold, RecNum, ScanBlock};
 use crate::btree::KeyType;
 use crate::db::{Db, ValueType};
 use crate::error::{Error, Result};
@@ -32,6 +32,7 @@ use crate::txn::Reader;
 use smallvec::{smallvec, SmallVec};
 use std::borrow::Cow;
 use std::collections::{BinaryHeap, HashSet, VecDeque};
+use std::ops::Range;
 
 /// Deepest nesting of subqueries a query may have.
 pub const MAX_SUBQUERY_DEPTH: usize = 32;
@@ -374,6 +375,8 @@ fn groups(
     let read_record =
         proto.read_record || by_record || residual.as_ref().is_some_and(plan::uses_record);
     let rows = proto.rows || residual.is_some() || by_record;
+    // Key buckets whose only per-row work is folding records: runs of a bucket folded at once.
+    let fold_runs = rows && proto.rec_fold.is_some() && residual.is_none() && !by_record;
     let sum = proto.key_sum_needed;
     let width = match by {
         GroupBy::KeyDiv(n) => n,
@@ -488,6 +491,21 @@ fn groups(
             for &(ilo, ihi) in &ivs[s..e] {
                 let a = keys.lower_bound(ilo);
                 let z = keys.upper_bound(ihi);
+                if fold_runs {
+                    // Each bucket's run of the block folded at once (records included).
+                    let mut i = a;
+                    while i < z {
+                        let bucket = keys.get(i) / width;
+                        let last = bucket.saturating_mul(width).saturating_add(width - 1);
+                        let j = keys.upper_bound(last).min(z);
+                        enter(bucket, &mut open, &mut win, &mut done)?;
+                        if let Some(g) = &mut open {
+                            g.acc.add_keys(leaf, keys.slice(i..j), b.start + i)?;
+                        }
+                        i = j;
+                    }
+                    continue;
+                }
                 for i in a..z {
                     let k = keys.get(i);
                     let rec = if read_record {
@@ -652,10 +670,7 @@ pub(crate) fn run_sub(txn: &dyn Reader, q: &Query, depth: usize) -> Result<Query
 }
 
 /// A record value as an ordered key (f64: the IEEE total order; NaN never reaches here).
-pub(crate) fn f64_key(v: f64) -> i128 {
-    let b = v.to_bits() as i64;
-    (b ^ (((b >> 63) as u64) >> 1) as i64) as i128
-}
+pub(crate) use crate::btree::scan::f64_key;
 pub(crate) fn f64_from_key(k: i128) -> f64 {
     let b = k as i64;
     f64::from_bits((b ^ (((b >> 63) as u64) >> 1) as i64) as u64)
@@ -683,10 +698,25 @@ pub(crate) fn rec_val(vt: ValueType, raw: &[u8], page: u64) -> Result<RecVal> {
     })
 }
 
+/// How a fold reads the records of a numeric value type (`None`: bytes, not numbers).
+fn rec_num(vt: ValueType) -> Option<RecNum> {
+    let (width, num) = match vt {
+        ValueType::U32 => (4, scan::Num::Unsigned),
+        ValueType::U64 => (8, scan::Num::Unsigned),
+        ValueType::I64 => (8, scan::Num::Signed),
+        ValueType::F64 => (8, scan::Num::Float),
+        ValueType::Bytes => return None,
+    };
+    Some(RecNum { width, num })
+}
+
 /// Running aggregates of one query.
 pub(crate) struct Acc {
     vt: ValueType,
     residual: Option<Bound>,
+    /// Rows are read only for COUNT/SUM/AVG/MIN/MAX of records: a range of selected slots is
+    /// folded by the record list (`LeafScan::fold_records`), not row by row.
+    rec_fold: Option<RecNum>,
     /// Per-row work is needed (filter, records, TOP/BOTTOM of keys).
     pub(crate) rows: bool,
     pub(crate) read_record: bool,
@@ -732,6 +762,7 @@ impl Acc {
     pub(crate) fn new(q: &Query, vt: ValueType, residual: Option<Bound>) -> Acc {
         let mut a = Acc {
             vt,
+            rec_fold: None,
             rows: residual.is_some(),
             read_record: residual.as_ref().is_some_and(plan::uses_record),
             residual,
@@ -803,6 +834,15 @@ impl Acc {
                 _ => {}
             }
         }
+        let only_record_folds = a.residual.is_none()
+            && a.key_top_k == 0
+            && a.key_bottom_k == 0
+            && a.rec_distinct.is_none()
+            && a.rec_top_k == 0
+            && a.rec_bottom_k == 0;
+        if a.rows && only_record_folds {
+            a.rec_fold = rec_num(vt);
+        }
         a
     }
 
@@ -844,12 +884,29 @@ impl Acc {
         rec_val(self.vt, &leaf.record(slot)?, leaf.page_id())
     }
 
+    /// The records of `slots` (their keys already added) folded into the record aggregates.
+    fn fold_records(&mut self, leaf: &LeafScan<'_>, slots: Range<usize>, rn: RecNum) -> Result<()> {
+        let mut f = RecFold {
+            count: 0,
+            isum: self.rec_sum,
+            fsum: self.rec_fsum,
+            min: self.rec_min,
+            max: self.rec_max,
+        };
+        leaf.fold_records(slots, rn, &mut f)?;
+        self.rec_sum = f.isum;
+        self.rec_fsum = f.fsum;
+        self.rec_min = f.min;
+        self.rec_max = f.max;
+        Ok(())
+    }
+
     /// Keys `keys` (selected by the key intervals) at slots `start..`: tested and added.
     fn add_keys(&mut self, leaf: &LeafScan<'_>, keys: BlockKeys<'_>, start: usize) -> Result<()> {
         if keys.is_empty() {
             return Ok(());
         }
-        if !self.rows {
+        if !self.rows || self.rec_fold.is_some() {
             let sum = if self.key_sum_needed { keys.sum() } else { 0 };
             self.add_summary(
                 keys.len() as u64,
@@ -857,6 +914,9 @@ impl Acc {
                 keys.get(0),
                 keys.get(keys.len() - 1),
             );
+            if let Some(rn) = self.rec_fold {
+                self.fold_records(leaf, start..start + keys.len(), rn)?;
+            }
             return Ok(());
         }
         for i in 0..keys.len() {
@@ -982,6 +1042,14 @@ impl Acc {
             return Ok(());
         }
         let inside = e - s == 1 && ivs[s].0 <= b.first && ivs[s].1 >= b.last;
+        if inside && !self.key_sum_needed {
+            if let Some(rn) = self.rec_fold {
+                // The zone map answers the keys; only the records are read.
+                stats.blocks_from_index += 1;
+                self.add_summary(b.count as u64, 0, b.first, b.last);
+                return self.fold_records(leaf, b.start..b.start + b.count, rn);
+            }
+        }
         let keys = leaf.decode_keys(b, buf)?;
         stats.blocks_decoded += 1;
         if inside {

@@ -38,3 +38,16 @@ pub fn assert_clean(env: &Env) {
     let report = env.check().unwrap();
     assert!(report.is_clean(), "{report}");
 }
+
+/// Every entry of an integer-key database, in key order.
+pub fn contents(env: &Env, name: &str) -> Vec<(u64, Vec<u8>)> {
+    let r = env.begin_read().unwrap();
+    let db = r.open_db(name).unwrap();
+    r.iter(&db)
+        .unwrap()
+        .map(|x| {
+            let (k, v) = x.unwrap();
+            (k.as_key().as_u64().unwrap(), v)
+        })
+        .collect()
+}
