@@ -303,7 +303,7 @@ pub fn insert(page: &mut [u8], l: &mut Layout, i: usize, key: &[u8], rec: &[u8])
     for _ in 0..4 {
         // Measured each round: a vacuum may have repacked the records.
         let ru = l.recs.used(l.rregion(page), n).map_err(|f| l.err(f))?;
-        let rc = l
+        let (rc, plan) = l
             .recs
             .insert_cost(l.rregion(page), n, i, rec)
             .map_err(|f| l.err(f))?;
@@ -337,7 +337,7 @@ pub fn insert(page: &mut [u8], l: &mut Layout, i: usize, key: &[u8], rec: &[u8])
         {
             Fit::Done => {
                 l.recs
-                    .insert(&mut page[rs..], n, i, rec)
+                    .insert_planned(&mut page[rs..], n, i, rec, &plan)
                     .map_err(|f| l.err(f))?;
                 l.count = n + 1;
                 write_count(page, l.count);
@@ -412,7 +412,7 @@ pub fn set_record(page: &mut [u8], l: &mut Layout, i: usize, rec: &[u8]) -> Resu
     for round in 0..2 {
         let ku = l.keys.used(l.kregion(page), n).map_err(|f| l.err(f))?;
         let ru = l.recs.used(l.rregion(page), n).map_err(|f| l.err(f))?;
-        let ru2 = l
+        let (ru2, plan) = l
             .recs
             .used_after_set(l.rregion(page), n, i, rec)
             .map_err(|f| l.err(f))?;
@@ -428,7 +428,7 @@ pub fn set_record(page: &mut [u8], l: &mut Layout, i: usize, rec: &[u8]) -> Resu
         }
         let rs = l.rstart;
         l.recs
-            .replace(&mut page[rs..], n, i, rec)
+            .replace_planned(&mut page[rs..], n, i, rec, &plan)
             .map_err(|f| l.err(f))?;
         return Ok(true);
     }
@@ -620,7 +620,8 @@ pub fn build_image<'r>(
     let rl = spec.records(leaf);
     let hdr = if leaf { LEAF_HEADER } else { BRANCH_HEADER };
     let cap = spec.page_size - hdr;
-    let ru = rl.cost_of(recs.clone()).map_err(|f| corrupt(id, f.0))?;
+    let rimg = rl.image(recs.clone()).map_err(|f| corrupt(id, f.0))?;
+    let ru = rimg.bytes;
     if img.len() + ru > cap {
         return Err(corrupt(id, "rebuilt node does not fit its page"));
     }
@@ -630,7 +631,7 @@ pub fn build_image<'r>(
     write_rrange(page, rrange);
     let rs = spec.page_size - rrange;
     let n = rl
-        .fill(&mut page[rs..], recs)
+        .fill_image(&mut page[rs..], recs, &rimg)
         .map_err(|f| corrupt(id, f.0))?;
     write_count(page, n);
     // The image must hold exactly `n` keys.

@@ -602,6 +602,19 @@ impl Packed {
     /// further where a wide block's keys would span more than 32 bits (and into blocks of at
     /// most the block size).
     fn encode_parts(&self, keys: &[u64], parts: usize, e: &mut Encoded) -> SResult<()> {
+        self.encode_parts_with(keys, parts, e, false)
+    }
+
+    /// `encode_parts`; with `cut`, blocks are also cut at outlier gaps (`encode_split`): for
+    /// rebuilds, which must fit where the keys came from, not for the block moves of inserts,
+    /// which fall back to a split when they do not fit.
+    fn encode_parts_with(
+        &self,
+        keys: &[u64],
+        parts: usize,
+        e: &mut Encoded,
+        cut: bool,
+    ) -> SResult<()> {
         let parts = parts.max(keys.len().div_ceil(self.cap())).max(1);
         let mut start = 0;
         for k in 0..parts {
@@ -613,7 +626,11 @@ impl Packed {
                     let lim = keys[a].saturating_add(u32::MAX as u64);
                     z = a + keys[a..end].partition_point(|&x| x <= lim);
                 }
-                self.encode_split(&keys[a..z], e)?;
+                if cut {
+                    self.encode_split(&keys[a..z], e)?;
+                } else {
+                    self.encode_one(&keys[a..z], e)?;
+                }
                 a = z;
             }
             start = end;
@@ -1314,18 +1331,24 @@ impl Packed {
         })
     }
 
-    /// Encodes `keys` in full blocks (cut further where a wide block would span over 32 bits).
-    fn encode_full(&self, keys: &[u64]) -> SResult<Encoded> {
+    /// Encodes `keys` in full blocks (cut further where a wide block would span over 32 bits,
+    /// and with `cut` at outlier gaps: see `encode_split`).
+    fn encode_full_with(&self, keys: &[u64], cut: bool) -> SResult<Encoded> {
         let mut e = Encoded::with_parts(keys.len().div_ceil(self.cap()));
         for chunk in keys.chunks(self.cap()) {
-            self.encode_parts(chunk, 1, &mut e)?;
+            self.encode_parts_with(chunk, 1, &mut e, cut)?;
         }
         Ok(e)
     }
 
+    /// `encode_full_with` without outlier cuts: a repack that comes out no smaller is not used.
+    fn encode_full(&self, keys: &[u64]) -> SResult<Encoded> {
+        self.encode_full_with(keys, false)
+    }
+
     /// Bytes a list holding exactly `keys` (sorted, unique) takes when built by [`Packed::build`].
     pub fn built_len(&self, keys: &[u64]) -> SResult<usize> {
-        Ok(self.encoded_len(&self.encode_full(keys)?))
+        Ok(self.encoded_len(&self.encode_full_with(keys, true)?))
     }
 
     /// Rewrites `region` as a list of `keys` (sorted, unique) in full blocks. Returns false,
@@ -1334,7 +1357,7 @@ impl Packed {
         if keys.last().is_some_and(|&k| k > self.max_key()) {
             return Err(Fault("key wider than the list's key type"));
         }
-        let e = self.encode_full(keys)?;
+        let e = self.encode_full_with(keys, true)?;
         Ok(self.write_encoded(region, &e))
     }
 

@@ -29,6 +29,22 @@ pub enum RecordList {
     Packed(NumRecs),
 }
 
+/// Records measured as a list of their own (`RecordList::image`): their bytes, and for a
+/// compressed list the encoded region and the record count.
+#[derive(Debug)]
+pub struct RecImage {
+    pub bytes: usize,
+    encoded: Option<(Vec<u8>, usize)>,
+}
+
+/// A change to a record list, planned when its size was asked for and made after the node
+/// made room: nothing for the plain lists, the chunk edit for a compressed one.
+#[derive(Debug)]
+pub enum RecEdit {
+    Direct,
+    Chunk(super::numrecs::Edit),
+}
+
 /// One stored record as read from a node: the page's bytes, or a decoded word of a compressed
 /// list (`len` bytes of it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -87,25 +103,75 @@ impl RecordList {
         }
     }
 
-    /// Bytes inserting `raw` at `i` adds to the list.
-    pub fn insert_cost(&self, region: &[u8], n: usize, i: usize, raw: &[u8]) -> SResult<usize> {
+    /// Bytes inserting `raw` at `i` adds to the list, and the change planned for
+    /// [`RecordList::insert_planned`] (a compressed list plans its chunk edit once).
+    pub fn insert_cost(
+        &self,
+        region: &[u8],
+        n: usize,
+        i: usize,
+        raw: &[u8],
+    ) -> SResult<(usize, RecEdit)> {
         match *self {
             RecordList::Packed(p) => {
                 let used = p.used(region, n)?;
-                Ok(p.used_after(region, n, i, raw, false)?.saturating_sub(used))
+                let (after, e) = p.plan_edit(region, n, i, raw, false)?;
+                Ok((after.saturating_sub(used), RecEdit::Chunk(e)))
             }
-            _ => Ok(self.cost(raw.len())),
+            _ => Ok((self.cost(raw.len()), RecEdit::Direct)),
         }
     }
 
-    /// Bytes the list uses after record `i` is replaced by `raw`.
-    pub fn used_after_set(&self, region: &[u8], n: usize, i: usize, raw: &[u8]) -> SResult<usize> {
+    /// Bytes the list uses after record `i` is replaced by `raw`, and the change planned for
+    /// [`RecordList::replace_planned`].
+    pub fn used_after_set(
+        &self,
+        region: &[u8],
+        n: usize,
+        i: usize,
+        raw: &[u8],
+    ) -> SResult<(usize, RecEdit)> {
         match *self {
-            RecordList::Packed(p) => p.used_after(region, n, i, raw, true),
+            RecordList::Packed(p) => {
+                let (after, e) = p.plan_edit(region, n, i, raw, true)?;
+                Ok((after, RecEdit::Chunk(e)))
+            }
             _ => {
                 let old = self.get(region, n, i)?.len();
-                Ok(self.used(region, n)? - self.cost(old) + self.cost(raw.len()))
+                let after = self.used(region, n)? - self.cost(old) + self.cost(raw.len());
+                Ok((after, RecEdit::Direct))
             }
+        }
+    }
+
+    /// Inserts `raw` at `i` as planned by `insert_cost` on these records (the region may have
+    /// moved since, not changed); the caller made room.
+    pub fn insert_planned(
+        &self,
+        region: &mut [u8],
+        n: usize,
+        i: usize,
+        raw: &[u8],
+        plan: &RecEdit,
+    ) -> SResult<()> {
+        match (self, plan) {
+            (RecordList::Packed(p), RecEdit::Chunk(e)) => p.apply(region, n, e),
+            _ => self.insert(region, n, i, raw),
+        }
+    }
+
+    /// Replaces record `i` by `raw` as planned by `used_after_set`; the caller made room.
+    pub fn replace_planned(
+        &self,
+        region: &mut [u8],
+        n: usize,
+        i: usize,
+        raw: &[u8],
+        plan: &RecEdit,
+    ) -> SResult<()> {
+        match (self, plan) {
+            (RecordList::Packed(p), RecEdit::Chunk(e)) => p.apply(region, n, e),
+            _ => self.replace(region, n, i, raw),
         }
     }
 
@@ -118,6 +184,46 @@ impl RecordList {
                 Ok(img.len())
             }
             _ => Ok(recs.map(|r| self.cost(r.len())).sum()),
+        }
+    }
+
+    /// The records `recs` as a list of their own, measured: a compressed list is encoded once
+    /// here and copied by [`RecordList::fill_image`].
+    pub fn image<'r>(&self, recs: impl Iterator<Item = &'r [u8]>) -> SResult<RecImage> {
+        match *self {
+            RecordList::Packed(p) => {
+                let words = p.words(recs)?;
+                let mut img = Vec::new();
+                p.encode_all(&words, &mut img);
+                Ok(RecImage {
+                    bytes: img.len(),
+                    encoded: Some((img, words.len())),
+                })
+            }
+            _ => Ok(RecImage {
+                bytes: self.cost_of(recs)?,
+                encoded: None,
+            }),
+        }
+    }
+
+    /// Writes the records measured by `image` (the same `recs`) into an empty region; returns
+    /// how many.
+    pub fn fill_image<'r>(
+        &self,
+        region: &mut [u8],
+        recs: impl Iterator<Item = &'r [u8]>,
+        img: &RecImage,
+    ) -> SResult<usize> {
+        match &img.encoded {
+            Some((bytes, n)) => {
+                region
+                    .get_mut(..bytes.len())
+                    .ok_or(Fault("record region too small for its records"))?
+                    .copy_from_slice(bytes);
+                Ok(*n)
+            }
+            None => self.fill(region, recs),
         }
     }
 

@@ -60,6 +60,9 @@ pub struct RecFold {
     /// total order (`f64_key`); NaN never counts.
     pub min: Option<i128>,
     pub max: Option<i128>,
+    /// MIN and MAX are not asked for: only COUNT and SUM are kept (an f64 sum then runs
+    /// without the ordered-key work per record).
+    pub skip_extremes: bool,
 }
 
 /// An f64 as a key in the IEEE total order (-0.0 before 0.0, NaNs outside the numbers).
@@ -90,6 +93,17 @@ impl RecFold {
     /// Adds f64 records in order.
     #[inline]
     pub(crate) fn add_floats(&mut self, vals: impl Iterator<Item = f64>) {
+        if self.skip_extremes {
+            let mut fsum = self.fsum;
+            let mut count = 0u64;
+            for v in vals {
+                count += 1;
+                fsum += v;
+            }
+            self.count += count;
+            self.fsum = fsum;
+            return;
+        }
         let (mut lo, mut hi) = (i128::MAX, i128::MIN);
         let mut fsum = self.fsum;
         let mut count = 0u64;
@@ -114,6 +128,18 @@ impl RecFold {
         use super::numrecs::Num;
         match rn.num {
             Num::Float => self.add_floats(words.iter().map(|&w| f64::from_bits(w))),
+            Num::Unsigned if self.skip_extremes => {
+                self.count += words.len() as u64;
+                self.isum += words.iter().map(|&w| w as u128).sum::<u128>() as i128;
+            }
+            Num::Signed if self.skip_extremes => {
+                let sh = 64 - 8 * rn.width.clamp(1, 8) as u32;
+                self.count += words.len() as u64;
+                self.isum += words
+                    .iter()
+                    .map(|&w| (((w << sh) as i64) >> sh) as i128)
+                    .sum::<i128>();
+            }
             Num::Unsigned => {
                 let (mut s, mut lo, mut hi) = (0u128, u64::MAX, 0u64);
                 for &w in words {

@@ -717,6 +717,8 @@ pub(crate) struct Acc {
     /// Rows are read only for COUNT/SUM/AVG/MIN/MAX of records: a range of selected slots is
     /// folded by the record list (`LeafScan::fold_records`), not row by row.
     rec_fold: Option<RecNum>,
+    /// MIN or MAX of records is asked for.
+    rec_extremes: bool,
     /// Per-row work is needed (filter, records, TOP/BOTTOM of keys).
     pub(crate) rows: bool,
     pub(crate) read_record: bool,
@@ -763,6 +765,7 @@ impl Acc {
         let mut a = Acc {
             vt,
             rec_fold: None,
+            rec_extremes: false,
             rows: residual.is_some(),
             read_record: residual.as_ref().is_some_and(plan::uses_record),
             residual,
@@ -840,6 +843,12 @@ impl Acc {
             && a.rec_distinct.is_none()
             && a.rec_top_k == 0
             && a.rec_bottom_k == 0;
+        a.rec_extremes = q.aggregates.iter().any(|ag| {
+            matches!(
+                ag.func,
+                AggFunc::Min(Column::Record) | AggFunc::Max(Column::Record)
+            )
+        });
         if a.rows && only_record_folds {
             a.rec_fold = rec_num(vt);
         }
@@ -892,6 +901,7 @@ impl Acc {
             fsum: self.rec_fsum,
             min: self.rec_min,
             max: self.rec_max,
+            skip_extremes: !self.rec_extremes,
         };
         leaf.fold_records(slots, rn, &mut f)?;
         self.rec_sum = f.isum;
