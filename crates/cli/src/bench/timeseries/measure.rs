@@ -1,0 +1,423 @@
+//! One database of `tersedb bench timeseries`: loading a series into it and timing the reads,
+//! each answer checked against the series (the model). Only the engine's public API.
+
+use super::series::{Prefix, Series, Total};
+use crate::bench::timing::median;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+use tersedb::{CodecId, Db, DbConfig, Durability, Env, EnvOptions, KeyType, ReadTxn};
+
+/// Entries per write transaction of the random-order load.
+pub const RANDOM_BATCH: usize = 100_000;
+/// The database's name in every file (the queries name it).
+pub const DB: &str = "ts";
+
+/// How a database stores its keys.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Keys {
+    None,
+    Codec(CodecId),
+    Auto,
+}
+
+impl Keys {
+    pub fn name(self) -> &'static str {
+        match self {
+            Keys::None => "none",
+            Keys::Codec(c) => c.name(),
+            Keys::Auto => "auto",
+        }
+    }
+}
+
+/// The configuration of a series' database: keys as `keys` says, records compressed or raw.
+pub fn config(s: &Series, key_type: KeyType, keys: Keys, compressed: bool) -> DbConfig {
+    let c = DbConfig::new(key_type, s.record_type())
+        .with_value_type(s.value_type())
+        .with_compressed_records(compressed);
+    match keys {
+        Keys::None => c,
+        Keys::Codec(codec) => c.with_codec(Some(codec)),
+        Keys::Auto => c.with_auto_codec(true),
+    }
+}
+
+/// A scratch directory for the bench's files, removed (with everything in it) when dropped.
+pub struct Scratch(PathBuf);
+
+impl Scratch {
+    /// `tag` tells apart the scratch directories of one process (tests run in threads).
+    pub fn new(tag: &str) -> Result<Scratch, String> {
+        let p = std::env::temp_dir().join(format!(
+            "tersedb-bench-timeseries-{}-{tag}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+        Ok(Scratch(p))
+    }
+
+    /// A fresh file path in the directory (any old file of that name removed).
+    pub fn file(&self, name: &str) -> PathBuf {
+        let p = self.0.join(name);
+        remove_env(&p);
+        p
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Removes an environment file and its readers directory.
+pub fn remove_env(p: &Path) {
+    let _ = std::fs::remove_file(p);
+    let mut r = p.as_os_str().to_owned();
+    r.push("-readers");
+    let _ = std::fs::remove_dir_all(PathBuf::from(r));
+}
+
+fn err(e: tersedb::Error) -> String {
+    e.to_string()
+}
+
+pub fn open_env(path: &Path) -> Result<Env, String> {
+    let opts = EnvOptions::default()
+        .durability(Durability::None)
+        .cache_bytes(1 << 30);
+    Env::create(path, &opts).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Bytes of a loaded database, per the engine's statistics and the file.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Sizes {
+    /// The file's length.
+    pub file: u64,
+    /// `Env::space().live_bytes`: pages holding the catalog and the trees.
+    pub live: u64,
+    /// `DbStats::leaf_key_bytes`.
+    pub keys: u64,
+    /// `DbStats::leaf_record_bytes`.
+    pub records: u64,
+}
+
+/// Measures the sizes of a committed database.
+pub fn sizes(env: &Env, db: &Db, path: &Path) -> Result<Sizes, String> {
+    let st = env.begin_read().map_err(err)?.stats(db).map_err(err)?;
+    Ok(Sizes {
+        file: std::fs::metadata(path)
+            .map_err(|e| format!("{}: {e}", path.display()))?
+            .len(),
+        live: env.space().map_err(err)?.live_bytes,
+        keys: st.leaf_key_bytes,
+        records: st.leaf_record_bytes,
+    })
+}
+
+/// Keys of the series as the database takes them: `base` added (the u64-vs-u32 check stores
+/// series c's keys as u64 above 2^32).
+fn key(key_type: KeyType, k: u64) -> tersedb::Key<'static> {
+    if key_type == KeyType::U32 {
+        tersedb::Key::U32(k as u32)
+    } else {
+        tersedb::Key::U64(k)
+    }
+}
+
+/// Loads `s` in ascending order (`WriteTxn::append`, one transaction) into a new database of
+/// `cfg`, keys shifted by `base`, records omitted when `with_records` is false; returns it and
+/// the seconds the load took (commit included).
+pub fn load_ascending(
+    env: &Env,
+    s: &Series,
+    cfg: DbConfig,
+    base: u64,
+) -> Result<(Db, f64), String> {
+    let t = Instant::now();
+    let mut w = env.begin_write().map_err(err)?;
+    let db = w.create_db(DB, cfg).map_err(err)?;
+    let mut buf = [0u8; 8];
+    let with_records = cfg.record_type != tersedb::RecordType::None;
+    for (i, &k) in s.keys.iter().enumerate() {
+        let n = if with_records { s.record(i, &mut buf) } else { 0 };
+        w.append(&db, key(cfg.key_type, k + base), &buf[..n])
+            .map_err(err)?;
+    }
+    w.commit().map_err(err)?;
+    Ok((db, t.elapsed().as_secs_f64()))
+}
+
+/// Loads `s` in the order `order` (indexes), `RANDOM_BATCH` entries per transaction.
+pub fn load_random(env: &Env, s: &Series, cfg: DbConfig, order: &[u32]) -> Result<(Db, f64), String> {
+    let t = Instant::now();
+    let mut w = env.begin_write().map_err(err)?;
+    let db = w.create_db(DB, cfg).map_err(err)?;
+    let mut buf = [0u8; 8];
+    for (j, &i) in order.iter().enumerate() {
+        if j > 0 && j % RANDOM_BATCH == 0 {
+            w.commit().map_err(err)?;
+            w = env.begin_write().map_err(err)?;
+        }
+        let i = i as usize;
+        let n = s.record(i, &mut buf);
+        w.insert(&db, key(cfg.key_type, s.keys[i]), &buf[..n])
+            .map_err(err)?;
+    }
+    w.commit().map_err(err)?;
+    Ok((db, t.elapsed().as_secs_f64()))
+}
+
+/// What the read phases do: fixed per series so every database answers the same questions.
+pub struct Plan {
+    /// Entry indexes looked up, in this order.
+    pub lookups: Vec<u32>,
+    /// Per coverage (fraction of the entries), the index ranges `[i, j)` summed.
+    pub ranges: Vec<(f64, Vec<(usize, usize)>)>,
+    /// GROUP BY key / width.
+    pub width: u64,
+    /// Timed rounds per query (its median is its time).
+    pub rounds: usize,
+}
+
+/// The coverages of the SUM(record) ranges and how many ranges of each.
+pub const COVERAGE: [(f64, usize); 3] = [(0.01, 8), (0.1, 3), (1.0, 1)];
+/// Buckets of the GROUP BY.
+pub const BUCKETS: u64 = 1000;
+
+impl Plan {
+    pub fn new(s: &Series, lookups: usize, rounds: usize, seed: u64) -> Plan {
+        let n = s.len();
+        let mut rng = fastrand::Rng::with_seed(seed ^ 0x7157);
+        let mut order: Vec<u32> = (0..n as u32).collect();
+        rng.shuffle(&mut order);
+        order.truncate(lookups.min(n));
+        let ranges = COVERAGE
+            .iter()
+            .map(|&(cov, count)| {
+                let len = ((n as f64 * cov).round() as usize).clamp(1, n);
+                let count = if len == n { 1 } else { count };
+                let r = (0..count)
+                    .map(|_| {
+                        let i = rng.usize(0..=n - len);
+                        (i, i + len)
+                    })
+                    .collect();
+                (cov, r)
+            })
+            .collect();
+        let span = s.keys[n - 1] - s.keys[0];
+        Plan {
+            lookups: order,
+            ranges,
+            width: span / BUCKETS + 1,
+            rounds: rounds.max(1),
+        }
+    }
+}
+
+/// Seconds of each read phase of one database (per operation for lookups, per query for the
+/// SUMs: the mean over the ranges of each range's median).
+#[derive(Clone, Debug, Default)]
+pub struct Reads {
+    pub lookup_s: f64,
+    pub cursor_s: f64,
+    /// Per coverage of [`COVERAGE`].
+    pub sum_s: Vec<f64>,
+    pub group_s: f64,
+    /// Answers compared with the model: lookups, cursor entries, sums, groups.
+    pub checked: u64,
+}
+
+/// The timed median of `rounds` calls of `f` (after one untimed call, which warms the pages);
+/// the last result.
+fn timed<T>(rounds: usize, mut f: impl FnMut() -> Result<T, String>) -> Result<(f64, T), String> {
+    let mut last = f()?;
+    let mut times = Vec::with_capacity(rounds);
+    for _ in 0..rounds {
+        let t = Instant::now();
+        last = f()?;
+        times.push(t.elapsed().as_secs_f64());
+    }
+    Ok((median(&mut times), last))
+}
+
+/// The read phases on `db`, every answer compared with `s`; an answer that differs is an error
+/// naming the phase, what was asked, and both values.
+pub fn reads(r: &ReadTxn, db: &Db, s: &Series, prefix: &Prefix, plan: &Plan) -> Result<Reads, String> {
+    let mut out = Reads::default();
+    let n = s.len();
+    let kt = db.config().key_type;
+    let mut buf = [0u8; 8];
+
+    // Point lookups in random order.
+    let t = Instant::now();
+    for &i in &plan.lookups {
+        let i = i as usize;
+        let got = r.get(db, key(kt, s.keys[i])).map_err(err)?;
+        let w = s.record(i, &mut buf);
+        if got.as_deref() != Some(&buf[..w]) {
+            return Err(format!(
+                "lookup of key {}: got {:?}, expected {:?}",
+                s.keys[i],
+                got,
+                &buf[..w]
+            ));
+        }
+    }
+    out.lookup_s = t.elapsed().as_secs_f64() / plan.lookups.len().max(1) as f64;
+    out.checked += plan.lookups.len() as u64;
+
+    // A cursor over every entry, keys and records compared in order.
+    let (secs, seen) = timed(plan.rounds, || {
+        let mut c = r.cursor(db).map_err(err)?;
+        let mut i = 0usize;
+        let mut ok = c.first().map_err(err)?;
+        while ok {
+            let v = c.value_ref().map_err(err)?;
+            if i >= n || c.key_u64() != Some(s.keys[i]) {
+                return Err(format!("cursor: entry {i} has key {:?}", c.key_u64()));
+            }
+            let w = s.record(i, &mut buf);
+            if v.as_deref() != Some(&buf[..w]) {
+                return Err(format!("cursor: key {} has record {v:?}", s.keys[i]));
+            }
+            i += 1;
+            ok = c.next().map_err(err)?;
+        }
+        Ok(i)
+    })?;
+    if seen != n {
+        return Err(format!("cursor saw {seen} of {n} entries"));
+    }
+    out.cursor_s = secs;
+    out.checked += n as u64;
+
+    // SUM(record) over key ranges.
+    for (cov, ranges) in &plan.ranges {
+        let mut total = 0.0;
+        for &(i, j) in ranges {
+            let (lo, hi) = (s.keys[i], s.keys[j - 1]);
+            let q = format!("SELECT SUM(record) FROM {DB} WHERE key >= {lo} AND key <= {hi}");
+            let (secs, res) = timed(plan.rounds, || r.query_str(&q).map_err(err))?;
+            let want = prefix.total(i, j);
+            let got = res.values.first().cloned().unwrap_or(tersedb::Value::Null);
+            if !want.matches(&got) {
+                return Err(format!(
+                    "SUM(record) over {:.0}% ({q}): got {got:?}, expected {want}",
+                    cov * 100.0
+                ));
+            }
+            total += secs;
+            out.checked += 1;
+        }
+        out.sum_s.push(total / ranges.len().max(1) as f64);
+    }
+
+    // GROUP BY key / width: about BUCKETS groups, each COUNT(*) and SUM(record).
+    let q = format!(
+        "SELECT key / {w} AS bucket, COUNT(*), SUM(record) FROM {DB} GROUP BY key / {w}",
+        w = plan.width
+    );
+    let (secs, res) = timed(plan.rounds, || r.query_str(&q).map_err(err))?;
+    let want = s.buckets(plan.width, prefix);
+    if res.rows.len() != want.len() {
+        return Err(format!(
+            "{q}: {} groups, expected {}",
+            res.rows.len(),
+            want.len()
+        ));
+    }
+    for (row, &(b, count, sum)) in res.rows.iter().zip(&want) {
+        let ok = row.len() == 3
+            && row[0].as_int() == Some(b as i128)
+            && row[1].as_int() == Some(count as i128)
+            && sum.matches(&row[2]);
+        if !ok {
+            return Err(format!(
+                "{q}: group {row:?}, expected [{b}, {count}, {sum}]"
+            ));
+        }
+    }
+    out.group_s = secs;
+    out.checked += want.len() as u64;
+    Ok(out)
+}
+
+/// Checks a database's entry count and its SUM(record) over everything (the check of the
+/// databases that are only measured for size).
+pub fn check_totals(r: &ReadTxn, db: &Db, s: &Series, prefix: &Prefix) -> Result<(), String> {
+    let count = r.len(db).map_err(err)?;
+    if count != s.len() as u64 {
+        return Err(format!("{count} entries, expected {}", s.len()));
+    }
+    if db.config().record_type == tersedb::RecordType::None {
+        return Ok(());
+    }
+    let res = r
+        .query_str(&format!("SELECT SUM(record) FROM {DB}"))
+        .map_err(err)?;
+    let got = res.values.first().cloned().unwrap_or(tersedb::Value::Null);
+    let want: Total = prefix.total(0, s.len());
+    if !want.matches(&got) {
+        return Err(format!("SUM(record): got {got:?}, expected {want}"));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::timeseries::series::Values;
+
+    /// Every read phase passes on the data it loaded and fails, naming the phase, when the
+    /// model differs from the database in one value.
+    #[test]
+    fn reads_pass_on_the_loaded_series_and_fail_on_another() {
+        let scratch = Scratch::new("reads").unwrap();
+        for name in ["a", "b", "c"] {
+            let s = Series::generate(name, 20_000, 9).unwrap();
+            for compressed in [false, true] {
+                let path = scratch.file(&format!("{name}{compressed}.tdb"));
+                let env = open_env(&path).unwrap();
+                let cfg = config(&s, s.key_type, Keys::Auto, compressed);
+                let (db, _) = load_ascending(&env, &s, cfg, 0).unwrap();
+                let r = env.begin_read().unwrap();
+                let plan = Plan::new(&s, 500, 1, 1);
+                let prefix = s.prefix();
+                let got = reads(&r, &db, &s, &prefix, &plan).unwrap();
+                assert_eq!(got.sum_s.len(), COVERAGE.len());
+                assert!(got.checked > 20_500, "{}", got.checked);
+                check_totals(&r, &db, &s, &prefix).unwrap();
+                // One value off in the model: the lookups (if they hit it) or the cursor say so.
+                let mut other = s.clone();
+                match &mut other.values {
+                    Values::I64(v) | Values::Cents(v) => v[777] += 1,
+                    Values::U32(v) => v[777] += 1,
+                }
+                let e = reads(&r, &db, &other, &other.prefix(), &plan).unwrap_err();
+                assert!(e.contains("lookup") || e.contains("cursor"), "{e}");
+                assert!(check_totals(&r, &db, &other, &other.prefix()).is_err());
+                drop(r);
+                drop(env);
+                remove_env(&path);
+            }
+        }
+    }
+
+    #[test]
+    fn random_loads_hold_the_same_entries() {
+        let scratch = Scratch::new("random").unwrap();
+        let s = Series::generate("a", 2 * RANDOM_BATCH + 77, 2).unwrap();
+        let mut order: Vec<u32> = (0..s.len() as u32).collect();
+        fastrand::Rng::with_seed(3).shuffle(&mut order);
+        let path = scratch.file("r.tdb");
+        let env = open_env(&path).unwrap();
+        let (db, _) = load_random(&env, &s, config(&s, s.key_type, Keys::Auto, true), &order).unwrap();
+        let r = env.begin_read().unwrap();
+        check_totals(&r, &db, &s, &s.prefix()).unwrap();
+        let plan = Plan::new(&s, 100, 1, 4);
+        reads(&r, &db, &s, &s.prefix(), &plan).unwrap();
+    }
+}
