@@ -459,7 +459,9 @@ mod tests {
 
     #[test]
     fn unknown_series_and_zero_entries_are_errors() {
-        assert!(Series::generate("d", 10, 1).unwrap_err().contains("unknown series"));
+        assert!(Series::generate("d", 10, 1)
+            .unwrap_err()
+            .contains("unknown series"));
         assert!(Series::generate("a", 0, 1).is_err());
     }
 }
