@@ -484,9 +484,7 @@ fn u64_vs_u32(opts: &Options, scale: &Scale, scratch: &Scratch) -> Result<bool, 
         cols: U64_COLS,
         json: opts.json,
     };
-    t.start(&format!(
-        "u64 against u32 keys: series c's keys (keys only) as u32, and plus 2^40 as u64 (the same deltas); target: u64 key bytes within 5% of u32"
-    ));
+    t.start("u64 against u32 keys: series c's keys (keys only) as u32, and plus 2^40 as u64 (the same deltas); target: u64 key bytes within 5% of u32");
     let mut all = true;
     for keys in key_configs().into_iter().filter(|&k| k != Keys::None) {
         let mut got = [(0f64, 0f64); 2];
