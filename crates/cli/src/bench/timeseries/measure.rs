@@ -224,7 +224,7 @@ impl Checksum {
 }
 
 /// The coverages of the SUM(record) ranges and how many ranges of each.
-pub const COVERAGE: [(f64, usize); 3] = [(0.01, 8), (0.1, 3), (1.0, 1)];
+pub const COVERAGE: [(f64, usize); 3] = [(0.01, 16), (0.1, 5), (1.0, 1)];
 /// Buckets of the GROUP BY.
 pub const BUCKETS: u64 = 1000;
 
@@ -259,8 +259,8 @@ impl Plan {
     }
 }
 
-/// Seconds of each read phase of one database (per operation for lookups, per query for the
-/// SUMs: the mean over the ranges of each range's median).
+/// Seconds of each read phase of one database: per lookup, per cursor scan, per query (SUMs:
+/// the mean over a coverage's ranges), per GROUP BY.
 #[derive(Clone, Debug, Default)]
 pub struct Reads {
     pub lookup_s: f64,
@@ -272,122 +272,170 @@ pub struct Reads {
     pub checked: u64,
 }
 
-/// The timed median of `rounds` calls of `f` (after one untimed call, which warms the pages);
-/// the last result.
-fn timed<T>(rounds: usize, mut f: impl FnMut() -> Result<T, String>) -> Result<(f64, T), String> {
-    let mut last = f()?;
-    let mut times = Vec::with_capacity(rounds);
-    for _ in 0..rounds {
-        let t = Instant::now();
-        last = f()?;
-        times.push(t.elapsed().as_secs_f64());
-    }
-    Ok((median(&mut times), last))
+/// One read phase.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Every lookup of the plan, in its order.
+    Lookups,
+    /// A cursor over every entry.
+    Cursor,
+    /// `SELECT SUM(record)` over each range of the plan's coverage `i`.
+    Sum(usize),
+    /// `GROUP BY key / width`.
+    Group,
 }
 
-/// The read phases on `db`, every answer compared with `s`; an answer that differs is an error
-/// naming the phase, what was asked, and both values.
-pub fn reads(
-    r: &ReadTxn,
-    db: &Db,
-    s: &Series,
-    prefix: &Prefix,
-    plan: &Plan,
-) -> Result<Reads, String> {
-    let mut out = Reads::default();
-    let n = s.len();
+impl Phase {
+    /// Every phase, in the order they run.
+    pub fn all() -> Vec<Phase> {
+        let mut v = vec![Phase::Lookups, Phase::Cursor];
+        v.extend((0..COVERAGE.len()).map(Phase::Sum));
+        v.push(Phase::Group);
+        v
+    }
+}
+
+/// What a phase reads: a database in a read transaction, and the model it must agree with.
+pub struct Subject<'a> {
+    pub r: &'a ReadTxn,
+    pub db: &'a Db,
+    pub s: &'a Series,
+    pub prefix: &'a Prefix,
+    /// [`Checksum::of`] the series.
+    pub checksum: Checksum,
+}
+
+/// Runs one phase once and times it: seconds per operation (lookup, scan, query) and the
+/// answers checked. An answer that differs from the model is an error naming the phase, what
+/// was asked, and both values.
+pub fn phase(x: &Subject, plan: &Plan, p: Phase) -> Result<(f64, u64), String> {
+    let (r, db, s) = (x.r, x.db, x.s);
     let kt = db.config().key_type;
     let mut buf = [0u8; 8];
-
-    // Point lookups in random order.
-    let t = Instant::now();
-    for &i in &plan.lookups {
-        let i = i as usize;
-        let got = r.get(db, key(kt, s.keys[i])).map_err(err)?;
-        let w = s.record(i, &mut buf);
-        if got.as_deref() != Some(&buf[..w]) {
-            return Err(format!(
-                "lookup of key {}: got {:?}, expected {:?}",
-                s.keys[i],
-                got,
-                &buf[..w]
-            ));
+    match p {
+        Phase::Lookups => {
+            let t = Instant::now();
+            for &i in &plan.lookups {
+                let i = i as usize;
+                let got = r.get(db, key(kt, s.keys[i])).map_err(err)?;
+                let w = s.record(i, &mut buf);
+                if got.as_deref() != Some(&buf[..w]) {
+                    return Err(format!(
+                        "lookup of key {}: got {got:?}, expected {:?}",
+                        s.keys[i],
+                        &buf[..w]
+                    ));
+                }
+            }
+            let n = plan.lookups.len();
+            Ok((t.elapsed().as_secs_f64() / n.max(1) as f64, n as u64))
         }
-    }
-    out.lookup_s = t.elapsed().as_secs_f64() / plan.lookups.len().max(1) as f64;
-    out.checked += plan.lookups.len() as u64;
-
-    let want = Checksum::of(s);
-    // A cursor over every entry: a checksum of the keys and records in order (cheaper than
-    // comparing each, so the scan is what is timed), compared with the model's.
-    let (secs, got) = timed(plan.rounds, || {
-        let mut c = r.cursor(db).map_err(err)?;
-        let mut sum = Checksum::default();
-        let mut ok = c.first().map_err(err)?;
-        while ok {
-            let v = c.value_ref().map_err(err)?;
-            sum.add(c.key_u64().unwrap_or(u64::MAX), v.as_deref().unwrap_or(&[]));
-            ok = c.next().map_err(err)?;
-        }
-        Ok(sum)
-    })?;
-    if got != want {
-        return Err(format!(
-            "cursor: {} entries with checksum {:#x}, expected {} with {:#x}",
-            got.count, got.hash, want.count, want.hash
-        ));
-    }
-    out.cursor_s = secs;
-    out.checked += n as u64;
-
-    // SUM(record) over key ranges.
-    for (cov, ranges) in &plan.ranges {
-        let mut total = 0.0;
-        for &(i, j) in ranges {
-            let (lo, hi) = (s.keys[i], s.keys[j - 1]);
-            let q = format!("SELECT SUM(record) FROM {DB} WHERE key >= {lo} AND key <= {hi}");
-            let (secs, res) = timed(plan.rounds, || r.query_str(&q).map_err(err))?;
-            let want = prefix.total(i, j);
-            let got = res.values.first().cloned().unwrap_or(tersedb::Value::Null);
-            if !want.matches(&got) {
+        Phase::Cursor => {
+            // A checksum of the keys and records in order (cheaper than comparing each, so
+            // the scan is what is timed), compared with the model's.
+            let t = Instant::now();
+            let mut c = r.cursor(db).map_err(err)?;
+            let mut got = Checksum::default();
+            let mut ok = c.first().map_err(err)?;
+            while ok {
+                let v = c.value_ref().map_err(err)?;
+                got.add(c.key_u64().unwrap_or(u64::MAX), v.as_deref().unwrap_or(&[]));
+                ok = c.next().map_err(err)?;
+            }
+            let secs = t.elapsed().as_secs_f64();
+            let want = x.checksum;
+            if got != want {
                 return Err(format!(
-                    "SUM(record) over {:.0}% ({q}): got {got:?}, expected {want}",
-                    cov * 100.0
+                    "cursor: {} entries with checksum {:#x}, expected {} with {:#x}",
+                    got.count, got.hash, want.count, want.hash
                 ));
             }
-            total += secs;
-            out.checked += 1;
+            Ok((secs, got.count))
         }
-        out.sum_s.push(total / ranges.len().max(1) as f64);
+        Phase::Sum(c) => {
+            let Some((cov, ranges)) = plan.ranges.get(c) else {
+                return Err(format!("no coverage {c}"));
+            };
+            let mut secs = 0.0;
+            for &(i, j) in ranges {
+                let (lo, hi) = (s.keys[i], s.keys[j - 1]);
+                let q = format!("SELECT SUM(record) FROM {DB} WHERE key >= {lo} AND key <= {hi}");
+                let t = Instant::now();
+                let res = r.query_str(&q).map_err(err)?;
+                secs += t.elapsed().as_secs_f64();
+                let want = x.prefix.total(i, j);
+                let got = res.values.first().cloned().unwrap_or(tersedb::Value::Null);
+                if !want.matches(&got) {
+                    return Err(format!(
+                        "SUM(record) over {:.0}% ({q}): got {got:?}, expected {want}",
+                        cov * 100.0
+                    ));
+                }
+            }
+            Ok((secs / ranges.len().max(1) as f64, ranges.len() as u64))
+        }
+        Phase::Group => {
+            let q = format!(
+                "SELECT key / {w} AS bucket, COUNT(*), SUM(record) FROM {DB} GROUP BY key / {w}",
+                w = plan.width
+            );
+            let t = Instant::now();
+            let res = r.query_str(&q).map_err(err)?;
+            let secs = t.elapsed().as_secs_f64();
+            let want = s.buckets(plan.width, x.prefix);
+            if res.rows.len() != want.len() {
+                return Err(format!(
+                    "{q}: {} groups, expected {}",
+                    res.rows.len(),
+                    want.len()
+                ));
+            }
+            for (row, &(b, count, sum)) in res.rows.iter().zip(&want) {
+                let ok = row.len() == 3
+                    && row[0].as_int() == Some(b as i128)
+                    && row[1].as_int() == Some(count as i128)
+                    && sum.matches(&row[2]);
+                if !ok {
+                    return Err(format!(
+                        "{q}: group {row:?}, expected [{b}, {count}, {sum}]"
+                    ));
+                }
+            }
+            Ok((secs, want.len() as u64))
+        }
     }
+}
 
-    // GROUP BY key / width: about BUCKETS groups, each COUNT(*) and SUM(record).
-    let q = format!(
-        "SELECT key / {w} AS bucket, COUNT(*), SUM(record) FROM {DB} GROUP BY key / {w}",
-        w = plan.width
-    );
-    let (secs, res) = timed(plan.rounds, || r.query_str(&q).map_err(err))?;
-    let want = s.buckets(plan.width, prefix);
-    if res.rows.len() != want.len() {
-        return Err(format!(
-            "{q}: {} groups, expected {}",
-            res.rows.len(),
-            want.len()
-        ));
-    }
-    for (row, &(b, count, sum)) in res.rows.iter().zip(&want) {
-        let ok = row.len() == 3
-            && row[0].as_int() == Some(b as i128)
-            && row[1].as_int() == Some(count as i128)
-            && sum.matches(&row[2]);
-        if !ok {
-            return Err(format!(
-                "{q}: group {row:?}, expected [{b}, {count}, {sum}]"
-            ));
+/// Every phase on several databases, interleaved: one untimed round (it warms the pages),
+/// then `plan.rounds` rounds in which each phase runs on each database in turn, so a noisy
+/// stretch of a shared machine hits them alike. Per database, the median of each phase.
+pub fn reads_interleaved(subjects: &[Subject], plan: &Plan) -> Result<Vec<Reads>, String> {
+    let phases = Phase::all();
+    // times[subject][phase] = one time per round
+    let mut times = vec![vec![Vec::new(); phases.len()]; subjects.len()];
+    let mut out = vec![Reads::default(); subjects.len()];
+    for round in 0..=plan.rounds {
+        for (pi, &p) in phases.iter().enumerate() {
+            for (si, x) in subjects.iter().enumerate() {
+                let (secs, checked) = phase(x, plan, p)?;
+                if round > 0 {
+                    times[si][pi].push(secs);
+                }
+                out[si].checked += checked;
+            }
         }
     }
-    out.group_s = secs;
-    out.checked += want.len() as u64;
+    for (si, o) in out.iter_mut().enumerate() {
+        let mut med = |pi: usize| median(&mut times[si][pi]);
+        for (pi, &p) in phases.iter().enumerate() {
+            match p {
+                Phase::Lookups => o.lookup_s = med(pi),
+                Phase::Cursor => o.cursor_s = med(pi),
+                Phase::Sum(_) => o.sum_s.push(med(pi)),
+                Phase::Group => o.group_s = med(pi),
+            }
+        }
+    }
     Ok(out)
 }
 
@@ -416,6 +464,26 @@ pub fn check_totals(r: &ReadTxn, db: &Db, s: &Series, prefix: &Prefix) -> Result
 mod tests {
     use super::*;
     use crate::bench::timeseries::series::Values;
+
+    /// Every read phase once on `db` against the model `s` (the phases of [`reads_interleaved`]
+    /// with one subject).
+    fn reads(
+        r: &ReadTxn,
+        db: &Db,
+        s: &Series,
+        prefix: &Prefix,
+        plan: &Plan,
+    ) -> Result<Reads, String> {
+        let x = Subject {
+            r,
+            db,
+            s,
+            prefix,
+            checksum: Checksum::of(s),
+        };
+        let mut out = reads_interleaved(std::slice::from_ref(&x), plan)?;
+        Ok(out.remove(0))
+    }
 
     /// Every read phase passes on the data it loaded and fails, naming the phase, when the
     /// model differs from the database in one value.

@@ -52,7 +52,7 @@ pub struct Options {
 struct Scale {
     entries: usize,
     repeat: usize,
-    /// Point lookups per database.
+    /// Point lookups per database and round.
     lookups: usize,
     /// Timed rounds per query and cursor scan.
     rounds: usize,
@@ -64,9 +64,9 @@ impl Scale {
         // (at 1,000,000 entries it takes 12 minutes: the random-order loads alone take 50 s per
         // series and run).
         let (entries, repeat, lookups, rounds) = if o.quick {
-            (20_000, 1, 5_000, 1)
+            (20_000, 1, 2_000, 1)
         } else {
-            (200_000, 3, 100_000, 3)
+            (200_000, 3, 20_000, 5)
         };
         Scale {
             entries: o.entries.unwrap_or(entries),
@@ -214,7 +214,7 @@ pub fn run(opts: &Options) -> Result<(), String> {
             tersedb::EnvOptions::default().page_size,
             if opts.quick { ", quick" } else { "" }
         );
-        outln!("  B/e = bytes per entry; x raw = file bytes over the raw key and record bytes; every answer checked against the generated data");
+        outln!("  B/e = bytes per entry; x raw = live bytes over the raw key and record bytes; every answer checked against the generated data");
     }
     let scratch = Scratch::new("run")?;
     let mut progress = crate::progress::Progress::new(names.len() as u64 + 1, "parts");
@@ -302,7 +302,7 @@ fn one_series(
                 Cell::F(z.live as f64 / n, 3),
                 Cell::F(z.keys as f64 / n, 3),
                 Cell::F(z.records as f64 / n, 3),
-                Cell::F(z.file as f64 / n / raw_bpe, 3),
+                Cell::F(z.live as f64 / n / raw_bpe, 3),
                 Cell::F(load_s, 3),
                 Cell::B(true),
             ]);
@@ -329,19 +329,18 @@ fn one_series(
     let mut order: Vec<u32> = (0..s.len() as u32).collect();
     fastrand::Rng::with_seed(opts.seed ^ 0x0bde).shuffle(&mut order);
     let mut runs: [Vec<Timed>; 2] = [Vec::new(), Vec::new()];
+    let checksum = measure::Checksum::of(s);
     for run in 0..scale.repeat {
-        for compressed in [false, true] {
-            let t = timed_run(
-                scratch,
-                s,
-                compressed,
-                &prefix,
-                &plan,
-                (run == 0).then_some(&order[..]),
-            )
-            .map_err(|e| format!("auto keys, records {}: {e}", rec_name(compressed)))?;
-            runs[compressed as usize].push(t);
-        }
+        let [raw, compressed] = timed_run(
+            scratch,
+            s,
+            &prefix,
+            checksum,
+            &plan,
+            (run == 0).then_some(&order[..]),
+        )?;
+        runs[0].push(raw);
+        runs[1].push(compressed);
     }
     let raw = median_timed(&runs[0]);
     let compressed = median_timed(&runs[1]);
@@ -351,12 +350,12 @@ fn one_series(
         json: opts.json,
     };
     st.start(&format!(
-        "speed, auto keys, medians of {} runs (the random-order load: one run, 100,000 entries per transaction): lookups {} in random order (us each), SUM(record) over {} ranges of 1%, {} of 10%, the whole series (ms per query, median of {} rounds), GROUP BY key / {} ({} groups)",
+        "speed, auto keys, medians of {} runs (the random-order load: one run, 100,000 entries per transaction); in each run the reads alternate between raw and compressed, {} rounds: {} lookups in random order (us each), SUM(record) over {} ranges of 1%, {} of 10%, the whole series (ms per query), GROUP BY key / {} ({} groups)",
         scale.repeat,
+        scale.rounds,
         plan.lookups.len(),
         measure::COVERAGE[0].1,
         measure::COVERAGE[1].1,
-        scale.rounds,
         plan.width,
         s.buckets(plan.width, &prefix).len()
     ));
@@ -418,49 +417,76 @@ fn rec_name(compressed: bool) -> &'static str {
     }
 }
 
-/// One timed run: the ascending load and the reads on it, then (given an `order`) the
-/// random-order load into a second file.
+/// One timed run of raw and compressed records (auto keys): the two ascending loads, the read
+/// phases on both, interleaved ([`measure::reads_interleaved`]), then (given an `order`) the two
+/// random-order loads into other files.
 fn timed_run(
     scratch: &Scratch,
     s: &Series,
-    compressed: bool,
     prefix: &series::Prefix,
+    checksum: measure::Checksum,
     plan: &Plan,
     order: Option<&[u32]>,
-) -> Result<Timed, String> {
-    let cfg = measure::config(s, s.key_type, Keys::Auto, compressed);
-    let path = scratch.file("speed.tdb");
-    let env = measure::open_env(&path)?;
-    let (db, load_asc_s) = measure::load_ascending(&env, s, cfg, 0)?;
-    let r = env.begin_read().map_err(|e| e.to_string())?;
-    let reads = measure::reads(&r, &db, s, prefix, plan)?;
-    drop(r);
-    drop(env);
-    measure::remove_env(&path);
+) -> Result<[Timed; 2], String> {
+    let e = |x: tersedb::Error| x.to_string();
+    let cfgs = [false, true].map(|c| measure::config(s, s.key_type, Keys::Auto, c));
+    let mut loaded = Vec::new();
+    for (cfg, name) in cfgs.iter().zip(["asc-raw.tdb", "asc-compressed.tdb"]) {
+        let path = scratch.file(name);
+        let env = measure::open_env(&path)?;
+        let (db, secs) = measure::load_ascending(&env, s, *cfg, 0)
+            .map_err(|x| format!("records {}: {x}", rec_name(cfg.compress_records)))?;
+        loaded.push((path, env, db, secs));
+    }
+    let txns = loaded
+        .iter()
+        .map(|l| l.1.begin_read())
+        .collect::<tersedb::Result<Vec<_>>>()
+        .map_err(e)?;
+    let subjects: Vec<measure::Subject> = loaded
+        .iter()
+        .zip(&txns)
+        .map(|(l, r)| measure::Subject {
+            r,
+            db: &l.2,
+            s,
+            prefix,
+            checksum,
+        })
+        .collect();
+    let reads = measure::reads_interleaved(&subjects, plan)?;
+    drop(subjects);
+    drop(txns);
+    let mut out: [Timed; 2] = Default::default();
+    for (i, ((path, env, _, secs), reads)) in loaded.into_iter().zip(reads).enumerate() {
+        drop(env);
+        measure::remove_env(&path);
+        out[i].load_asc_s = secs;
+        out[i].reads = reads;
+        out[i].load_random_s = f64::NAN;
+    }
     let Some(order) = order else {
-        return Ok(Timed {
-            load_asc_s,
-            load_random_s: f64::NAN,
-            random_file: 0,
-            reads,
-        });
+        return Ok(out);
     };
-
-    let path = scratch.file("random.tdb");
-    let env = measure::open_env(&path)?;
-    let (db, load_random_s) = measure::load_random(&env, s, cfg, order)?;
-    let z: Sizes = measure::sizes(&env, &db, &path)?;
-    let r = env.begin_read().map_err(|e| e.to_string())?;
-    measure::check_totals(&r, &db, s, prefix).map_err(|e| format!("random-order load: {e}"))?;
-    drop(r);
-    drop(env);
-    measure::remove_env(&path);
-    Ok(Timed {
-        load_asc_s,
-        load_random_s,
-        random_file: z.file,
-        reads,
-    })
+    for (i, cfg) in cfgs.into_iter().enumerate() {
+        let path = scratch.file("random.tdb");
+        let env = measure::open_env(&path)?;
+        let what = format!(
+            "random-order load, records {}",
+            rec_name(cfg.compress_records)
+        );
+        let (db, secs) =
+            measure::load_random(&env, s, cfg, order).map_err(|x| format!("{what}: {x}"))?;
+        let z: Sizes = measure::sizes(&env, &db, &path)?;
+        let r = env.begin_read().map_err(e)?;
+        measure::check_totals(&r, &db, s, prefix).map_err(|x| format!("{what}: {x}"))?;
+        drop(r);
+        drop(env);
+        measure::remove_env(&path);
+        out[i].load_random_s = secs;
+        out[i].random_file = z.file;
+    }
+    Ok(out)
 }
 
 /// Bytes of zstd level 19 of `data` (one frame), checked by decompressing.
