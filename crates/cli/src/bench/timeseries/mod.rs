@@ -8,14 +8,17 @@
 //!    and auto, records raw and compressed; bytes per entry of the file, of its live pages
 //!    (`Env::space`), of the leaves' keys and records (`DbStats`); zstd -19 of the raw
 //!    little-endian key and value columns as the general-purpose peer, in the same run.
-//! 2. Speed, auto keys, records raw against compressed, interleaved, medians of `--repeat`
-//!    runs: ascending load (append, one transaction), random-order load (100,000 entries per
-//!    transaction), point lookups in random order, a cursor over every entry, `SELECT
+//! 2. Speed, auto keys, records raw against compressed, medians of `--repeat` runs: ascending
+//!    load (append, one transaction); then, the two databases open side by side and each phase
+//!    run on one and then the other for several rounds (a noisy stretch of a shared machine
+//!    hits both alike): point lookups in random order, a cursor over every entry, `SELECT
 //!    SUM(record)` over 1%, 10% and 100% key ranges and a `GROUP BY key / N` of about 1,000
-//!    buckets, through the query language.
+//!    buckets, through the query language; in the first run only (it is the slowest part),
+//!    the random-order load (100,000 entries per transaction).
 //! 3. The verdict of the targets: auto keys with compressed records take at most 1/4
-//!    of the raw size and no more than zstd -19 of the raw columns; SUM over 10% and 100% at
-//!    least 2x faster than with raw records; lookups at most 1.2x slower.
+//!    of the raw size and no more than zstd -19 of the raw columns (the live pages: the meta
+//!    pages and free list are a fixed few pages of the file); SUM over 10% and 100% at least
+//!    2x faster than with raw records; lookups at most 1.2x slower.
 //!
 //! Then the u64-vs-u32 check: series (c)'s keys stored as u32 and, shifted by 2^40, as u64
 //! (the same deltas), keys only: the u64 leaves' key bytes within 5% of the u32 ones for every

@@ -139,16 +139,18 @@ impl Series {
                 }
             }
             "c" => {
+                // Gaps of at most 10 s from START_S: checked before anything is allocated.
+                let most = (u32::MAX as u64 - START_S) / 10;
+                if n as u64 > most {
+                    return Err(format!(
+                        "series c: {n} entries may not fit u32 seconds (at most {most})"
+                    ));
+                }
                 let mut keys = Vec::with_capacity(n);
                 let mut t = START_S;
                 for _ in 0..n {
                     keys.push(t);
                     t += rng.u64(1..=10);
-                }
-                if t > u32::MAX as u64 {
-                    return Err(format!(
-                        "series c: {n} entries do not fit u32 seconds (at most ~450 million)"
-                    ));
                 }
                 let values = (0..n)
                     .map(|_| {
@@ -463,5 +465,7 @@ mod tests {
             .unwrap_err()
             .contains("unknown series"));
         assert!(Series::generate("a", 0, 1).is_err());
+        let e = Series::generate("c", 300_000_000, 1).unwrap_err();
+        assert!(e.contains("at most 253"), "{e}");
     }
 }
