@@ -116,8 +116,7 @@ pub fn sizes(env: &Env, db: &Db, path: &Path) -> Result<Sizes, String> {
     })
 }
 
-/// Keys of the series as the database takes them: `base` added (the u64-vs-u32 check stores
-/// series c's keys as u64 above 2^32).
+/// A key as a database of `key_type` takes it.
 fn key(key_type: KeyType, k: u64) -> tersedb::Key<'static> {
     if key_type == KeyType::U32 {
         tersedb::Key::U32(k as u32)
@@ -127,8 +126,9 @@ fn key(key_type: KeyType, k: u64) -> tersedb::Key<'static> {
 }
 
 /// Loads `s` in ascending order (`WriteTxn::append`, one transaction) into a new database of
-/// `cfg`, keys shifted by `base`, records omitted when `with_records` is false; returns it and
-/// the seconds the load took (commit included).
+/// `cfg`, keys shifted by `base` (the u64-vs-u32 check stores series c's keys as u64 above
+/// 2^32), records omitted when `cfg` has none; returns it and the seconds the load took
+/// (commit included).
 pub fn load_ascending(
     env: &Env,
     s: &Series,
@@ -186,7 +186,7 @@ pub struct Plan {
     pub ranges: Vec<(f64, Vec<(usize, usize)>)>,
     /// GROUP BY key / width.
     pub width: u64,
-    /// Timed rounds per query (its median is its time).
+    /// Timed rounds of every read phase, after one warm-up round (medians are reported).
     pub rounds: usize,
 }
 
