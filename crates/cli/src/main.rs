@@ -381,6 +381,10 @@ enum BenchCommand {
     /// Byte-string key compression schemes (Gao et al., SIGMOD 2024): insert, lookup and range
     /// throughput, bytes per key, compression ratio, tree height and fan-out per scheme.
     Strings(StringsArgs),
+    /// Time series (issue 16): bytes per entry for every key codec with raw and compressed
+    /// records against zstd -19, and the speed of loads, lookups, cursors, SUM(record) and
+    /// GROUP BY with compressed records against raw ones, on three generated series.
+    Timeseries(TimeseriesArgs),
     /// One store's run of `bench --peers`, started by it (not for users).
     #[command(hide = true)]
     PeerWorker {
@@ -444,6 +448,31 @@ struct StringsArgs {
     /// engine's, 17 = the study's 1/6).
     #[arg(long, value_parser = clap::value_parser!(u8).range(1..=25))]
     split_range: Option<u8>,
+}
+
+#[derive(Args, Debug)]
+struct TimeseriesArgs {
+    /// Fewer entries and one run (a few seconds; default about a minute).
+    #[arg(long)]
+    quick: bool,
+    /// One JSON object per row (`"table"` names the table).
+    #[arg(long)]
+    json: bool,
+    /// Entries per series (default 1,000,000; --quick 50,000).
+    #[arg(long)]
+    entries: Option<usize>,
+    /// Runs of the speed part, raw and compressed records interleaved; medians are reported
+    /// (default 3; --quick 1).
+    #[arg(long)]
+    repeat: Option<usize>,
+    /// Comma-separated series: a (u64 ms timestamps, i64 random walk), b (1 s u64
+    /// timestamps, f64 temperatures with two decimals), c (u32 seconds, u32 status codes);
+    /// default all.
+    #[arg(long, value_delimiter = ',')]
+    series: Vec<String>,
+    /// Seed of the generators and of the lookup, range and insert orders.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
 }
 
 #[derive(Args, Debug)]
@@ -542,6 +571,17 @@ fn main() -> ExitCode {
             json: a.json,
             seed: a.seed,
             only: a.only,
+        }),
+        Command::Bench(BenchArgs {
+            command: Some(BenchCommand::Timeseries(a)),
+            ..
+        }) => bench::timeseries::run(&bench::timeseries::Options {
+            quick: a.quick,
+            json: a.json,
+            entries: a.entries,
+            repeat: a.repeat,
+            series: a.series,
+            seed: a.seed,
         }),
         Command::Bench(BenchArgs {
             command: Some(BenchCommand::Strings(a)),

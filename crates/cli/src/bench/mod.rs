@@ -7,4 +7,5 @@ pub mod pfor;
 pub mod plot;
 pub mod store;
 pub mod strings;
+pub mod timeseries;
 pub mod timing;

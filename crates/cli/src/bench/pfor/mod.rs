@@ -100,6 +100,8 @@ pub(crate) enum Cell {
     /// Number with this many decimals in the text table.
     F(f64, usize),
     I(u64),
+    /// JSON `true` / `false`; `yes` / `NO` in the text table.
+    B(bool),
     None,
 }
 
@@ -140,6 +142,7 @@ impl Table {
                     Cell::S(t) => format!("\"{}\"", t.replace('"', "'")),
                     Cell::F(x, _) if x.is_finite() => format!("{x:.6}"),
                     Cell::I(x) => x.to_string(),
+                    Cell::B(b) => b.to_string(),
                     _ => "null".into(),
                 };
                 s.push_str(&format!(",\"{k}\":{v}"));
@@ -155,6 +158,7 @@ impl Table {
                     Cell::S(t) => format!("{t:>w$}"),
                     Cell::F(x, p) => format!("{x:>w$.p$}"),
                     Cell::I(x) => format!("{x:>w$}"),
+                    Cell::B(b) => format!("{:>w$}", if *b { "yes" } else { "NO" }),
                     Cell::None => format!("{:>w$}", "-"),
                 })
                 .collect();
