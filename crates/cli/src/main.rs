@@ -67,9 +67,9 @@ enum Command {
         /// default 16384). Refused for an existing file with another page size.
         #[arg(long)]
         page_size: Option<usize>,
-        /// Key codec of a new u32 or u64 database: none, auto (chosen per block), vbyte,
-        /// masked-vbyte, varintgb, streamvbyte, bp128, for, simd-for, pfor, pfor-delta. For binary
-        /// keys, the key compression scheme:
+        /// Key codec of a new u32 or u64 database: auto (chosen per block; the default on pages
+        /// of 1 KiB and more), none, vbyte, masked-vbyte, varintgb, streamvbyte, bp128, for,
+        /// simd-for, pfor, pfor-delta. For binary keys, the key compression scheme:
         /// none, head, tail, head-tail (the default), wiredtiger, myisam, pkb.
         #[arg(long)]
         compression: Option<String>,

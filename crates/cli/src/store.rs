@@ -350,6 +350,7 @@ fn import_into(
         (None, _) => (None, None),
     };
     let auto = new_db.compression.as_deref() == Some("auto") && key_type != KeyType::VarBinary;
+
     let value_type = match new_db.record_type.as_deref() {
         None => ValueType::Bytes,
         Some(t) => match ValueType::from_name(t) {
@@ -363,6 +364,12 @@ fn import_into(
     let mut input = open_input(&opts.input)?;
     let env =
         Env::open_or_create(file, &env_opts).map_err(|e| format!("{}: {e}", file.display()))?;
+    // A new integer-key database compresses its keys with a codec chosen per block unless
+    // --compression says otherwise (`none` stores them raw); pages under 1 KiB are too small.
+    let auto_new = auto
+        || (new_db.compression.is_none()
+            && key_type != KeyType::VarBinary
+            && env.page_size() >= 1024);
     // Without --record-size, a new database stores variable-size records when the first line has
     // a value, and no records otherwise.
     let first_has_value = input
@@ -446,7 +453,7 @@ fn import_into(
                 .create_db(&name, {
                     let c = DbConfig::new(key_type, record_type)
                         .with_codec(codec)
-                        .with_auto_codec(auto)
+                        .with_auto_codec(auto_new)
                         .with_block_size(new_db.block_size.unwrap_or(0))
                         .with_value_type(value_type)
                         .with_compressed_records(new_db.record_compression.unwrap_or(false));

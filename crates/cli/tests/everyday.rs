@@ -544,3 +544,49 @@ fn compressed_records_round_trip_and_shrink() {
         stderr(&o)
     );
 }
+
+/// A new integer-key database compresses its keys (`auto`, a codec per block) unless
+/// `--compression` says otherwise; pages under 1 KiB, where no codec block fits, stay raw; an
+/// existing database keeps what it has when a later import names no compression.
+#[test]
+fn new_integer_databases_compress_by_default() {
+    let f = temp("default-codec");
+    let small = temp("default-codec-512");
+    let lines: String = (0..5000).map(|i| format!("{}\n", i * 3)).collect();
+    let import = |file: &str, extra: &[&str]| {
+        let mut a = vec!["import", file];
+        a.extend_from_slice(extra);
+        let o = tersedb(&a, lines.as_bytes());
+        assert!(o.status.success(), "{extra:?}: {}", stderr(&o));
+    };
+    import(&f, &["--db", "ids"]);
+    import(&f, &["--db", "raw", "--compression", "none"]);
+    import(&f, &["--db", "wide", "--key-type", "u64"]);
+    import(&small, &["--db", "ids", "--page-size", "512"]);
+    // Importing into the existing databases again changes nothing of their settings.
+    import(&f, &["--db", "ids"]);
+    import(&f, &["--db", "raw"]);
+    let j = stdout(&tersedb(&["info", &f, "--json"], b""));
+    let of = |db: &str| -> String {
+        let e = &j[j.find(&format!("\"name\":\"{db}\"")).unwrap()..];
+        let c = &e[e.find("\"compression\":").unwrap() + 14..];
+        c[..c.find(',').unwrap()].to_string()
+    };
+    assert_eq!(of("ids"), "\"auto\"", "{j}");
+    assert_eq!(of("wide"), "\"auto\"", "{j}");
+    assert_eq!(of("raw"), "\"none\"", "{j}");
+    let j2 = stdout(&tersedb(&["info", &small, "--json"], b""));
+    assert!(j2.contains("\"compression\":\"none\""), "{j2}");
+    // The compressed database holds the same keys in fewer bytes.
+    assert_eq!(
+        stdout(&tersedb(&["export", &f, "--db", "ids"], b"")),
+        stdout(&tersedb(&["export", &f, "--db", "raw"], b""))
+    );
+    let bytes = |db: &str| {
+        let e = &j[j.find(&format!("\"name\":\"{db}\"")).unwrap()..];
+        field(e, "key_bytes")
+    };
+    assert!(bytes("ids") * 2 < bytes("raw"), "{j}");
+    let _ = std::fs::remove_file(&f);
+    let _ = std::fs::remove_file(&small);
+}
