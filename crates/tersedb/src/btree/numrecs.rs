@@ -323,16 +323,22 @@ impl NumRecs {
                 }
             }
             DICT => {
-                let dict = &body[4..4 + c.param * w];
-                unpack(&body[4 + c.param * w..], c.bits, j0, out)?;
-                for o in out.iter_mut() {
-                    let code = *o as usize;
-                    let src = dict
-                        .get(code * w..code * w + w)
-                        .ok_or(Fault("record dictionary code out of range"))?;
+                // The entries as words once, then one table read per record.
+                let mut entries = [0u64; 256];
+                for (e, src) in entries
+                    .iter_mut()
+                    .zip(body[4..4 + c.param * w].chunks_exact(w))
+                {
                     let mut b = [0u8; 8];
                     b[..w].copy_from_slice(src);
-                    *o = u64::from_le_bytes(b);
+                    *e = u64::from_le_bytes(b);
+                }
+                unpack(&body[4 + c.param * w..], c.bits, j0, out)?;
+                let entries = &entries[..c.param];
+                for o in out.iter_mut() {
+                    *o = *entries
+                        .get(*o as usize)
+                        .ok_or(Fault("record dictionary code out of range"))?;
                 }
             }
             _ => {
