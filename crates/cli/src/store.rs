@@ -898,13 +898,14 @@ pub fn info(file: &Path, json: bool) -> Result<(), String> {
             .map(|(name, c, s)| {
                 let z = sizes(s, page);
                 format!(
-                    "{{\"name\":{},\"key_type\":\"{}\",\"records\":{},\"record_bytes_each\":{},\"record_compression\":\"{}\",\"compression\":{},\"block_size\":{},\"keys\":{},\"height\":{},\"pages\":{{\"leaf\":{},\"internal\":{},\"overflow\":{}}},\"size\":{{\"key_bytes\":{},\"record_bytes\":{},\"overhead_bytes\":{},\"total_bytes\":{}}},\"bytes_per_key\":{}}}",
+                    "{{\"name\":{},\"key_type\":\"{}\",\"records\":{},\"record_bytes_each\":{},\"record_compression\":\"{}\",\"compression\":{},\"codec_mix\":{{{}}},\"block_size\":{},\"keys\":{},\"height\":{},\"pages\":{{\"leaf\":{},\"internal\":{},\"overflow\":{}}},\"size\":{{\"key_bytes\":{},\"record_bytes\":{},\"overhead_bytes\":{},\"total_bytes\":{}}},\"bytes_per_key\":{}}}",
                     json_str(name),
                     crate::names::key_type(c.key_type),
                     json_str(&crate::names::records(c)),
                     match c.record_type { RecordType::Fixed(n) => n.to_string(), RecordType::None => "0".into(), RecordType::Variable => "null".into() },
                     crate::names::record_compression(c),
                     json_str(&crate::names::compression(c)),
+                    s.codec_mix().iter().map(|(c, n)| format!("\"{}\":{n}", c.name())).collect::<Vec<_>>().join(","),
                     if c.key_codec.is_some() || c.auto_codec { c.block_size.to_string() } else { "null".into() },
                     s.key_count, s.height, s.leaf_pages, s.branch_pages, s.overflow_pages,
                     z.keys, z.records, z.overhead, z.total,
@@ -975,10 +976,21 @@ pub fn info(file: &Path, json: bool) -> Result<(), String> {
             );
         }
         match c.key_codec {
-            None if c.auto_codec => outln!(
-                "  compression  auto: a codec chosen per block ({} keys per block)",
-                c.block_size
-            ),
+            None if c.auto_codec => {
+                outln!(
+                    "  compression  auto: a codec chosen per block ({} keys per block)",
+                    c.block_size
+                );
+                let mix = s.codec_mix();
+                let blocks: u64 = mix.iter().map(|m| m.1).sum();
+                if blocks > 0 {
+                    let parts: Vec<String> = mix
+                        .iter()
+                        .map(|(c, n)| format!("{} {}", c.name(), pct(*n, blocks)))
+                        .collect();
+                    outln!("  codec mix    {} (of {blocks} blocks)", parts.join(", "));
+                }
+            }
             Some(_) => outln!(
                 "  compression  {} ({} keys per block)",
                 crate::names::compression(&c),

@@ -587,6 +587,23 @@ fn new_integer_databases_compress_by_default() {
         field(e, "key_bytes")
     };
     assert!(bytes("ids") * 2 < bytes("raw"), "{j}");
+    // The codec mix: blocks per codec, only for compressed keys.
+    let mix = |db: &str| -> String {
+        let e = &j[j.find(&format!("\"name\":\"{db}\"")).unwrap()..];
+        let m = &e[e.find("\"codec_mix\":{").unwrap() + 13..];
+        m[..m.find('}').unwrap()].to_string()
+    };
+    assert_eq!(mix("raw"), "", "{j}");
+    let ids = mix("ids");
+    assert!(!ids.is_empty(), "{j}");
+    let blocks: u64 = ids
+        .split(',')
+        .map(|kv| kv.split(':').nth(1).unwrap().parse::<u64>().unwrap())
+        .sum();
+    // 5,000 keys in blocks of at most 257 keys.
+    assert!(blocks >= 5000 / 257, "{ids}");
+    let t = stdout(&tersedb(&["info", &f], b""));
+    assert!(t.contains("codec mix"), "{t}");
     let _ = std::fs::remove_file(&f);
     let _ = std::fs::remove_file(&small);
 }

@@ -254,6 +254,23 @@ pub struct DbStats {
     pub leaf_record_bytes: u64,
     /// Keys (separators) in the branches.
     pub branch_keys: u64,
+    /// The leaves' compressed key blocks per codec, indexed by `CodecId as usize` (an `auto`
+    /// database mixes codecs; see [`DbStats::codec_mix`]).
+    pub key_blocks: [u64; 10],
+}
+
+impl DbStats {
+    /// The codecs of the leaves' key blocks and how many blocks each codes, most used first
+    /// (empty for uncompressed keys).
+    pub fn codec_mix(&self) -> Vec<(CodecId, u64)> {
+        let mut mix: Vec<(CodecId, u64)> = CodecId::ALL
+            .iter()
+            .map(|&c| (c, self.key_blocks[c as usize]))
+            .filter(|&(_, n)| n > 0)
+            .collect();
+        mix.sort_by(|a, b| b.1.cmp(&a.1).then((a.0 as u8).cmp(&(b.0 as u8))));
+        mix
+    }
 }
 
 /// The key type in words, as the CLI names it: `u32`, `u64`, `binary`, `binary(N)`.

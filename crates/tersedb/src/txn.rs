@@ -324,6 +324,9 @@ pub(crate) fn stats(src: &dyn PageSource, spec: &Spec, e: &Entry) -> Result<DbSt
             if l.leaf {
                 s.leaf_key_bytes += kb;
                 s.leaf_record_bytes += used - kb;
+                l.keys
+                    .codec_blocks(l.kregion(page), &mut s.key_blocks)
+                    .map_err(|f| l.err(f))?;
             } else {
                 s.branch_keys += l.count as u64;
             }

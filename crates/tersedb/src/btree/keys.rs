@@ -684,6 +684,15 @@ impl KeyList {
         }
     }
 
+    /// Adds the list's compressed blocks to `out`, one count per codec (`CodecId as usize`);
+    /// nothing for lists that are not blocks of codecs.
+    pub fn codec_blocks(&self, region: &[u8], out: &mut [u64; 10]) -> SResult<()> {
+        match self {
+            KeyList::Packed(p) => p.codec_blocks(region, out),
+            _ => Ok(()),
+        }
+    }
+
     /// A nominal share of the node's bytes a key takes beside its record, for dividing free
     /// space between the two lists.
     pub fn weight(&self) -> usize {

@@ -1223,6 +1223,18 @@ impl Packed {
         Ok(Some((keys, sum, blocks)))
     }
 
+    /// Adds the list's non-empty blocks to `out`, one count per codec (`CodecId as usize`).
+    pub fn codec_blocks(&self, region: &[u8], out: &mut [u64; 10]) -> SResult<()> {
+        let h = self.hdr(region)?;
+        for b in 0..h.nb {
+            let blk = block_at(region, h, b)?;
+            if blk.desc.count > 0 {
+                out[blk.codec as usize] += 1;
+            }
+        }
+        Ok(())
+    }
+
     /// Keys and non-empty blocks, from the descriptors' counts alone.
     pub fn counts(&self, region: &[u8]) -> SResult<(usize, usize)> {
         let h = self.hdr(region)?;
