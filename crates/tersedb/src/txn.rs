@@ -438,6 +438,22 @@ impl ReadTxn {
         tree::contains(self.src(), &db.spec, e.root, &key).map_err(|e| key_error(db, &key, e))
     }
 
+    /// Calls `visit(leaf, intervals)` for every leaf of an integer-key database that overlaps
+    /// one of `ivs` (sorted, disjoint, inclusive `[lo, hi]` pairs), in key order (descending
+    /// with `rev`), until `visit` returns false: the block-by-block window the query executor
+    /// reads leaves through ([`crate::btree::scan`]), for front ends that decode rows in bulk
+    /// (the DataFusion table provider).
+    pub fn scan_leaves(
+        &self,
+        db: &Db,
+        ivs: &[(u64, u64)],
+        rev: bool,
+        visit: &mut crate::btree::scan::LeafVisitor<'_>,
+    ) -> Result<()> {
+        let e = self.entry(db)?;
+        crate::btree::scan::leaves_overlapping(self.src(), &db.spec, e.root, ivs, rev, visit)
+    }
+
     /// Number of keys.
     pub fn len(&self, db: &Db) -> Result<u64> {
         Ok(self.entry(db)?.count)
