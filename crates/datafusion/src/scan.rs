@@ -2,7 +2,7 @@
 //! of the rows whose keys lie in the partition's intervals, in key order.
 //!
 //! Integer keys with fixed-size (or no) records are read leaf by leaf through
-//! [`tersedb::ReadTxn::scan_leaves`]: a block outside the intervals is skipped by its zone map
+//! [`tersedb::ReadTxn::scan_leaves`] ([`tersedb::scan`]): a block outside the intervals is skipped by its zone map
 //! entry, the others are decoded whole into a small buffer and copied into the Arrow column
 //! (records are read only when projected). Byte-string keys and variable-size records go
 //! through a cursor. A batch ends after `batch_size` rows; the next one starts with a fresh
@@ -31,7 +31,7 @@ use datafusion::physical_plan::{
 };
 use std::fmt;
 use std::sync::Arc;
-use tersedb::btree::scan::{KeyBuffer, ScanBlock};
+use tersedb::scan::{BlockKeys, Blocks, KeyBuffer};
 use tersedb::{Db, DbConfig, Key, KeyBuf, KeyType, ReadTxn, RecordType, ValueType};
 
 /// One partition: a file's snapshot and the keys the pushed-down filters select in it
@@ -332,8 +332,8 @@ impl ExecutionPlan for TerseScanExec {
             left: self.limit.unwrap_or(usize::MAX),
             resume: Resume::Start,
             leaf_path: self.leaf_path(),
-            blocks: Vec::new(),
-            buf: None,
+            blocks: Blocks::default(),
+            buf: KeyBuffer::default(),
         });
         let stream = futures::stream::iter(reader.into_iter().flatten());
         Ok(Box::pin(RecordBatchStreamAdapter::new(schema, stream)))
@@ -464,8 +464,8 @@ struct Reader {
     left: usize,
     resume: Resume,
     leaf_path: bool,
-    blocks: Vec<ScanBlock>,
-    buf: Option<Box<KeyBuffer>>,
+    blocks: Blocks,
+    buf: KeyBuffer,
 }
 
 impl Iterator for Reader {
@@ -558,7 +558,7 @@ impl Reader {
         let ivs = self.remaining();
         let part = &self.part;
         let blocks = &mut self.blocks;
-        let buf = self.buf.get_or_insert_with(Box::default);
+        let buf = &mut self.buf;
         let mut n = 0usize;
         let mut last = 0u64;
         let mut bad: Option<String> = None;
@@ -567,16 +567,16 @@ impl Reader {
                 let (Some(first), Some(end)) = (livs.first(), livs.last()) else {
                     return Ok(true);
                 };
-                leaf.blocks_in(blocks, first.0, end.1)?;
+                leaf.blocks(blocks, first.0, end.1)?;
                 for b in blocks.iter() {
                     // Intervals overlapping the block (zone map: skip the others).
-                    let a = livs.partition_point(|iv| iv.1 < b.first);
-                    if livs.get(a).is_none_or(|iv| iv.0 > b.last) {
+                    let a = livs.partition_point(|iv| iv.1 < b.first());
+                    if livs.get(a).is_none_or(|iv| iv.0 > b.last()) {
                         continue;
                     }
-                    let k = leaf.decode_keys(b, buf)?;
+                    let k = leaf.keys(&b, buf)?;
                     for &(lo, hi) in &livs[a..] {
-                        if lo > b.last {
+                        if lo > b.last() {
                             break;
                         }
                         let i0 = k.lower_bound(lo);
@@ -586,31 +586,28 @@ impl Reader {
                             continue;
                         }
                         let r = i0..i0 + take;
-                        match (&mut *keys, k.slice(r.clone())) {
-                            (Keys::U32(v), tersedb::btree::scan::BlockKeys::U32(s)) => {
-                                v.extend_from_slice(s)
+                        match (&mut *keys, k) {
+                            (Keys::U32(v), BlockKeys::U32(s)) => v.extend_from_slice(&s[r.clone()]),
+                            (Keys::U64(v), BlockKeys::U64(s)) => v.extend_from_slice(&s[r.clone()]),
+                            (Keys::U64(v), BlockKeys::U32(s)) => {
+                                v.extend(s[r.clone()].iter().map(|&x| x as u64))
                             }
-                            (Keys::U64(v), tersedb::btree::scan::BlockKeys::U64(s)) => {
-                                v.extend_from_slice(s)
-                            }
-                            (Keys::U64(v), tersedb::btree::scan::BlockKeys::U32(s)) => {
-                                v.extend(s.iter().map(|&x| x as u64))
-                            }
-                            (Keys::U32(v), tersedb::btree::scan::BlockKeys::U64(s)) => {
-                                v.extend(s.iter().map(|&x| x as u32))
+                            (Keys::U32(v), BlockKeys::U64(s)) => {
+                                v.extend(s[r.clone()].iter().map(|&x| x as u32))
                             }
                             _ => {}
                         }
                         if !matches!(recs, Recs::None) {
+                            let start = b.slots().start;
                             for i in r.clone() {
-                                if let Err(e) = recs.push(leaf.record(b.start + i)?) {
+                                if let Err(e) = recs.push(&leaf.record(start + i)?) {
                                     bad = Some(e);
                                     return Ok(false);
                                 }
                             }
                         }
                         n += take;
-                        last = k.get(r.end - 1);
+                        last = k.get(r.end - 1).unwrap_or(last);
                         if n == want {
                             return Ok(false);
                         }

@@ -1,6 +1,6 @@
-//! SQL through the table provider against a model: random databases (u32 keys plain and
-//! compressed, u64 keys; no, integer, f64 and byte-string records; small pages so trees have
-//! several levels) in one file or a directory of several, random key predicates (comparisons
+//! SQL through the table provider against a model: random databases (u32 and u64 keys, plain
+//! and compressed; no, integer, f64 and byte-string records, the numeric ones plain and
+//! compressed; small pages so trees have several levels) in one file or a directory of several, random key predicates (comparisons
 //! both ways round, BETWEEN, IN, NOT, AND, OR, NULLs, fractions, constants beyond the key
 //! type, the file column), and for each:
 //! - aggregates with push-down equal the same SQL without push-down, a `BTreeMap` model
@@ -47,6 +47,8 @@ struct Data {
     key: KeyType,
     codec: Option<CodecId>,
     recs: Recs,
+    /// Compressed records (numeric records only).
+    packed: bool,
     page: usize,
     /// Smallest key the generator uses (0 or past u32::MAX).
     base: u64,
@@ -88,6 +90,8 @@ fn data() -> impl Strategy<Value = Data> {
             Just((KeyType::U32, Some(CodecId::StreamVByte))),
             Just((KeyType::U32, Some(CodecId::For))),
             Just((KeyType::U64, None)),
+            Just((KeyType::U64, Some(CodecId::Bp128))),
+            Just((KeyType::U64, Some(CodecId::For))),
         ],
         prop_oneof![
             Just(Recs::None),
@@ -100,8 +104,10 @@ fn data() -> impl Strategy<Value = Data> {
         prop_oneof![Just(1024usize), Just(4096)],
         1usize..4,
         any::<bool>(),
+        any::<bool>(),
     );
-    shape.prop_flat_map(|((key, codec), recs, page, nfiles, dir)| {
+    shape.prop_flat_map(|((key, codec), recs, page, nfiles, dir, packed)| {
+        let packed = packed && matches!(recs, Recs::U32 | Recs::U64 | Recs::I64 | Recs::F64);
         let base = if key == KeyType::U64 { 1u64 << 33 } else { 0 };
         let edge = if key == KeyType::U32 {
             u32::MAX as u64
@@ -119,6 +125,7 @@ fn data() -> impl Strategy<Value = Data> {
             key,
             codec,
             recs,
+            packed,
             page,
             base,
             files,
@@ -335,7 +342,8 @@ fn write(d: &Data, case: u64) -> (PathBuf, PathBuf) {
     };
     let cfg = DbConfig::new(d.key, rt)
         .with_value_type(vt)
-        .with_codec(d.codec);
+        .with_codec(d.codec)
+        .with_compressed_records(d.packed);
     let dir = root.join("dir");
     std::fs::create_dir_all(&dir).expect("dir");
     for (i, f) in d.files.iter().enumerate() {
