@@ -19,6 +19,10 @@ use crate::btree::zone;
 use crate::error::Result;
 use std::ops::{Deref, Range};
 
+/// What [`crate::ReadTxn::scan_leaves`] calls for each leaf: the leaf and the intervals that
+/// overlap it; returns false to stop the walk.
+pub type LeafVisitor<'a> = dyn FnMut(&Leaf<'_, '_>, &[(u64, u64)]) -> Result<bool> + 'a;
+
 /// One leaf of a [`crate::ReadTxn::scan_leaves`] walk.
 #[derive(Debug)]
 pub struct Leaf<'s, 'p>(pub(crate) &'s LeafScan<'p>);

@@ -448,7 +448,7 @@ impl ReadTxn {
         db: &Db,
         ivs: &[(u64, u64)],
         rev: bool,
-        visit: &mut dyn FnMut(&crate::scan::Leaf<'_, '_>, &[(u64, u64)]) -> Result<bool>,
+        visit: &mut crate::scan::LeafVisitor<'_>,
     ) -> Result<()> {
         let e = self.entry(db)?;
         if !matches!(db.spec.key_type, crate::KeyType::U32 | crate::KeyType::U64) {

@@ -83,7 +83,10 @@ fn block_scan_matches_model() {
                     assert!(b.first() <= b.last() && b.len() == b.slots().len());
                     let k = leaf.keys(&b, &mut buf)?;
                     assert_eq!(k.len(), b.len());
-                    assert_eq!((k.get(0), k.get(k.len() - 1)), (Some(b.first()), Some(b.last())));
+                    assert_eq!(
+                        (k.get(0), k.get(k.len() - 1)),
+                        (Some(b.first()), Some(b.last()))
+                    );
                     for &(lo, hi) in livs {
                         for i in k.lower_bound(lo)..k.upper_bound(hi) {
                             let rec = leaf.record(b.slots().start + i)?;
