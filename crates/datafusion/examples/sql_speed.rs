@@ -3,7 +3,8 @@
 //! the in-tree query language; then a 4-file directory against one file of the same keys,
 //! scanned with push-down off (every row decoded, one partition per file).
 //!
-//! `cargo run --release -p tersedb-datafusion --example sql_speed -- [KEYS] [RUNS]`
+//! `cargo run --release --manifest-path crates/datafusion/Cargo.toml --example sql_speed --
+//! [KEYS] [RUNS]`
 //! (default 20,000,000 keys, 5 runs; medians). Keys: ClusterData-like (each of 0..9N/8 kept
 //! with probability 8/9, seeded), u32, BP128 leaves, no records.
 
