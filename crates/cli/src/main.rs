@@ -18,6 +18,7 @@ mod lines;
 mod names;
 mod progress;
 mod query;
+mod sql;
 mod store;
 mod string_datasets;
 mod timestamps;
@@ -161,6 +162,26 @@ enum Command {
         /// Print the time and the blocks read to standard error.
         #[arg(long)]
         stats: bool,
+    },
+    /// Runs any SQL over the databases of a file, or of every file of a directory (one table
+    /// per database, columns `key`, `record` and, for a directory, `file`), through DataFusion
+    /// with key ranges and aggregates pushed into the tree:
+    /// `tersedb sql FILE "SELECT key / 1000 AS k, COUNT(*) FROM db GROUP BY k ORDER BY k"`.
+    /// Needs a build with `--features sql`.
+    Sql {
+        /// A tersedb file, or a directory of them.
+        path: PathBuf,
+        /// The SQL statement.
+        query: String,
+        /// A JSON array of one object per row.
+        #[arg(long, conflicts_with = "csv")]
+        json: bool,
+        /// CSV with a header line.
+        #[arg(long)]
+        csv: bool,
+        /// Rows per record batch a scan produces.
+        #[arg(long, default_value_t = 8192, value_parser = clap::value_parser!(u64).range(1..=1 << 24))]
+        batch_size: u64,
     },
     /// Sizes (explained: key bytes, record bytes, overhead, free pages), tree shape and
     /// compression of every database.
@@ -684,6 +705,20 @@ fn main() -> ExitCode {
                 query::Format::Table
             };
             query::run(&file, &query, f, stats)
+        }
+        Command::Sql {
+            path,
+            query,
+            json,
+            csv,
+            batch_size,
+        } => {
+            let format = match (json, csv) {
+                (true, _) => sql::Format::Json,
+                (_, true) => sql::Format::Csv,
+                _ => sql::Format::Table,
+            };
+            sql::run(&path, &query, format, batch_size as usize)
         }
         Command::Check { file, json } => store::check(&file, json),
         Command::Compact { file } => store::compact(&file),

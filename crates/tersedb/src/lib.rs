@@ -114,6 +114,7 @@ pub mod env;
 mod env_pager;
 pub mod error;
 pub mod query;
+pub mod scan;
 pub mod storage;
 #[cfg(test)]
 mod testing;

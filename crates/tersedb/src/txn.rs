@@ -441,6 +441,48 @@ impl ReadTxn {
         tree::contains(self.src(), &db.spec, e.root, &key).map_err(|e| key_error(db, &key, e))
     }
 
+    /// Calls `visit(leaf, intervals)` for every leaf of an integer-key database that overlaps
+    /// one of `ivs` (sorted, disjoint, inclusive `[lo, hi]` pairs), in key order (descending
+    /// with `rev`), with the intervals that overlap it, until `visit` returns false. Subtrees
+    /// outside every interval are not read. The block-by-block window of [`crate::scan`], for
+    /// front ends that decode rows in bulk (the DataFusion table provider).
+    pub fn scan_leaves(
+        &self,
+        db: &Db,
+        ivs: &[(u64, u64)],
+        rev: bool,
+        visit: &mut crate::scan::LeafVisitor<'_>,
+    ) -> Result<()> {
+        let e = self.entry(db)?;
+        if !matches!(db.spec.key_type, crate::KeyType::U32 | crate::KeyType::U64) {
+            return Err(Error::InvalidArgument(format!(
+                "block scans need integer keys, database {:?} has {:?}",
+                db.name(),
+                db.spec.key_type
+            )));
+        }
+        if let Some(w) = ivs
+            .iter()
+            .zip(ivs.iter().skip(1).map(Some).chain([None]))
+            .find(|(a, b)| a.0 > a.1 || b.is_some_and(|b| b.0 <= a.1))
+        {
+            return Err(Error::InvalidArgument(format!(
+                "scan intervals must be sorted, disjoint [lo, hi] pairs with lo <= hi; \
+                 {:?} is not (database {:?})",
+                w.0,
+                db.name()
+            )));
+        }
+        crate::btree::scan::leaves_overlapping(
+            self.src(),
+            &db.spec,
+            e.root,
+            ivs,
+            rev,
+            &mut |leaf, ivs| visit(&crate::scan::Leaf(leaf), ivs),
+        )
+    }
+
     /// Number of keys.
     pub fn len(&self, db: &Db) -> Result<u64> {
         Ok(self.entry(db)?.count)

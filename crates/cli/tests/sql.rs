@@ -1,0 +1,109 @@
+//! Pins `tersedb sql`: SQL over a file and over a directory of files (a partition column from
+//! the file names), the table, `--json` and `--csv` outputs, errors, and that the plain build
+//! refuses the command with a hint. The SQL tests run with the CLI's `sql` feature
+//! (scripts/test.d/sql.sh); `cargo test --workspace` runs the plain build's test.
+
+mod common;
+#[cfg(feature = "sql")]
+use common::stdout;
+use common::{stderr, tersedb};
+
+/// A scratch directory, emptied if present.
+fn temp(name: &str) -> std::path::PathBuf {
+    let p = std::env::temp_dir().join(format!("tersedb-cli-sql-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&p);
+    std::fs::create_dir_all(&p).unwrap();
+    p
+}
+
+/// Imports `key<TAB>record` lines (u32 keys, u64 records) into database `ev` of `file`.
+fn import(file: &str, lines: &str) {
+    let o = tersedb(
+        &[
+            "import",
+            file,
+            "--db",
+            "ev",
+            "--key-type",
+            "u32",
+            "--record-type",
+            "u64",
+        ],
+        lines.as_bytes(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[cfg(not(feature = "sql"))]
+#[test]
+fn plain_build_refuses_sql_with_a_hint() {
+    let d = temp("plain");
+    let f = d.join("a.tdb").to_string_lossy().into_owned();
+    import(&f, "1\t10\n");
+    let o = tersedb(&["sql", &f, "SELECT COUNT(*) FROM ev"], b"");
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("--features sql"), "{}", stderr(&o));
+}
+
+#[cfg(feature = "sql")]
+#[test]
+fn sql_over_a_file_and_a_directory() {
+    let d = temp("dir");
+    let a = d.join("day1.tdb").to_string_lossy().into_owned();
+    let b = d.join("day2.tdb").to_string_lossy().into_owned();
+    let lines =
+        |r: std::ops::Range<u32>| -> String { r.map(|k| format!("{k}\t{}\n", k * 2)).collect() };
+    import(&a, &lines(0..1000));
+    import(&b, &lines(500..1500));
+
+    // One file: the table output, pushed-down aggregates.
+    let o = tersedb(
+        &["sql", &a, "SELECT COUNT(*) AS n, SUM(key) AS s, MAX(record) AS m FROM ev WHERE key BETWEEN 10 AND 19"],
+        b"",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("| n  | s   | m  |"), "{out}");
+    assert!(out.contains("| 10 | 145 | 38 |"), "{out}");
+
+    // A directory: one table, a file column, GROUP BY and ORDER BY; JSON rows.
+    let dir = d.to_string_lossy().into_owned();
+    let o = tersedb(
+        &[
+            "sql",
+            &dir,
+            "SELECT file, COUNT(*) AS n, MIN(key) AS lo FROM ev WHERE key >= 900 GROUP BY file ORDER BY file",
+            "--json",
+        ],
+        b"",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o).trim(),
+        r#"[{"file":"day1","n":100,"lo":900},{"file":"day2","n":600,"lo":900}]"#
+    );
+
+    // CSV with a header; a join of the two files on the key.
+    let o = tersedb(
+        &[
+            "sql",
+            &dir,
+            "SELECT COUNT(*) AS both_days FROM ev x JOIN ev y ON x.key = y.key WHERE x.file = 'day1' AND y.file = 'day2'",
+            "--csv",
+        ],
+        b"",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o).trim(), "both_days\n500");
+
+    // An empty result is an empty JSON array; bad SQL is an error naming the problem.
+    let o = tersedb(
+        &["sql", &a, "SELECT key FROM ev WHERE key > 5000", "--json"],
+        b"",
+    );
+    assert_eq!(stdout(&o).trim(), "[]");
+    let o = tersedb(&["sql", &a, "SELECT nope FROM ev"], b"");
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("nope"), "{}", stderr(&o));
+    let _ = std::fs::remove_dir_all(&d);
+}

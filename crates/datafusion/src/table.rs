@@ -1,0 +1,401 @@
+//! The table: one named database of one file, or of every file of a directory (one partition
+//! per file), with its Arrow schema, exact statistics and the filters it takes over.
+
+use crate::filter::{self, Ivs, KeyCtx};
+use crate::scan::{Part, TerseScanExec};
+use crate::{KEY, RECORD};
+use async_trait::async_trait;
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::catalog::{Session, TableProvider};
+use datafusion::common::stats::Precision;
+use datafusion::common::{ColumnStatistics, DataFusionError, Result, ScalarValue, Statistics};
+use datafusion::datasource::TableType;
+use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
+use datafusion::physical_plan::ExecutionPlan;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use tersedb::{Db, DbConfig, Env, EnvOptions, KeyType, RecordType, ValueType};
+
+/// How a table reads its files.
+#[derive(Clone, Debug)]
+pub struct TableOptions {
+    /// Rows per record batch a scan produces.
+    pub batch_size: usize,
+    /// Key predicates pushed into the range scan and exact statistics (`false`: DataFusion
+    /// filters every row itself and knows nothing of the data, for comparisons).
+    pub pushdown: bool,
+    /// Name of the column holding each row's file name (directory tables).
+    pub file_column: String,
+}
+
+impl Default for TableOptions {
+    fn default() -> Self {
+        TableOptions {
+            batch_size: 8192,
+            pushdown: true,
+            file_column: "file".into(),
+        }
+    }
+}
+
+/// One file of the table: its name for the file column, and its open environment.
+#[derive(Clone, Debug)]
+pub(crate) struct Source {
+    pub name: String,
+    pub env: Env,
+}
+
+/// A database of one or more tersedb files as a DataFusion table.
+#[derive(Debug)]
+pub struct TerseTable {
+    pub(crate) db: String,
+    pub(crate) config: DbConfig,
+    pub(crate) sources: Vec<Source>,
+    /// Whether the table has the file column (it was opened from a directory).
+    pub(crate) file_column: bool,
+    pub(crate) schema: SchemaRef,
+    pub(crate) opts: TableOptions,
+}
+
+/// The files of `path`: the file itself, or the regular files of a directory in name order
+/// (hidden files skipped).
+fn files_of(path: &Path) -> Result<(Vec<PathBuf>, bool)> {
+    let meta = std::fs::metadata(path).map_err(|e| io_err(path, e))?;
+    if !meta.is_dir() {
+        return Ok((vec![path.to_path_buf()], false));
+    }
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(path).map_err(|e| io_err(path, e))? {
+        let entry = entry.map_err(|e| io_err(path, e))?;
+        let p = entry.path();
+        let hidden = p
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_none_or(|n| n.starts_with('.'));
+        if !hidden && entry.file_type().map_err(|e| io_err(&p, e))?.is_file() {
+            files.push(p);
+        }
+    }
+    files.sort();
+    if files.is_empty() {
+        return Err(DataFusionError::Plan(format!(
+            "{}: no tersedb files in the directory",
+            path.display()
+        )));
+    }
+    Ok((files, true))
+}
+
+fn io_err(p: &Path, e: std::io::Error) -> DataFusionError {
+    DataFusionError::External(format!("{}: {e}", p.display()).into())
+}
+
+fn engine_err(p: &str, e: tersedb::Error) -> DataFusionError {
+    DataFusionError::External(format!("{p}: {e}").into())
+}
+
+fn open_env(p: &Path) -> Result<Env> {
+    Env::open_read_only(p, &EnvOptions::default())
+        .map_err(|e| engine_err(&p.display().to_string(), e))
+}
+
+/// The file column's value for a file: its name without the extension.
+fn file_name(p: &Path) -> String {
+    p.file_stem()
+        .or(p.file_name())
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// The databases of a file, or those every file of a directory has, in name order.
+pub fn database_names(path: &Path) -> Result<Vec<String>> {
+    let (files, _) = files_of(path)?;
+    let mut common: Option<Vec<String>> = None;
+    for f in &files {
+        let env = open_env(f)?;
+        let txn = env
+            .begin_read()
+            .map_err(|e| engine_err(&f.display().to_string(), e))?;
+        let names: Vec<String> = txn
+            .list_dbs()
+            .map_err(|e| engine_err(&f.display().to_string(), e))?
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
+        common = Some(match common {
+            None => names,
+            Some(c) => c.into_iter().filter(|n| names.contains(n)).collect(),
+        });
+    }
+    Ok(common.unwrap_or_default())
+}
+
+/// The Arrow type of the key column.
+pub fn key_type(k: KeyType) -> DataType {
+    match k {
+        KeyType::U32 => DataType::UInt32,
+        KeyType::U64 => DataType::UInt64,
+        KeyType::Binary(n) => DataType::FixedSizeBinary(n as i32),
+        KeyType::VarBinary => DataType::Binary,
+    }
+}
+
+/// The Arrow type of the record column (`None`: a key-only database has none).
+pub fn record_type(c: &DbConfig) -> Option<DataType> {
+    if c.record_type == RecordType::None {
+        return None;
+    }
+    Some(match c.value_type {
+        ValueType::U32 => DataType::UInt32,
+        ValueType::U64 => DataType::UInt64,
+        ValueType::I64 => DataType::Int64,
+        ValueType::F64 => DataType::Float64,
+        ValueType::Bytes => DataType::Binary,
+    })
+}
+
+impl TerseTable {
+    /// The database `db` of the tersedb file at `path`, or of every file of the directory at
+    /// `path` (each must have it, with the same configuration).
+    pub fn open(path: &Path, db: &str, opts: TableOptions) -> Result<TerseTable> {
+        let (files, dir) = files_of(path)?;
+        let mut sources = Vec::with_capacity(files.len());
+        for f in &files {
+            sources.push(Source {
+                name: file_name(f),
+                env: open_env(f)?,
+            });
+        }
+        Self::from_envs(
+            sources.into_iter().map(|s| (s.name, s.env)).collect(),
+            dir,
+            db,
+            opts,
+        )
+    }
+
+    /// The database `db` of open environments, each with its name for the file column
+    /// (`file_column`: whether the table has that column).
+    pub fn from_envs(
+        envs: Vec<(String, Env)>,
+        file_column: bool,
+        db: &str,
+        opts: TableOptions,
+    ) -> Result<TerseTable> {
+        if envs.is_empty() {
+            return Err(DataFusionError::Plan(
+                "a table needs at least one file".into(),
+            ));
+        }
+        if opts.batch_size == 0 {
+            return Err(DataFusionError::Plan(
+                "batch size must be at least 1".into(),
+            ));
+        }
+        let mut config: Option<DbConfig> = None;
+        let mut sources = Vec::with_capacity(envs.len());
+        for (name, env) in envs {
+            let txn = env.begin_read().map_err(|e| engine_err(&name, e))?;
+            let d = txn.open_db(db).map_err(|e| engine_err(&name, e))?;
+            let c = d.config();
+            match config {
+                None => config = Some(c),
+                Some(first) if first.key_type != c.key_type
+                    || first.record_type != c.record_type
+                    || first.value_type != c.value_type =>
+                {
+                    return Err(DataFusionError::Plan(format!(
+                        "{name}: database {db:?} has keys {:?}, records {:?} ({}); the first file's has {:?}, {:?} ({})",
+                        c.key_type,
+                        c.record_type,
+                        c.value_type.name(),
+                        first.key_type,
+                        first.record_type,
+                        first.value_type.name()
+                    )))
+                }
+                Some(_) => {}
+            }
+            sources.push(Source { name, env });
+        }
+        let config = config.expect("at least one file");
+        let mut fields = vec![Field::new(KEY, key_type(config.key_type), false)];
+        if let Some(t) = record_type(&config) {
+            fields.push(Field::new(RECORD, t, false));
+        }
+        if file_column {
+            if fields.iter().any(|f| f.name() == &opts.file_column) {
+                return Err(DataFusionError::Plan(format!(
+                    "the file column cannot be called {:?}",
+                    opts.file_column
+                )));
+            }
+            fields.push(Field::new(&opts.file_column, DataType::Utf8, false));
+        }
+        Ok(TerseTable {
+            db: db.to_string(),
+            config,
+            sources,
+            file_column,
+            schema: Arc::new(Schema::new(fields)),
+            opts,
+        })
+    }
+
+    /// The largest key of the key type, for integer keys.
+    pub(crate) fn key_max(&self) -> Option<u64> {
+        match self.config.key_type {
+            KeyType::U32 => Some(u32::MAX as u64),
+            KeyType::U64 => Some(u64::MAX),
+            _ => None,
+        }
+    }
+
+    fn key_ctx<'a>(&'a self, file: Option<&'a str>) -> KeyCtx<'a> {
+        KeyCtx {
+            key_max: if self.opts.pushdown {
+                self.key_max()
+            } else {
+                None
+            },
+            file_col: self.file_column.then_some(self.opts.file_column.as_str()),
+            file,
+        }
+    }
+
+    /// The keys `filters` (all of them) select in file `file`; `None`: every key.
+    pub(crate) fn selected(&self, filters: &[Expr], file: &str) -> Option<Ivs> {
+        let cx = self.key_ctx(Some(file));
+        let mut out: Option<Ivs> = None;
+        for f in filters {
+            if let Some(t) = filter::translate(f, &cx) {
+                out = Some(match out {
+                    None => t.t,
+                    Some(o) => o.intersect(&t.t),
+                });
+            }
+        }
+        out
+    }
+
+    fn open_db(&self, s: &Source) -> Result<(Arc<tersedb::ReadTxn>, Db)> {
+        let txn = s.env.begin_read().map_err(|e| engine_err(&s.name, e))?;
+        let db = txn.open_db(&self.db).map_err(|e| engine_err(&s.name, e))?;
+        Ok((Arc::new(txn), db))
+    }
+}
+
+#[async_trait]
+impl TableProvider for TerseTable {
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+
+    fn table_type(&self) -> TableType {
+        TableType::Base
+    }
+
+    fn supports_filters_pushdown(
+        &self,
+        filters: &[&Expr],
+    ) -> Result<Vec<TableProviderFilterPushDown>> {
+        let cx = self.key_ctx(None);
+        Ok(filters
+            .iter()
+            .map(|f| {
+                if filter::translate(f, &cx).is_some() {
+                    TableProviderFilterPushDown::Exact
+                } else {
+                    TableProviderFilterPushDown::Unsupported
+                }
+            })
+            .collect())
+    }
+
+    fn statistics(&self) -> Option<Statistics> {
+        if !self.opts.pushdown {
+            return None;
+        }
+        let mut rows = 0u64;
+        let (mut min, mut max) = (None::<u64>, None::<u64>);
+        for s in &self.sources {
+            let (txn, db) = self.open_db(s).ok()?;
+            rows += txn.len(&db).ok()?;
+            if let Some(m) = self.key_max() {
+                let f = txn.fold_keys(&db, 0, m, false).ok()?;
+                min = f.min.map(|a| min.map_or(a, |b| b.min(a))).or(min);
+                max = f.max.map(|a| max.map_or(a, |b| b.max(a))).or(max);
+            }
+        }
+        Some(table_statistics(
+            &self.schema,
+            self.config.key_type,
+            rows,
+            min,
+            max,
+        ))
+    }
+
+    async fn scan(
+        &self,
+        _state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        filters: &[Expr],
+        limit: Option<usize>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let mut parts = Vec::with_capacity(self.sources.len());
+        for s in &self.sources {
+            let ivs = self.selected(filters, &s.name);
+            if ivs.as_ref().is_some_and(|i| i.is_empty()) {
+                continue; // the filters exclude the whole file
+            }
+            let (txn, db) = self.open_db(s)?;
+            parts.push(Part {
+                name: s.name.clone(),
+                txn,
+                db,
+                ivs,
+            });
+        }
+        let projection = projection
+            .cloned()
+            .unwrap_or_else(|| (0..self.schema.fields().len()).collect());
+        let exec = TerseScanExec::new(self, parts, projection, limit, filters)?;
+        Ok(Arc::new(exec))
+    }
+}
+
+/// Statistics of rows with keys in `[min, max]`: exact count and key range, nothing known of
+/// the other columns but that they hold no NULLs.
+pub(crate) fn table_statistics(
+    schema: &Schema,
+    key: KeyType,
+    rows: u64,
+    min: Option<u64>,
+    max: Option<u64>,
+) -> Statistics {
+    let scalar = |v: Option<u64>| match (key, v) {
+        (KeyType::U32, Some(v)) => Precision::Exact(ScalarValue::UInt32(Some(v as u32))),
+        (KeyType::U64, Some(v)) => Precision::Exact(ScalarValue::UInt64(Some(v))),
+        _ => Precision::Absent,
+    };
+    let cols = schema
+        .fields()
+        .iter()
+        .map(|f| {
+            let c = ColumnStatistics::new_unknown().with_null_count(Precision::Exact(0));
+            if f.name() == KEY {
+                c.with_min_value(scalar(min))
+                    .with_max_value(scalar(max))
+                    .with_distinct_count(Precision::Exact(rows as usize))
+            } else {
+                c
+            }
+        })
+        .collect();
+    Statistics {
+        num_rows: Precision::Exact(rows as usize),
+        total_byte_size: Precision::Absent,
+        column_statistics: cols,
+    }
+}

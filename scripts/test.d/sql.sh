@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The DataFusion tables (crates/datafusion, its own workspace so that `cargo test --workspace`
+# never builds DataFusion) and `tersedb sql` end to end (the CLI with its `sql` feature). Both
+# build into one target dir beside the main one, with dependencies at opt-level 1 (the crate's
+# dev profile; the CLI gets the same through --config), so DataFusion is compiled once.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}/sql"
+cargo test --manifest-path crates/datafusion/Cargo.toml
+cargo test -p tersedb-cli --features sql --test sql \
+  --config 'profile.dev.package."*".opt-level=1'
