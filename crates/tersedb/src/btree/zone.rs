@@ -20,7 +20,7 @@ pub struct KeyFold {
     pub min: Option<u64>,
     pub max: Option<u64>,
     /// Blocks whose keys were decoded, summed or searched (plain leaves count in 256-slot
-    /// blocks, as [`crate::btree::scan`] lists them).
+    /// blocks, as the block scan lists them).
     pub blocks_decoded: u64,
     /// Blocks answered from the index alone (COUNT/MIN/MAX only).
     pub blocks_skipped: u64,
