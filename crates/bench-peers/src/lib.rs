@@ -2,8 +2,10 @@
 //! and the workload every store runs ([`run_workload`]).
 //!
 //! Peers: LMDB (heed), redb, SQLite (rusqlite, `bundled`, a WITHOUT ROWID table), Roaring bitmaps
-//! (an in-memory integer set, serialized at close). RocksDB is not here yet: its C++ build
-//! takes far too long on the 2-core CI machine (docs/BENCHMARKS.md). tersedb itself is one more [`Store`] per key codec. The workload:
+//! (an in-memory integer set, serialized at close); with feature `rocksdb`, RocksDB with LZ4 and
+//! with ZSTD blocks (the system's librocksdb: its C++ build from source takes far too long on 2
+//! cores); with feature `fjall`, fjall (a pure-Rust LSM tree). tersedb itself is one more
+//! [`Store`] per key codec (and `auto`). The workload:
 //!
 //! ```text
 //! ascending load   the sorted keys in one write transaction (each store's bulk path)
@@ -26,6 +28,8 @@
 pub mod entropy;
 pub mod lmdb;
 pub mod redb_store;
+#[cfg(feature = "rocksdb")]
+pub mod rocksdb_store;
 pub mod roaring_set;
 pub mod sqlite;
 pub mod tersedb_store;
@@ -90,7 +94,34 @@ pub trait Store {
 
 /// Peers this build can run, for help texts and errors.
 pub fn peer_names() -> Vec<&'static str> {
-    vec!["lmdb", "redb", "sqlite", "roaring"]
+    let mut v = vec!["lmdb", "redb", "sqlite", "roaring"];
+    if cfg!(feature = "rocksdb") {
+        v.extend(["rocksdb-lz4", "rocksdb-zstd"]);
+    }
+    if cfg!(feature = "fjall") {
+        v.push("fjall");
+    }
+    v
+}
+
+/// Peers this crate knows but this build left out, with the cargo feature each needs.
+pub fn missing_peers() -> Vec<(&'static str, &'static str)> {
+    let mut v = Vec::new();
+    if !cfg!(feature = "rocksdb") {
+        v.extend([("rocksdb-lz4", "rocksdb"), ("rocksdb-zstd", "rocksdb")]);
+    }
+    if !cfg!(feature = "fjall") {
+        v.push(("fjall", "fjall"));
+    }
+    v
+}
+
+/// The stores a peer name stands for: `rocksdb` is RocksDB with LZ4 and with ZSTD.
+pub fn expand_peer(name: &str) -> Vec<&str> {
+    match name {
+        "rocksdb" => vec!["rocksdb-lz4", "rocksdb-zstd"],
+        n => vec![n],
+    }
 }
 
 /// Opens a fresh store `name` (`tersedb-<codec>` or a peer name) in the empty directory `dir`.
@@ -105,10 +136,24 @@ pub fn create(name: &str, dir: &Path, width: Width) -> Result<Box<dyn Store>> {
         "redb" => Box::new(redb_store::Redb::create(dir, width)?),
         "sqlite" => Box::new(sqlite::Sqlite::create(dir, width)?),
         "roaring" => Box::new(roaring_set::Roaring::create(dir, width)?),
-        "rocksdb" | "fjall" => {
-            return Err(format!("{name}: not measured yet (see docs/BENCHMARKS.md)"))
-        }
+        #[cfg(feature = "rocksdb")]
+        "rocksdb-lz4" => Box::new(rocksdb_store::Rocks::create(
+            dir,
+            width,
+            rocksdb_store::Compression::Lz4,
+        )?),
+        #[cfg(feature = "rocksdb")]
+        "rocksdb-zstd" => Box::new(rocksdb_store::Rocks::create(
+            dir,
+            width,
+            rocksdb_store::Compression::Zstd,
+        )?),
         n => {
+            if let Some((_, feature)) = missing_peers().into_iter().find(|(p, _)| *p == n) {
+                return Err(format!(
+                    "{n}: this build has no {n} (rebuild with the `{feature}` feature)"
+                ));
+            }
             return Err(format!(
                 "unknown store {n:?} (tersedb-<codec>, {})",
                 peer_names().join(", ")
