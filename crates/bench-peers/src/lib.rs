@@ -26,6 +26,8 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod entropy;
+#[cfg(feature = "fjall")]
+pub mod fjall_store;
 pub mod lmdb;
 pub mod redb_store;
 #[cfg(feature = "rocksdb")]
@@ -148,6 +150,8 @@ pub fn create(name: &str, dir: &Path, width: Width) -> Result<Box<dyn Store>> {
             width,
             rocksdb_store::Compression::Zstd,
         )?),
+        #[cfg(feature = "fjall")]
+        "fjall" => Box::new(fjall_store::Fjall::create(dir, width)?),
         n => {
             if let Some((_, feature)) = missing_peers().into_iter().find(|(p, _)| *p == n) {
                 return Err(format!(
@@ -410,16 +414,9 @@ mod tests {
             let plan = Plan::new(keys, seed);
             let truth = plan.truth();
             assert_eq!(plan.absent.len(), plan.absent.len().min(ABSENT));
-            // Codecs are for u32 keys; u64 keys run uncompressed.
-            let mut names: Vec<String> = if Width::of(&plan.keys) == Width::U32 {
-                vec![
-                    "tersedb-none".into(),
-                    "tersedb-bp128".into(),
-                    "tersedb-pfor-delta".into(),
-                ]
-            } else {
-                vec!["tersedb-none".into()]
-            };
+            let mut names: Vec<String> = ["none", "bp128", "pfor-delta", "auto"]
+                .map(|c| format!("tersedb-{c}"))
+                .to_vec();
             names.extend(peer_names().into_iter().map(String::from));
             for name in names {
                 let f = run_workload(&name, &plan, &work).unwrap_or_else(|e| panic!("{name}: {e}"));

@@ -15,6 +15,9 @@ use crate::{Result, Store, Width};
 use rocksdb::{BlockBasedOptions, Cache, DBCompressionType, Options, SstFileWriter, WriteBatch, DB};
 use std::path::{Path, PathBuf};
 
+/// Every value: the stores hold keys only.
+const EMPTY: &[u8] = &[];
+
 /// Block compression of a RocksDB store.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Compression {
@@ -112,7 +115,7 @@ impl Store for Rocks {
         w.open(&sst).map_err(e)?;
         for &k in keys {
             let (b, n) = key(self.width, k);
-            w.put(&b[..n], []).map_err(e)?;
+            w.put(&b[..n], EMPTY).map_err(e)?;
         }
         w.finish().map_err(e)?;
         db.ingest_external_file(vec![&sst]).map_err(e)?;
@@ -127,7 +130,7 @@ impl Store for Rocks {
             let mut b = WriteBatch::default();
             for &k in chunk {
                 let (k, n) = key(self.width, k);
-                b.put(&k[..n], []);
+                b.put(&k[..n], EMPTY);
             }
             db.write(b).map_err(e)?;
         }

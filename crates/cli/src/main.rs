@@ -313,8 +313,9 @@ struct StoreArgs {
     #[arg(long, conflicts_with_all = ["keys", "dist"])]
     input: Option<PathBuf>,
     /// Measure these stores beside tersedb on the same keys, each in a process of its own:
-    /// lmdb, redb, sqlite, roaring (comma-separated). tersedb runs with --codecs (default
-    /// none, bp128, pfor-delta). Needs a build with `--features peers`.
+    /// lmdb, redb, sqlite, roaring, and with their features rocksdb (= rocksdb-lz4,
+    /// rocksdb-zstd) and fjall (comma-separated). tersedb runs with --codecs (default none,
+    /// bp128, pfor-delta, auto). Needs a build with `--features peers` (and `rocksdb`, `fjall`).
     #[arg(long, value_delimiter = ',')]
     peers: Vec<String>,
     /// Write SVG charts (bytes per key, speed ratios) into this directory.
