@@ -205,8 +205,9 @@ impl Plan {
                 absent.push(k);
             }
         }
-        let len = ((keys.len() as f64 * RANGE_FRACTION).round() as usize).clamp(1, keys.len());
-        let ranges = (0..RANGES)
+        let len = ((keys.len() as f64 * RANGE_FRACTION).round() as usize).clamp(1, keys.len().max(1));
+        // No keys, no ranges (nothing to draw them from).
+        let ranges = (0..if keys.is_empty() { 0 } else { RANGES })
             .map(|_| {
                 let a = rng.usize(0..=keys.len() - len);
                 (keys[a], keys[a + len - 1])
@@ -438,6 +439,29 @@ mod tests {
         assert_eq!(a.absent.len(), 2000 - 1000);
         assert!(a.absent.iter().all(|k| keys.binary_search(k).is_err()));
         assert!(a.ranges.iter().all(|&(lo, hi)| hi - lo == 9));
+        // No keys: a plan without ranges (it used to panic drawing them), every store agrees.
+        let empty = Plan::new(Vec::new(), 3);
+        assert!(empty.ranges.is_empty() && empty.keys.is_empty());
+        assert_eq!(empty.truth().found, 0);
+        let work = std::env::temp_dir().join(format!("tersedb-peers-empty-{}", std::process::id()));
+        for name in ["tersedb-bp128", "roaring", "lmdb"] {
+            let f = run_workload(name, &empty, &work).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(f.answers, empty.truth(), "{name}");
+        }
+        let _ = std::fs::remove_dir_all(&work);
+    }
+
+    /// Peers outside this build name the cargo feature that brings them in.
+    #[test]
+    fn left_out_peers_name_their_feature() {
+        let d = std::env::temp_dir();
+        for (peer, feature) in missing_peers() {
+            let err = create(peer, &d, Width::U32).err().unwrap_or_default();
+            assert!(err.contains(&format!("`{feature}` feature")), "{err}");
+            assert!(!peer_names().contains(&peer));
+        }
+        assert_eq!(expand_peer("rocksdb"), ["rocksdb-lz4", "rocksdb-zstd"]);
+        assert_eq!(expand_peer("lmdb"), ["lmdb"]);
     }
 
     #[test]
