@@ -30,9 +30,9 @@ pub mod entropy;
 pub mod fjall_store;
 pub mod lmdb;
 pub mod redb_store;
+pub mod roaring_set;
 #[cfg(feature = "rocksdb")]
 pub mod rocksdb_store;
-pub mod roaring_set;
 pub mod sqlite;
 pub mod tersedb_store;
 pub mod worker;
@@ -161,7 +161,7 @@ pub fn create(name: &str, dir: &Path, width: Width) -> Result<Box<dyn Store>> {
             return Err(format!(
                 "unknown store {n:?} (tersedb-<codec>, {})",
                 peer_names().join(", ")
-            ))
+            ));
         }
     })
 }
@@ -205,7 +205,8 @@ impl Plan {
                 absent.push(k);
             }
         }
-        let len = ((keys.len() as f64 * RANGE_FRACTION).round() as usize).clamp(1, keys.len().max(1));
+        let len =
+            ((keys.len() as f64 * RANGE_FRACTION).round() as usize).clamp(1, keys.len().max(1));
         // No keys, no ranges (nothing to draw them from).
         let ranges = (0..if keys.is_empty() { 0 } else { RANGES })
             .map(|_| {

@@ -14,8 +14,8 @@
 
 use crate::{Result, Store, Width};
 use rocksdb::{
-    BlockBasedOptions, BottommostLevelCompaction, Cache, CompactOptions, DBCompressionType, Options,
-    SstFileWriter, WriteBatch, DB,
+    BlockBasedOptions, BottommostLevelCompaction, Cache, CompactOptions, DBCompressionType,
+    Options, SstFileWriter, WriteBatch, DB,
 };
 use std::path::{Path, PathBuf};
 

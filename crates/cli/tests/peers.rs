@@ -110,18 +110,29 @@ fn peers_on_a_key_file_and_bad_names() {
     // u64 keys with a codec and `auto`: tersedb compresses them too (offsets from each block's
     // first key) and answers exactly.
     let o = tersedb(&[
-        "bench", "--peers", "lmdb", "--codecs", "bp128,auto", "--input", p, "--json",
+        "bench",
+        "--peers",
+        "lmdb",
+        "--codecs",
+        "bp128,auto",
+        "--input",
+        p,
+        "--json",
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let rows = String::from_utf8_lossy(&o.stdout).into_owned();
     assert_eq!(rows.lines().count(), 3, "{rows}");
-    assert!(rows.lines().all(|l| l.contains("\"verified\":true")), "{rows}");
-    let o = tersedb(&[
-        "bench", "--peers", "lmdb", "--codecs", "nope", "--input", p,
-    ]);
+    assert!(
+        rows.lines().all(|l| l.contains("\"verified\":true")),
+        "{rows}"
+    );
+    let o = tersedb(&["bench", "--peers", "lmdb", "--codecs", "nope", "--input", p]);
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("unknown codec") && err.contains("auto"), "{err}");
+    assert!(
+        err.contains("unknown codec") && err.contains("auto"),
+        "{err}"
+    );
     let o = tersedb(&["bench", "--peers", "mysql", "--keys", "100"]);
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("unknown peer"));
@@ -181,10 +192,19 @@ fn lsm_peers_answer_exactly_and_show_their_compaction() {
         assert!(num(l, "bytes_per_key_random") > 0.0, "{l}");
     }
     let o = tersedb(&[
-        "bench", "--peers", "rocksdb-zstd,fjall", "--codecs", "none", "--keys", "5000",
+        "bench",
+        "--peers",
+        "rocksdb-zstd,fjall",
+        "--codecs",
+        "none",
+        "--keys",
+        "5000",
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = String::from_utf8_lossy(&o.stdout);
-    assert!(text.contains("ZSTD blocks") && text.contains("full compaction"), "{text}");
+    assert!(
+        text.contains("ZSTD blocks") && text.contains("full compaction"),
+        "{text}"
+    );
     assert!(text.contains("major compaction"), "{text}");
 }
