@@ -342,6 +342,14 @@ impl StoreArgs {
         }
     }
 
+    /// `bench peers`: `bench --peers` with every peer of the build unless some are named.
+    fn run_peers(mut self) -> Result<(), String> {
+        if self.peers.is_empty() {
+            self.peers = bench::peers::all_peers()?;
+        }
+        self.run()
+    }
+
     fn run(self) -> Result<(), String> {
         if self.block_size.len() > 1 {
             if !self.peers.is_empty() || self.plot.is_some() || self.queries {
@@ -374,6 +382,9 @@ impl StoreArgs {
 enum BenchCommand {
     /// The store benchmark (the default of `tersedb bench`).
     Store(StoreArgs),
+    /// `bench --peers` against every peer of this build unless --peers names some (needs a build
+    /// with `--features peers`).
+    Peers(StoreArgs),
     /// Codec micro-benchmarks (Upscaledb paper Fig. 6 and 7, plus ClusterData).
     Codecs(CodecsArgs),
     /// The patched-FOR paper's experiments (Zukowski et al., "Super-Scalar RAM-CPU Cache
@@ -515,6 +526,10 @@ fn main() -> ExitCode {
             command: Some(BenchCommand::Store(a)),
             ..
         }) => a.run(),
+        Command::Bench(BenchArgs {
+            command: Some(BenchCommand::Peers(a)),
+            ..
+        }) => a.run_peers(),
         Command::Bench(BenchArgs {
             command:
                 Some(BenchCommand::PeerWorker {

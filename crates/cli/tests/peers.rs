@@ -139,6 +139,38 @@ fn peers_on_a_key_file_and_bad_names() {
     let _ = std::fs::remove_file(&path);
 }
 
+/// `bench peers` is `bench --peers` with every peer of the build.
+#[test]
+fn bench_peers_runs_every_peer_of_the_build() {
+    let o = tersedb(&[
+        "bench", "peers", "--codecs", "none", "--keys", "3000", "--json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rows = String::from_utf8_lossy(&o.stdout).into_owned();
+    let names: Vec<&str> = rows
+        .lines()
+        .map(|l| l.split('"').nth(3).unwrap_or(""))
+        .collect();
+    let mut want = vec!["tersedb-none", "lmdb", "redb", "sqlite", "roaring"];
+    if cfg!(feature = "rocksdb") {
+        want.extend(["rocksdb-lz4", "rocksdb-zstd"]);
+    }
+    if cfg!(feature = "fjall") {
+        want.push("fjall");
+    }
+    assert_eq!(names, want);
+    // Named peers narrow it.
+    let o = tersedb(&[
+        "bench", "peers", "--peers", "roaring", "--keys", "3000", "--json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .last()
+        .unwrap_or("")
+        .contains("\"store\":\"roaring\""));
+}
+
 /// A build without the RocksDB or fjall feature names the feature to rebuild with.
 #[cfg(not(all(feature = "rocksdb", feature = "fjall")))]
 #[test]

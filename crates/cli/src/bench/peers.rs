@@ -36,6 +36,31 @@ pub fn run(_: &Options) -> Result<(), String> {
     Err("this tersedb was built without the peers (rebuild with `--features peers`)".into())
 }
 
+/// Every peer this build has, for `bench peers`.
+#[cfg(feature = "peers")]
+pub fn all_peers() -> Result<Vec<String>, String> {
+    Ok(tersedb_bench_peers::peer_names()
+        .into_iter()
+        .map(String::from)
+        .collect())
+}
+
+#[cfg(not(feature = "peers"))]
+pub fn all_peers() -> Result<Vec<String>, String> {
+    run(&Options {
+        peers: Vec::new(),
+        codecs: Vec::new(),
+        keys: 0,
+        dist: String::new(),
+        input: None,
+        seed: 0,
+        repeat: 0,
+        json: false,
+        plot: None,
+    })
+    .map(|()| Vec::new())
+}
+
 #[cfg(not(feature = "peers"))]
 pub fn worker(_: &str, _: &std::path::Path, _: u64, _: &std::path::Path) -> Result<(), String> {
     run(&Options {
