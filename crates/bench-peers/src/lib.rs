@@ -2,8 +2,10 @@
 //! and the workload every store runs ([`run_workload`]).
 //!
 //! Peers: LMDB (heed), redb, SQLite (rusqlite, `bundled`, a WITHOUT ROWID table), Roaring bitmaps
-//! (an in-memory integer set, serialized at close). RocksDB is not here yet: its C++ build
-//! takes far too long on the 2-core CI machine (docs/BENCHMARKS.md). tersedb itself is one more [`Store`] per key codec. The workload:
+//! (an in-memory integer set, serialized at close); with feature `rocksdb`, RocksDB with LZ4 and
+//! with ZSTD blocks (the system's librocksdb: its C++ build from source takes far too long on 2
+//! cores); with feature `fjall`, fjall (a pure-Rust LSM tree). tersedb itself is one more
+//! [`Store`] per key codec (and `auto`). The workload:
 //!
 //! ```text
 //! ascending load   the sorted keys in one write transaction (each store's bulk path)
@@ -24,9 +26,13 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod entropy;
+#[cfg(feature = "fjall")]
+pub mod fjall_store;
 pub mod lmdb;
 pub mod redb_store;
 pub mod roaring_set;
+#[cfg(feature = "rocksdb")]
+pub mod rocksdb_store;
 pub mod sqlite;
 pub mod tersedb_store;
 pub mod worker;
@@ -90,7 +96,34 @@ pub trait Store {
 
 /// Peers this build can run, for help texts and errors.
 pub fn peer_names() -> Vec<&'static str> {
-    vec!["lmdb", "redb", "sqlite", "roaring"]
+    let mut v = vec!["lmdb", "redb", "sqlite", "roaring"];
+    if cfg!(feature = "rocksdb") {
+        v.extend(["rocksdb-lz4", "rocksdb-zstd"]);
+    }
+    if cfg!(feature = "fjall") {
+        v.push("fjall");
+    }
+    v
+}
+
+/// Peers this crate knows but this build left out, with the cargo feature each needs.
+pub fn missing_peers() -> Vec<(&'static str, &'static str)> {
+    let mut v = Vec::new();
+    if !cfg!(feature = "rocksdb") {
+        v.extend([("rocksdb-lz4", "rocksdb"), ("rocksdb-zstd", "rocksdb")]);
+    }
+    if !cfg!(feature = "fjall") {
+        v.push(("fjall", "fjall"));
+    }
+    v
+}
+
+/// The stores a peer name stands for: `rocksdb` is RocksDB with LZ4 and with ZSTD.
+pub fn expand_peer(name: &str) -> Vec<&str> {
+    match name {
+        "rocksdb" => vec!["rocksdb-lz4", "rocksdb-zstd"],
+        n => vec![n],
+    }
 }
 
 /// Opens a fresh store `name` (`tersedb-<codec>` or a peer name) in the empty directory `dir`.
@@ -105,14 +138,30 @@ pub fn create(name: &str, dir: &Path, width: Width) -> Result<Box<dyn Store>> {
         "redb" => Box::new(redb_store::Redb::create(dir, width)?),
         "sqlite" => Box::new(sqlite::Sqlite::create(dir, width)?),
         "roaring" => Box::new(roaring_set::Roaring::create(dir, width)?),
-        "rocksdb" | "fjall" => {
-            return Err(format!("{name}: not measured yet (see docs/BENCHMARKS.md)"))
-        }
+        #[cfg(feature = "rocksdb")]
+        "rocksdb-lz4" => Box::new(rocksdb_store::Rocks::create(
+            dir,
+            width,
+            rocksdb_store::Compression::Lz4,
+        )?),
+        #[cfg(feature = "rocksdb")]
+        "rocksdb-zstd" => Box::new(rocksdb_store::Rocks::create(
+            dir,
+            width,
+            rocksdb_store::Compression::Zstd,
+        )?),
+        #[cfg(feature = "fjall")]
+        "fjall" => Box::new(fjall_store::Fjall::create(dir, width)?),
         n => {
+            if let Some((_, feature)) = missing_peers().into_iter().find(|(p, _)| *p == n) {
+                return Err(format!(
+                    "{n}: this build has no {n} (rebuild with the `{feature}` feature)"
+                ));
+            }
             return Err(format!(
                 "unknown store {n:?} (tersedb-<codec>, {})",
                 peer_names().join(", ")
-            ))
+            ));
         }
     })
 }
@@ -156,8 +205,10 @@ impl Plan {
                 absent.push(k);
             }
         }
-        let len = ((keys.len() as f64 * RANGE_FRACTION).round() as usize).clamp(1, keys.len());
-        let ranges = (0..RANGES)
+        let len =
+            ((keys.len() as f64 * RANGE_FRACTION).round() as usize).clamp(1, keys.len().max(1));
+        // No keys, no ranges (nothing to draw them from).
+        let ranges = (0..if keys.is_empty() { 0 } else { RANGES })
             .map(|_| {
                 let a = rng.usize(0..=keys.len() - len);
                 (keys[a], keys[a + len - 1])
@@ -365,21 +416,20 @@ mod tests {
             let plan = Plan::new(keys, seed);
             let truth = plan.truth();
             assert_eq!(plan.absent.len(), plan.absent.len().min(ABSENT));
-            // Codecs are for u32 keys; u64 keys run uncompressed.
-            let mut names: Vec<String> = if Width::of(&plan.keys) == Width::U32 {
-                vec![
-                    "tersedb-none".into(),
-                    "tersedb-bp128".into(),
-                    "tersedb-pfor-delta".into(),
-                ]
-            } else {
-                vec!["tersedb-none".into()]
-            };
+            let mut names: Vec<String> = ["none", "bp128", "pfor-delta", "auto"]
+                .map(|c| format!("tersedb-{c}"))
+                .to_vec();
             names.extend(peer_names().into_iter().map(String::from));
             for name in names {
                 let f = run_workload(&name, &plan, &work).unwrap_or_else(|e| panic!("{name}: {e}"));
                 assert_eq!(f.answers, truth, "{name}");
                 assert!(f.bytes_ascending > 0 && f.bytes_random > 0, "{name}");
+                if name.starts_with("rocksdb-") {
+                    // The full compaction rewrites the last level (sequence numbers zeroed):
+                    // both loads leave the same table, not one twice the other's size.
+                    let (a, r) = (f.bytes_ascending as f64, f.bytes_random as f64);
+                    assert!((r - a).abs() < 0.02 * a, "{name}: {a} against {r}");
+                }
                 assert!(!f.durability.is_empty());
             }
         }
@@ -396,6 +446,29 @@ mod tests {
         assert_eq!(a.absent.len(), 2000 - 1000);
         assert!(a.absent.iter().all(|k| keys.binary_search(k).is_err()));
         assert!(a.ranges.iter().all(|&(lo, hi)| hi - lo == 9));
+        // No keys: a plan without ranges (it used to panic drawing them), every store agrees.
+        let empty = Plan::new(Vec::new(), 3);
+        assert!(empty.ranges.is_empty() && empty.keys.is_empty());
+        assert_eq!(empty.truth().found, 0);
+        let work = std::env::temp_dir().join(format!("tersedb-peers-empty-{}", std::process::id()));
+        for name in ["tersedb-bp128", "roaring", "lmdb"] {
+            let f = run_workload(name, &empty, &work).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(f.answers, empty.truth(), "{name}");
+        }
+        let _ = std::fs::remove_dir_all(&work);
+    }
+
+    /// Peers outside this build name the cargo feature that brings them in.
+    #[test]
+    fn left_out_peers_name_their_feature() {
+        let d = std::env::temp_dir();
+        for (peer, feature) in missing_peers() {
+            let err = create(peer, &d, Width::U32).err().unwrap_or_default();
+            assert!(err.contains(&format!("`{feature}` feature")), "{err}");
+            assert!(!peer_names().contains(&peer));
+        }
+        assert_eq!(expand_peer("rocksdb"), ["rocksdb-lz4", "rocksdb-zstd"]);
+        assert_eq!(expand_peer("lmdb"), ["lmdb"]);
     }
 
     #[test]

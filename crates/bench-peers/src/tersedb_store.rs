@@ -1,5 +1,6 @@
-//! tersedb as a [`Store`]: one database of keys without records, 16 KiB pages, a 1 GiB page
-//! cache, `Durability::None` (commits are atomic but not fsynced; `close` syncs). Ascending loads
+//! tersedb as a [`Store`]: one database of keys without records (a key codec, `auto` or none),
+//! 16 KiB pages, a 1 GiB page cache, `Durability::None` (commits are atomic but not fsynced;
+//! `close` syncs). Ascending loads
 //! use `append`, ranges the in-tree fold (`ReadTxn::fold_keys`), which sums and counts a block
 //! at a time on the compressed keys.
 
@@ -20,26 +21,24 @@ fn e(x: tersedb::Error) -> String {
 }
 
 impl TerseStore {
-    /// `codec`: `none` or a codec name (u32 keys only).
+    /// `codec`: `none`, `auto` (a codec chosen per block) or a codec name.
     pub fn create(dir: &Path, width: Width, codec: &str) -> Result<TerseStore> {
-        let codec = match codec {
-            "none" => None,
-            c => Some(CodecId::from_name(c).ok_or_else(|| {
-                format!(
-                    "unknown codec {c:?} (none, {})",
-                    CodecId::ALL.map(|c| c.name()).join(", ")
-                )
-            })?),
+        let (codec, auto) = match codec {
+            "none" => (None, false),
+            "auto" => (None, true),
+            c => (
+                Some(CodecId::from_name(c).ok_or_else(|| {
+                    format!(
+                        "unknown codec {c:?} (none, auto, {})",
+                        CodecId::ALL.map(|c| c.name()).join(", ")
+                    )
+                })?),
+                false,
+            ),
         };
-        let key_type = match (width, codec) {
-            (Width::U32, _) => KeyType::U32,
-            (Width::U64, None) => KeyType::U64,
-            (Width::U64, Some(c)) => {
-                return Err(format!(
-                    "tersedb-{}: key codecs take u32 keys and these need u64",
-                    c.name()
-                ))
-            }
+        let key_type = match width {
+            Width::U32 => KeyType::U32,
+            Width::U64 => KeyType::U64,
         };
         let path = dir.join("bench.tdb");
         let opts = EnvOptions::default()
@@ -51,7 +50,9 @@ impl TerseStore {
         let db = w
             .create_db(
                 "bench",
-                DbConfig::new(key_type, RecordType::None).with_codec(codec),
+                DbConfig::new(key_type, RecordType::None)
+                    .with_codec(codec)
+                    .with_auto_codec(auto),
             )
             .map_err(e)?;
         w.commit().map_err(e)?;

@@ -334,8 +334,9 @@ struct StoreArgs {
     #[arg(long, conflicts_with_all = ["keys", "dist"])]
     input: Option<PathBuf>,
     /// Measure these stores beside tersedb on the same keys, each in a process of its own:
-    /// lmdb, redb, sqlite, roaring (comma-separated). tersedb runs with --codecs (default
-    /// none, bp128, pfor-delta). Needs a build with `--features peers`.
+    /// lmdb, redb, sqlite, roaring, and with their features rocksdb (= rocksdb-lz4,
+    /// rocksdb-zstd) and fjall (comma-separated). tersedb runs with --codecs (default none,
+    /// bp128, pfor-delta, auto). Needs a build with `--features peers` (and `rocksdb`, `fjall`).
     #[arg(long, value_delimiter = ',')]
     peers: Vec<String>,
     /// Write SVG charts (bytes per key, speed ratios) into this directory.
@@ -360,6 +361,14 @@ impl StoreArgs {
             input: self.input,
             plot: self.plot,
         }
+    }
+
+    /// `bench peers`: `bench --peers` with every peer of the build unless some are named.
+    fn run_peers(mut self) -> Result<(), String> {
+        if self.peers.is_empty() {
+            self.peers = bench::peers::all_peers()?;
+        }
+        self.run()
     }
 
     fn run(self) -> Result<(), String> {
@@ -394,6 +403,9 @@ impl StoreArgs {
 enum BenchCommand {
     /// The store benchmark (the default of `tersedb bench`).
     Store(StoreArgs),
+    /// `bench --peers` against every peer of this build unless --peers names some (needs a build
+    /// with `--features peers`).
+    Peers(StoreArgs),
     /// Codec micro-benchmarks (Upscaledb paper Fig. 6 and 7, plus ClusterData).
     Codecs(CodecsArgs),
     /// The patched-FOR paper's experiments (Zukowski et al., "Super-Scalar RAM-CPU Cache
@@ -564,6 +576,10 @@ fn main() -> ExitCode {
             command: Some(BenchCommand::Store(a)),
             ..
         }) => a.run(),
+        Command::Bench(BenchArgs {
+            command: Some(BenchCommand::Peers(a)),
+            ..
+        }) => a.run_peers(),
         Command::Bench(BenchArgs {
             command:
                 Some(BenchCommand::PeerWorker {

@@ -1,4 +1,5 @@
-//! `tersedb bench --peers lmdb,redb,sqlite,roaring`: tersedb (one row per key codec) against the
+//! `tersedb bench --peers lmdb,redb,sqlite,roaring[,rocksdb,fjall]`: tersedb (one row per key
+//! codec, and `auto`) against the
 //! stores a user would pick instead, on the same keys in one run. Each store runs in a process of
 //! its own (this binary's hidden `bench peer-worker`), so its peak memory is its own; runs are
 //! round-robin over the stores and every figure is the median of `--repeat` runs. Every store's
@@ -13,7 +14,8 @@ use std::path::PathBuf;
 #[derive(Clone, Debug)]
 pub struct Options {
     pub peers: Vec<String>,
-    /// tersedb codecs (`none` = uncompressed); empty = none, bp128, pfor-delta.
+    /// tersedb codecs (`none` = uncompressed, `auto` = chosen per block); empty = none, bp128,
+    /// pfor-delta, auto.
     pub codecs: Vec<String>,
     pub keys: usize,
     pub dist: String,
@@ -27,11 +29,36 @@ pub struct Options {
 
 /// tersedb's rows of the default run.
 #[cfg_attr(not(feature = "peers"), allow(dead_code))]
-pub const DEFAULT_CODECS: [&str; 3] = ["none", "bp128", "pfor-delta"];
+pub const DEFAULT_CODECS: [&str; 4] = ["none", "bp128", "pfor-delta", "auto"];
 
 #[cfg(not(feature = "peers"))]
 pub fn run(_: &Options) -> Result<(), String> {
     Err("this tersedb was built without the peers (rebuild with `--features peers`)".into())
+}
+
+/// Every peer this build has, for `bench peers`.
+#[cfg(feature = "peers")]
+pub fn all_peers() -> Result<Vec<String>, String> {
+    Ok(tersedb_bench_peers::peer_names()
+        .into_iter()
+        .map(String::from)
+        .collect())
+}
+
+#[cfg(not(feature = "peers"))]
+pub fn all_peers() -> Result<Vec<String>, String> {
+    run(&Options {
+        peers: Vec::new(),
+        codecs: Vec::new(),
+        keys: 0,
+        dist: String::new(),
+        input: None,
+        seed: 0,
+        repeat: 0,
+        json: false,
+        plot: None,
+    })
+    .map(|()| Vec::new())
 }
 
 #[cfg(not(feature = "peers"))]
@@ -59,7 +86,9 @@ mod with_peers {
     use crate::bench::timing::median;
     use std::path::Path;
     use std::process::Command;
-    use tersedb_bench_peers::{entropy, peer_names, worker::Report, Figures, Plan};
+    use tersedb_bench_peers::{
+        entropy, expand_peer, missing_peers, peer_names, worker::Report, Figures, Plan,
+    };
 
     /// The hidden subcommand: one store's workload, figures on stdout.
     pub fn worker(store: &str, keys_file: &Path, seed: u64, work: &Path) -> Result<(), String> {
@@ -123,16 +152,25 @@ mod with_peers {
             opts.codecs.clone()
         };
         let known = peer_names();
+        let mut stores: Vec<String> = codecs.iter().map(|c| format!("tersedb-{c}")).collect();
         for p in &opts.peers {
-            if !known.contains(&p.as_str()) {
-                return Err(format!(
-                    "unknown peer {p:?} ({}; rocksdb and fjall are not measured yet)",
-                    known.join(", ")
-                ));
+            for p in expand_peer(p) {
+                if let Some((_, feature)) = missing_peers().into_iter().find(|(m, _)| *m == p) {
+                    return Err(format!(
+                        "peer {p:?} is not in this build (rebuild with `--features peers,{feature}`)"
+                    ));
+                }
+                if !known.contains(&p) {
+                    return Err(format!(
+                        "unknown peer {p:?} ({}, rocksdb = rocksdb-lz4,rocksdb-zstd)",
+                        known.join(", ")
+                    ));
+                }
+                if !stores.iter().any(|s| s == p) {
+                    stores.push(p.to_string());
+                }
             }
         }
-        let mut stores: Vec<String> = codecs.iter().map(|c| format!("tersedb-{c}")).collect();
-        stores.extend(opts.peers.iter().cloned());
 
         let work = std::env::temp_dir().join(format!("tersedb-peers-{}", std::process::id()));
         std::fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
@@ -209,11 +247,11 @@ mod with_peers {
             for r in &rows {
                 let f = &r.f;
                 outln!(
-                    "{{\"store\":\"{}\",\"keys\":{n},\"dataset\":\"{}\",\"universe\":{u},\"entropy_bytes_per_key\":{bound:.4},\"bytes_per_key\":{:.4},\"bytes_per_key_random\":{:.4},\"load_ascending_s\":{:.6},\"load_random_s\":{:.6},\"lookup_s\":{:.6},\"absent_s\":{:.6},\"scan_s\":{:.6},\"range_count_s\":{:.6},\"range_sum_s\":{:.6},\"peak_rss\":{},\"durability\":\"{}\",\"verified\":true}}",
+                    "{{\"store\":\"{}\",\"keys\":{n},\"dataset\":\"{}\",\"universe\":{u},\"entropy_bytes_per_key\":{bound:.4},\"bytes_per_key\":{:.4},\"bytes_per_key_random\":{:.4},\"load_ascending_s\":{:.6},\"load_random_s\":{:.6},\"lookup_s\":{:.6},\"absent_s\":{:.6},\"scan_s\":{:.6},\"range_count_s\":{:.6},\"range_sum_s\":{:.6},\"settle_s\":{:.6},\"peak_rss\":{},\"durability\":\"{}\",\"verified\":true}}",
                     r.name, json_str(label), f.bytes_ascending as f64 / n as f64,
                     f.bytes_random as f64 / n as f64, f.load_ascending_s, f.load_random_s,
                     f.lookup_s, f.absent_s, f.scan_s, f.range_count_s, f.range_sum_s,
-                    f.peak_rss.unwrap_or(0), json_str(&f.durability)
+                    f.settle_s, f.peak_rss.unwrap_or(0), json_str(&f.durability)
                 );
             }
         } else {
@@ -325,7 +363,7 @@ mod with_peers {
             let settle =
                 r.f.settle
                     .as_ref()
-                    .map(|s| format!("; {s} {:.3} s after each load", r.f.settle_s))
+                    .map(|s| format!("; {s}: up to {:.3} s after a load", r.f.settle_s))
                     .unwrap_or_default();
             outln!("#   {:<17} {}{settle}", r.name, r.f.durability);
         }
