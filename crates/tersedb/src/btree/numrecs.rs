@@ -28,7 +28,7 @@
 //! [`NumRecs::chunk`] records (128, fewer on small pages); inserts that overflow a chunk split it
 //! in two, removes never make a chunk bigger, `vacuumize` repacks the chunks full.
 
-use super::slots::{Fault, SResult};
+use super::slots::{le_word, Fault, SResult};
 use super::zone::{RecFold, RecNum};
 
 const RAW: u8 = 0;
@@ -174,9 +174,7 @@ impl NumRecs {
         if raw.len() != self.w() {
             return Err(Fault("record of the wrong size"));
         }
-        let mut b = [0u8; 8];
-        b[..raw.len()].copy_from_slice(raw);
-        Ok(u64::from_le_bytes(b))
+        Ok(le_word(raw))
     }
 
     /// A word in the order of its numbers (signed: sign bit flipped).
@@ -310,9 +308,7 @@ impl NumRecs {
             RAW => {
                 let bytes = &body[2 + j0 * w..2 + j1 * w];
                 for (o, src) in out.iter_mut().zip(bytes.chunks_exact(w)) {
-                    let mut b = [0u8; 8];
-                    b[..w].copy_from_slice(src);
-                    *o = u64::from_le_bytes(b);
+                    *o = le_word(src);
                 }
             }
             FOR => {
@@ -329,9 +325,7 @@ impl NumRecs {
                     .iter_mut()
                     .zip(body[4..4 + c.param * w].chunks_exact(w))
                 {
-                    let mut b = [0u8; 8];
-                    b[..w].copy_from_slice(src);
-                    *e = u64::from_le_bytes(b);
+                    *e = le_word(src);
                 }
                 unpack(&body[4 + c.param * w..], c.bits, j0, out)?;
                 let entries = &entries[..c.param];

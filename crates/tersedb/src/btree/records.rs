@@ -15,7 +15,7 @@
 
 use super::numrecs::NumRecs;
 pub use super::numrecs::RecHint;
-use super::slots::{fixed, var, Fault, SResult};
+use super::slots::{fixed, le_word, var, Fault, SResult};
 use super::zone::{RecFold, RecNum};
 
 /// Records folded per run of a plain list (a stack buffer of words).
@@ -353,9 +353,7 @@ impl RecordList {
                 for run in bytes.chunks(FOLD_RUN * w) {
                     let k = run.len() / w;
                     for (dst, src) in words.iter_mut().zip(run.chunks_exact(w)) {
-                        let mut b = [0u8; 8];
-                        b[..w].copy_from_slice(src);
-                        *dst = u64::from_le_bytes(b);
+                        *dst = le_word(src);
                     }
                     acc.add_words(rn, &words[..k]);
                 }
@@ -369,9 +367,7 @@ impl RecordList {
                         if r.len() != rn.width || r.len() > 8 {
                             return Err(Fault("record of the wrong size"));
                         }
-                        let mut b = [0u8; 8];
-                        b[..r.len()].copy_from_slice(&r);
-                        *dst = u64::from_le_bytes(b);
+                        *dst = le_word(&r);
                     }
                     acc.add_words(rn, &words[..end - start]);
                 }

@@ -35,6 +35,15 @@ pub fn le_u64(b: &[u8]) -> u64 {
     u64::from_le_bytes(a)
 }
 
+/// A little-endian word of 1..=8 bytes (`b.len()` of them), zero-extended.
+#[inline]
+pub fn le_word(b: &[u8]) -> u64 {
+    let mut a = [0u8; 8];
+    let n = b.len().min(8);
+    a[..n].copy_from_slice(&b[..n]);
+    u64::from_le_bytes(a)
+}
+
 /// Fixed-width items.
 pub mod fixed {
     use super::{Fault, SResult};
