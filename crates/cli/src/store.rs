@@ -898,15 +898,15 @@ pub fn info(file: &Path, json: bool) -> Result<(), String> {
             .map(|(name, c, s)| {
                 let z = sizes(s, page);
                 format!(
-                    "{{\"name\":{},\"key_type\":\"{}\",\"records\":{},\"record_bytes_each\":{},\"record_compression\":\"{}\",\"compression\":{},\"codec_mix\":{{{}}},\"block_size\":{},\"keys\":{},\"height\":{},\"pages\":{{\"leaf\":{},\"internal\":{},\"overflow\":{}}},\"size\":{{\"key_bytes\":{},\"record_bytes\":{},\"overhead_bytes\":{},\"total_bytes\":{}}},\"bytes_per_key\":{}}}",
+                    "{{\"name\":{},\"key_type\":\"{}\",\"records\":{},\"record_bytes_each\":{},\"record_compression\":\"{}\",\"compression\":{},\"block_size\":{},\"codec_mix\":{{{}}},\"keys\":{},\"height\":{},\"pages\":{{\"leaf\":{},\"internal\":{},\"overflow\":{}}},\"size\":{{\"key_bytes\":{},\"record_bytes\":{},\"overhead_bytes\":{},\"total_bytes\":{}}},\"bytes_per_key\":{}}}",
                     json_str(name),
                     crate::names::key_type(c.key_type),
                     json_str(&crate::names::records(c)),
                     match c.record_type { RecordType::Fixed(n) => n.to_string(), RecordType::None => "0".into(), RecordType::Variable => "null".into() },
                     crate::names::record_compression(c),
                     json_str(&crate::names::compression(c)),
-                    s.codec_mix().iter().map(|(c, n)| format!("\"{}\":{n}", c.name())).collect::<Vec<_>>().join(","),
                     if c.key_codec.is_some() || c.auto_codec { c.block_size.to_string() } else { "null".into() },
+                    s.codec_mix().iter().map(|(c, n)| format!("\"{}\":{n}", c.name())).collect::<Vec<_>>().join(","),
                     s.key_count, s.height, s.leaf_pages, s.branch_pages, s.overflow_pages,
                     z.keys, z.records, z.overhead, z.total,
                     if s.key_count > 0 { format!("{:.4}", s.bytes as f64 / s.key_count as f64) } else { "null".into() }
