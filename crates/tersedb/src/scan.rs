@@ -16,6 +16,7 @@
 use crate::btree::records::Rec;
 use crate::btree::scan::LeafScan;
 use crate::btree::zone;
+pub use crate::btree::zone::BlockKeys;
 use crate::error::Result;
 use std::ops::{Deref, Range};
 
@@ -46,10 +47,7 @@ impl<'p> Leaf<'_, 'p> {
 
     /// Decodes the keys of `block` (one of this leaf's) into `buf`.
     pub fn keys<'b>(&self, block: &Block, buf: &'b mut KeyBuffer) -> Result<BlockKeys<'b>> {
-        Ok(match self.0.decode_keys(&block.0, &mut buf.0)? {
-            zone::BlockKeys::U32(k) => BlockKeys::U32(k),
-            zone::BlockKeys::U64(k) => BlockKeys::U64(k),
-        })
+        self.0.decode_keys(&block.0, &mut buf.0)
     }
 
     /// The record of the leaf's slot `slot` (compressed records decoded; read in slot order,
@@ -114,54 +112,6 @@ impl Block {
 /// A decode buffer for one block's keys (a few KiB, on the heap): reuse it.
 #[derive(Clone, Debug, Default)]
 pub struct KeyBuffer(Box<zone::KeyBuffer>);
-
-/// The decoded keys of a block, ascending.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BlockKeys<'a> {
-    /// Keys of a `KeyType::U32` database.
-    U32(&'a [u32]),
-    /// Keys of a `KeyType::U64` database.
-    U64(&'a [u64]),
-}
-
-impl BlockKeys<'_> {
-    /// Number of keys.
-    pub fn len(&self) -> usize {
-        match self {
-            BlockKeys::U32(k) => k.len(),
-            BlockKeys::U64(k) => k.len(),
-        }
-    }
-
-    /// Whether there is no key.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// Key `i`, `None` past the end.
-    pub fn get(&self, i: usize) -> Option<u64> {
-        match self {
-            BlockKeys::U32(k) => k.get(i).map(|&x| x as u64),
-            BlockKeys::U64(k) => k.get(i).copied(),
-        }
-    }
-
-    /// The index of the first key `>= v` (the number of keys below `v`).
-    pub fn lower_bound(&self, v: u64) -> usize {
-        match self {
-            BlockKeys::U32(k) => k.partition_point(|&x| (x as u64) < v),
-            BlockKeys::U64(k) => k.partition_point(|&x| x < v),
-        }
-    }
-
-    /// The index of the first key `> v` (the number of keys up to `v`).
-    pub fn upper_bound(&self, v: u64) -> usize {
-        match self {
-            BlockKeys::U32(k) => k.partition_point(|&x| (x as u64) <= v),
-            BlockKeys::U64(k) => k.partition_point(|&x| x <= v),
-        }
-    }
-}
 
 /// A record as read from a leaf: the page's bytes, or the bytes of a decoded compressed record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

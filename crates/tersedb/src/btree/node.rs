@@ -3,7 +3,7 @@
 //! and merges). See the module docs of `btree` for the byte layout.
 
 use super::keys::Fit;
-use super::records::Rec;
+use super::records::{Rec, RecChange};
 use super::slots::{le_u16, le_u32, le_u64, Fault};
 use super::strkeys::KeyShare;
 use super::{Key, KeyList, RecordList, Spec, BRANCH_HEADER, LEAF_HEADER};
@@ -303,10 +303,11 @@ pub fn insert(page: &mut [u8], l: &mut Layout, i: usize, key: &[u8], rec: &[u8])
     for _ in 0..4 {
         // Measured each round: a vacuum may have repacked the records.
         let ru = l.recs.used(l.rregion(page), n).map_err(|f| l.err(f))?;
-        let (rc, plan) = l
+        let (after, plan) = l
             .recs
-            .insert_cost(l.rregion(page), n, i, rec)
+            .plan(l.rregion(page), n, i, rec, RecChange::Insert)
             .map_err(|f| l.err(f))?;
+        let rc = after.saturating_sub(ru);
         if ru + rc > l.psize - l.rstart {
             // The records need room first.
             let ku = l.keys.used(l.kregion(page), n).map_err(|f| l.err(f))?;
@@ -337,7 +338,7 @@ pub fn insert(page: &mut [u8], l: &mut Layout, i: usize, key: &[u8], rec: &[u8])
         {
             Fit::Done => {
                 l.recs
-                    .insert_planned(&mut page[rs..], n, i, rec, &plan)
+                    .apply(&mut page[rs..], n, i, rec, &plan)
                     .map_err(|f| l.err(f))?;
                 l.count = n + 1;
                 write_count(page, l.count);
@@ -414,7 +415,7 @@ pub fn set_record(page: &mut [u8], l: &mut Layout, i: usize, rec: &[u8]) -> Resu
         let ru = l.recs.used(l.rregion(page), n).map_err(|f| l.err(f))?;
         let (ru2, plan) = l
             .recs
-            .used_after_set(l.rregion(page), n, i, rec)
+            .plan(l.rregion(page), n, i, rec, RecChange::Replace)
             .map_err(|f| l.err(f))?;
         if ru2 > l.psize - l.rstart {
             if ku + ru2 > l.capacity() {
@@ -428,7 +429,7 @@ pub fn set_record(page: &mut [u8], l: &mut Layout, i: usize, rec: &[u8]) -> Resu
         }
         let rs = l.rstart;
         l.recs
-            .replace_planned(&mut page[rs..], n, i, rec, &plan)
+            .apply(&mut page[rs..], n, i, rec, &plan)
             .map_err(|f| l.err(f))?;
         return Ok(true);
     }

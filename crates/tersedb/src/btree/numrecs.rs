@@ -367,9 +367,14 @@ impl NumRecs {
         range: std::ops::Range<usize>,
         rn: RecNum,
         acc: &mut RecFold,
+        hint: &RecHint,
     ) -> SResult<()> {
         let mut words = [0u64; 255];
-        let (mut at, mut seen) = (2usize, 0usize);
+        // Folds of consecutive ranges (GROUP BY buckets) start at the chunk the last one ended in.
+        let (mut at, mut seen) = match hint.0.get() {
+            (at, seen) if at >= 2 && seen <= range.start => (at, seen),
+            _ => (2, 0),
+        };
         while seen < range.end {
             if seen >= n {
                 return Err(Fault("record index out of range"));
@@ -382,6 +387,10 @@ impl NumRecs {
             if j0 < j1 {
                 self.chunk_words(region, at, &c, j0, j1, &mut words)?;
                 acc.add_words(rn, &words[..j1 - j0]);
+            }
+            if range.end <= seen + c.count {
+                hint.0.set((at, seen));
+                break;
             }
             seen += c.count;
             at += c.len;
@@ -1063,9 +1072,12 @@ mod tests {
                 let a = (k * 37 + n / 5) % (n + 1);
                 ranges.push((a, (a + k * 61).min(n)));
             }
+            // One hint across all ranges (in no order: some start before it, most after).
+            let shared = RecHint::default();
             for (a, z) in ranges {
                 let mut got = RecFold::default();
-                nr.fold(region, n, a..z, nr.rec_num(), &mut got).unwrap();
+                nr.fold(region, n, a..z, nr.rec_num(), &mut got, &RecHint::default())
+                    .unwrap();
                 let want = fold_model(nr, &model[a..z]);
                 let bits = |f: &RecFold| (f.count, f.isum, f.fsum.to_bits(), f.min, f.max);
                 assert_eq!(bits(&want), bits(&got), "fold of {a}..{z} of {n}");
@@ -1073,7 +1085,8 @@ mod tests {
                     skip_extremes: true,
                     ..RecFold::default()
                 };
-                nr.fold(region, n, a..z, nr.rec_num(), &mut sums).unwrap();
+                nr.fold(region, n, a..z, nr.rec_num(), &mut sums, &shared)
+                    .unwrap();
                 let want = RecFold {
                     min: None,
                     max: None,
@@ -1081,6 +1094,15 @@ mod tests {
                 };
                 assert_eq!(bits(&want), bits(&sums), "sums of {a}..{z} of {n}");
             }
+            // Consecutive runs through one hint (GROUP BY buckets) fold every record once.
+            let (hint, mut runs) = (RecHint::default(), RecFold::default());
+            for a in (0..n).step_by(7) {
+                nr.fold(region, n, a..(a + 7).min(n), nr.rec_num(), &mut runs, &hint)
+                    .unwrap();
+            }
+            let want = fold_model(nr, model);
+            let bits = |f: &RecFold| (f.count, f.isum, f.fsum.to_bits(), f.min, f.max);
+            assert_eq!(bits(&want), bits(&runs), "runs of 7 over {n}");
         };
         check(&region, &model);
         for _ in 0..model.len() / 3 {

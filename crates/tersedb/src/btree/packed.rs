@@ -1947,10 +1947,10 @@ mod tests {
                     for b in &blocks {
                         let keys = p.decode_scan_block(&region, b, &mut buf).unwrap();
                         assert_eq!(keys.len(), b.count);
-                        assert_eq!((keys.get(0), keys.get(b.count - 1)), (b.first, b.last));
+                        assert_eq!((keys.at(0), keys.at(b.count - 1)), (b.first, b.last));
                         for i in 0..keys.len() {
-                            assert_eq!(have[b.start + i], keys.get(i));
-                            got.push(keys.get(i));
+                            assert_eq!(have[b.start + i], keys.at(i));
+                            got.push(keys.at(i));
                         }
                     }
                     got.retain(|&k| k >= lo && k <= hi);

@@ -10,7 +10,7 @@
 //! ```
 //!
 //! Callers read a record as a [`Rec`] (borrowed from the page, or decoded from a compressed
-//! chunk) and size a change by asking the list (`insert_cost`, `used_after_set`, `cost_of`):
+//! chunk) and size a change by asking the list (`plan`, `cost_of`):
 //! only the plain lists have a fixed cost per record (`cost_is_exact`).
 
 use super::numrecs::NumRecs;
@@ -37,12 +37,23 @@ pub struct RecImage {
     encoded: Option<(Vec<u8>, usize)>,
 }
 
-/// A change to a record list, planned when its size was asked for and made after the node
-/// made room: nothing for the plain lists, the chunk edit for a compressed one.
+/// A change to a record list, planned when its size was asked for ([`RecordList::plan`]) and
+/// made after the node made room ([`RecordList::apply`]): the plain lists insert or replace
+/// then, a compressed one applies the chunk edit it planned.
 #[derive(Debug)]
 pub enum RecEdit {
-    Direct,
+    Insert,
+    Replace,
     Chunk(super::numrecs::Edit),
+}
+
+/// What a planned record change does at its slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecChange {
+    /// A new record goes in before the slot.
+    Insert,
+    /// The slot's record is replaced.
+    Replace,
 }
 
 /// One stored record as read from a node: the page's bytes, or a decoded word of a compressed
@@ -92,7 +103,7 @@ impl RecordList {
     }
 
     /// Bytes one more stored record of `len` bytes takes (a nominal share for compressed lists:
-    /// ask `insert_cost`).
+    /// ask `plan`).
     #[inline]
     pub fn cost(&self, len: usize) -> usize {
         match *self {
@@ -103,50 +114,36 @@ impl RecordList {
         }
     }
 
-    /// Bytes inserting `raw` at `i` adds to the list, and the change planned for
-    /// [`RecordList::insert_planned`] (a compressed list plans its chunk edit once).
-    pub fn insert_cost(
+    /// Bytes the list uses after `change` puts `raw` at slot `i`, and the edit planned for
+    /// [`RecordList::apply`].
+    pub fn plan(
         &self,
         region: &[u8],
         n: usize,
         i: usize,
         raw: &[u8],
+        change: RecChange,
     ) -> SResult<(usize, RecEdit)> {
-        match *self {
-            RecordList::Packed(p) => {
-                let used = p.used(region, n)?;
-                let (after, e) = p.plan_edit(region, n, i, raw, false)?;
-                Ok((after.saturating_sub(used), RecEdit::Chunk(e)))
-            }
-            _ => Ok((self.cost(raw.len()), RecEdit::Direct)),
+        if let RecordList::Packed(p) = *self {
+            let (after, e) = p.plan_edit(region, n, i, raw, change == RecChange::Replace)?;
+            return Ok((after, RecEdit::Chunk(e)));
         }
-    }
-
-    /// Bytes the list uses after record `i` is replaced by `raw`, and the change planned for
-    /// [`RecordList::replace_planned`].
-    pub fn used_after_set(
-        &self,
-        region: &[u8],
-        n: usize,
-        i: usize,
-        raw: &[u8],
-    ) -> SResult<(usize, RecEdit)> {
-        match *self {
-            RecordList::Packed(p) => {
-                let (after, e) = p.plan_edit(region, n, i, raw, true)?;
-                Ok((after, RecEdit::Chunk(e)))
-            }
-            _ => {
+        let used = self.used(region, n)?;
+        Ok(match change {
+            RecChange::Insert => (used + self.cost(raw.len()), RecEdit::Insert),
+            RecChange::Replace => {
                 let old = self.get(region, n, i)?.len();
-                let after = self.used(region, n)? - self.cost(old) + self.cost(raw.len());
-                Ok((after, RecEdit::Direct))
+                (
+                    used - self.cost(old) + self.cost(raw.len()),
+                    RecEdit::Replace,
+                )
             }
-        }
+        })
     }
 
-    /// Inserts `raw` at `i` as planned by `insert_cost` on these records (the region may have
+    /// Makes the change planned by [`RecordList::plan`] on these records (the region may have
     /// moved since, not changed); the caller made room.
-    pub fn insert_planned(
+    pub fn apply(
         &self,
         region: &mut [u8],
         n: usize,
@@ -156,22 +153,9 @@ impl RecordList {
     ) -> SResult<()> {
         match (self, plan) {
             (RecordList::Packed(p), RecEdit::Chunk(e)) => p.apply(region, n, e),
-            _ => self.insert(region, n, i, raw),
-        }
-    }
-
-    /// Replaces record `i` by `raw` as planned by `used_after_set`; the caller made room.
-    pub fn replace_planned(
-        &self,
-        region: &mut [u8],
-        n: usize,
-        i: usize,
-        raw: &[u8],
-        plan: &RecEdit,
-    ) -> SResult<()> {
-        match (self, plan) {
-            (RecordList::Packed(p), RecEdit::Chunk(e)) => p.apply(region, n, e),
-            _ => self.replace(region, n, i, raw),
+            (_, RecEdit::Insert) => self.insert(region, n, i, raw),
+            (_, RecEdit::Replace) => self.replace(region, n, i, raw),
+            (_, RecEdit::Chunk(_)) => Err(Fault("a chunk edit planned for another record list")),
         }
     }
 
@@ -287,7 +271,7 @@ impl RecordList {
         }
     }
 
-    /// Inserts `raw` at `i`; the caller made room (`insert_cost`).
+    /// Inserts `raw` at `i`; the caller made room (`plan`).
     pub fn insert(&self, region: &mut [u8], n: usize, i: usize, raw: &[u8]) -> SResult<()> {
         match *self {
             RecordList::None => Ok(()),
@@ -297,7 +281,7 @@ impl RecordList {
         }
     }
 
-    /// Replaces record `i` by `raw`; the caller made room (`used_after_set`).
+    /// Replaces record `i` by `raw`; the caller made room (`plan`).
     pub fn replace(&self, region: &mut [u8], n: usize, i: usize, raw: &[u8]) -> SResult<()> {
         match *self {
             RecordList::Packed(p) => p.write(region, n, i, raw, true),
@@ -328,6 +312,7 @@ impl RecordList {
         range: std::ops::Range<usize>,
         rn: RecNum,
         acc: &mut RecFold,
+        hint: &RecHint,
     ) -> SResult<()> {
         if range.start > range.end || range.end > n {
             return Err(Fault("record range out of range"));
@@ -341,7 +326,7 @@ impl RecordList {
                 if usize::from(p.width) != rn.width {
                     return Err(Fault("record of the wrong size"));
                 }
-                p.fold(region, n, range, rn, acc)
+                p.fold(region, n, range, rn, acc, hint)
             }
             RecordList::Fixed(w) => {
                 if w != rn.width || !(1..=8).contains(&w) {

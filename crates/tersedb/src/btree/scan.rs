@@ -107,7 +107,14 @@ impl<'p> LeafScan<'p> {
     ) -> Result<()> {
         self.l
             .recs
-            .fold(self.l.rregion(self.page), self.l.count, slots, rn, acc)
+            .fold(
+                self.l.rregion(self.page),
+                self.l.count,
+                slots,
+                rn,
+                acc,
+                &self.rhint,
+            )
             .map_err(|f| self.l.err(f))
     }
 
@@ -330,7 +337,7 @@ mod tests {
                 assert!(!leaf.is_empty());
                 for b in &blocks {
                     let k = leaf.decode_keys(b, &mut buf)?;
-                    let v: Vec<u64> = (0..k.len()).map(|i| k.get(i)).collect();
+                    let v: Vec<u64> = (0..k.len()).map(|i| k.at(i)).collect();
                     assert_eq!((v[0], v[v.len() - 1], v.len()), (b.first, b.last, b.count));
                     for (i, slot) in b.slots().enumerate() {
                         assert_eq!(&*leaf.record(slot)?, &(v[i] as u32).to_le_bytes());

@@ -216,52 +216,69 @@ impl Default for KeyBuffer {
     }
 }
 
-/// The decoded keys of a block, in ascending order.
-#[derive(Clone, Copy, Debug)]
+/// The decoded keys of a block, ascending: what a block of a leaf's key list decodes to
+/// (public as `tersedb::scan::BlockKeys`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BlockKeys<'a> {
+    /// Keys of a `KeyType::U32` database.
     U32(&'a [u32]),
+    /// Keys of a `KeyType::U64` database.
     U64(&'a [u64]),
 }
 
 impl BlockKeys<'_> {
+    /// Number of keys.
     pub fn len(&self) -> usize {
         match self {
             BlockKeys::U32(k) => k.len(),
             BlockKeys::U64(k) => k.len(),
         }
     }
+
+    /// Whether there is no key.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    /// Key `i`, `None` past the end.
+    pub fn get(&self, i: usize) -> Option<u64> {
+        match self {
+            BlockKeys::U32(k) => k.get(i).map(|&x| x as u64),
+            BlockKeys::U64(k) => k.get(i).copied(),
+        }
+    }
+
+    /// Key `i` of a block the caller has bounds: panics past the end.
     #[inline]
-    pub fn get(&self, i: usize) -> u64 {
+    pub(crate) fn at(&self, i: usize) -> u64 {
         match self {
             BlockKeys::U32(k) => k[i] as u64,
             BlockKeys::U64(k) => k[i],
         }
     }
-    /// The first index whose key is `>= v`.
+
+    /// The index of the first key `>= v` (the number of keys below `v`).
     pub fn lower_bound(&self, v: u64) -> usize {
         match self {
             BlockKeys::U32(k) => k.partition_point(|&x| (x as u64) < v),
             BlockKeys::U64(k) => k.partition_point(|&x| x < v),
         }
     }
-    /// The first index whose key is `> v`.
+    /// The index of the first key `> v` (the number of keys up to `v`).
     pub fn upper_bound(&self, v: u64) -> usize {
         match self {
             BlockKeys::U32(k) => k.partition_point(|&x| (x as u64) <= v),
             BlockKeys::U64(k) => k.partition_point(|&x| x <= v),
         }
     }
-    /// Sub-slice `r`.
+    /// The keys at indexes `r` (panics past the end, like slicing).
     pub fn slice(&self, r: Range<usize>) -> Self {
         match self {
             BlockKeys::U32(k) => BlockKeys::U32(&k[r]),
             BlockKeys::U64(k) => BlockKeys::U64(&k[r]),
         }
     }
-    /// Exact sum.
+    /// The exact sum of the keys.
     pub fn sum(&self) -> u128 {
         match self {
             // Blocks hold at most 257 u32 keys: the sum fits a u64.

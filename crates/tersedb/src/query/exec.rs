@@ -495,7 +495,7 @@ fn groups(
                     // Each bucket's run of the block folded at once (records included).
                     let mut i = a;
                     while i < z {
-                        let bucket = keys.get(i) / width;
+                        let bucket = keys.at(i) / width;
                         let last = bucket.saturating_mul(width).saturating_add(width - 1);
                         let j = keys.upper_bound(last).min(z);
                         enter(bucket, &mut open, &mut win, &mut done)?;
@@ -507,7 +507,7 @@ fn groups(
                     continue;
                 }
                 for i in a..z {
-                    let k = keys.get(i);
+                    let k = keys.at(i);
                     let rec = if read_record {
                         rec_val(vt, &leaf.record(b.start + i)?, leaf.page_id())?
                     } else {
@@ -717,8 +717,6 @@ pub(crate) struct Acc {
     /// Rows are read only for COUNT/SUM/AVG/MIN/MAX of records: a range of selected slots is
     /// folded by the record list (`LeafScan::fold_records`), not row by row.
     rec_fold: Option<RecNum>,
-    /// MIN or MAX of records is asked for.
-    rec_extremes: bool,
     /// Per-row work is needed (filter, records, TOP/BOTTOM of keys).
     pub(crate) rows: bool,
     pub(crate) read_record: bool,
@@ -731,11 +729,9 @@ pub(crate) struct Acc {
     key_bottom_k: usize,
     key_top: VecDeque<u64>,
     key_top_k: usize,
-    rec_sum: i128,
-    rec_fsum: f64,
-    /// Min/max as ordered keys (see `f64_key` for f64 records).
-    rec_min: Option<i128>,
-    rec_max: Option<i128>,
+    /// COUNT/SUM/MIN/MAX of records, from folds and rows alike (`skip_extremes` when neither
+    /// MIN nor MAX is asked for; min and max are ordered keys, see `f64_key`).
+    rec: RecFold,
     rec_distinct: Option<HashSet<i128>>,
     /// Min-heap of the largest / max-heap of the smallest record keys.
     rec_top: BinaryHeap<std::cmp::Reverse<i128>>,
@@ -765,7 +761,6 @@ impl Acc {
         let mut a = Acc {
             vt,
             rec_fold: None,
-            rec_extremes: false,
             rows: residual.is_some(),
             read_record: residual.as_ref().is_some_and(plan::uses_record),
             residual,
@@ -778,10 +773,7 @@ impl Acc {
             key_bottom_k: 0,
             key_top: VecDeque::new(),
             key_top_k: 0,
-            rec_sum: 0,
-            rec_fsum: 0.0,
-            rec_min: None,
-            rec_max: None,
+            rec: RecFold::default(),
             rec_distinct: None,
             rec_top: BinaryHeap::new(),
             rec_top_k: 0,
@@ -843,7 +835,7 @@ impl Acc {
             && a.rec_distinct.is_none()
             && a.rec_top_k == 0
             && a.rec_bottom_k == 0;
-        a.rec_extremes = q.aggregates.iter().any(|ag| {
+        a.rec.skip_extremes = !q.aggregates.iter().any(|ag| {
             matches!(
                 ag.func,
                 AggFunc::Min(Column::Record) | AggFunc::Max(Column::Record)
@@ -895,20 +887,7 @@ impl Acc {
 
     /// The records of `slots` (their keys already added) folded into the record aggregates.
     fn fold_records(&mut self, leaf: &LeafScan<'_>, slots: Range<usize>, rn: RecNum) -> Result<()> {
-        let mut f = RecFold {
-            count: 0,
-            isum: self.rec_sum,
-            fsum: self.rec_fsum,
-            min: self.rec_min,
-            max: self.rec_max,
-            skip_extremes: !self.rec_extremes,
-        };
-        leaf.fold_records(slots, rn, &mut f)?;
-        self.rec_sum = f.isum;
-        self.rec_fsum = f.fsum;
-        self.rec_min = f.min;
-        self.rec_max = f.max;
-        Ok(())
+        leaf.fold_records(slots, rn, &mut self.rec)
     }
 
     /// Keys `keys` (selected by the key intervals) at slots `start..`: tested and added.
@@ -918,19 +897,14 @@ impl Acc {
         }
         if !self.rows || self.rec_fold.is_some() {
             let sum = if self.key_sum_needed { keys.sum() } else { 0 };
-            self.add_summary(
-                keys.len() as u64,
-                sum,
-                keys.get(0),
-                keys.get(keys.len() - 1),
-            );
+            self.add_summary(keys.len() as u64, sum, keys.at(0), keys.at(keys.len() - 1));
             if let Some(rn) = self.rec_fold {
                 self.fold_records(leaf, start..start + keys.len(), rn)?;
             }
             return Ok(());
         }
         for i in 0..keys.len() {
-            let k = keys.get(i);
+            let k = keys.at(i);
             let rec = if self.read_record {
                 self.record(leaf, start + i)?
             } else {
@@ -966,7 +940,7 @@ impl Acc {
             }
             match rec {
                 RecVal::Int(v) => {
-                    self.rec_sum = self.rec_sum.checked_add(v).ok_or_else(|| {
+                    self.rec.isum = self.rec.isum.checked_add(v).ok_or_else(|| {
                         Error::from(QueryError::Arithmetic {
                             at: None,
                             what: "the sum of the records overflows 128 bits".into(),
@@ -975,7 +949,7 @@ impl Acc {
                     self.add_rec_key(v);
                 }
                 RecVal::F64(v) => {
-                    self.rec_fsum += v;
+                    self.rec.fsum += v;
                     if !v.is_nan() {
                         self.add_rec_key(f64_key(v));
                     }
@@ -1003,8 +977,8 @@ impl Acc {
 
     /// A non-NaN record value as an ordered key: min, max, top, bottom.
     fn add_rec_key(&mut self, v: i128) {
-        self.rec_min = Some(self.rec_min.map_or(v, |m| m.min(v)));
-        self.rec_max = Some(self.rec_max.map_or(v, |m| m.max(v)));
+        self.rec.min = Some(self.rec.min.map_or(v, |m| m.min(v)));
+        self.rec.max = Some(self.rec.max.map_or(v, |m| m.max(v)));
         if self.rec_top_k > 0 {
             self.rec_top.push(std::cmp::Reverse(v));
             if self.rec_top.len() > self.rec_top_k {
@@ -1101,20 +1075,20 @@ impl Acc {
                     })
                 })?)
             }
-            AggFunc::Sum(Column::Record) if f64_rec => Value::Float(self.rec_fsum),
-            AggFunc::Sum(Column::Record) => Value::Int(self.rec_sum),
+            AggFunc::Sum(Column::Record) if f64_rec => Value::Float(self.rec.fsum),
+            AggFunc::Sum(Column::Record) => Value::Int(self.rec.isum),
             _ if n == 0 && !matches!(f, AggFunc::Top(..) | AggFunc::Bottom(..)) => Value::Null,
             AggFunc::Avg(Column::Key) => Value::Float(self.key_sum as f64 / n as f64),
-            AggFunc::Avg(Column::Record) if f64_rec => Value::Float(self.rec_fsum / n as f64),
-            AggFunc::Avg(Column::Record) => Value::Float(self.rec_sum as f64 / n as f64),
+            AggFunc::Avg(Column::Record) if f64_rec => Value::Float(self.rec.fsum / n as f64),
+            AggFunc::Avg(Column::Record) => Value::Float(self.rec.isum as f64 / n as f64),
             AggFunc::Min(Column::Key) => {
                 self.key_min.map_or(Value::Null, |v| Value::Int(v as i128))
             }
             AggFunc::Max(Column::Key) => {
                 self.key_max.map_or(Value::Null, |v| Value::Int(v as i128))
             }
-            AggFunc::Min(Column::Record) => self.rec_min.map_or(Value::Null, |v| self.rec_value(v)),
-            AggFunc::Max(Column::Record) => self.rec_max.map_or(Value::Null, |v| self.rec_value(v)),
+            AggFunc::Min(Column::Record) => self.rec.min.map_or(Value::Null, |v| self.rec_value(v)),
+            AggFunc::Max(Column::Record) => self.rec.max.map_or(Value::Null, |v| self.rec_value(v)),
             AggFunc::Top(k, Column::Key) => Value::List(
                 self.key_top
                     .iter()
