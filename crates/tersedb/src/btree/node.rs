@@ -315,7 +315,7 @@ pub fn insert(page: &mut [u8], l: &mut Layout, i: usize, key: &[u8], rec: &[u8])
             if ku + ru + rc > cap {
                 if !vacuumized {
                     vacuumized = true;
-                    if vacuum(page, l)? {
+                    if vacuum(page, l)? >= min_gain(l) {
                         continue;
                     }
                 }
@@ -345,7 +345,7 @@ pub fn insert(page: &mut [u8], l: &mut Layout, i: usize, key: &[u8], rec: &[u8])
                 return Ok(true);
             }
             Fit::NoRoom(need) => {
-                if make_room(page, l, need, ru, ru + rc, &mut vacuumized)? {
+                if make_room(page, l, need, ru, ru + rc, &mut vacuumized, min_gain(l))? {
                     continue;
                 }
                 return Ok(false);
@@ -364,9 +364,10 @@ fn move_boundary(page: &mut [u8], l: &mut Layout, ru: usize, rrange: usize) {
     l.rstart = new_rstart;
 }
 
-/// After the KeyList said it needs `need` bytes in all: vacuumizes it (once per operation), or
-/// else moves the boundary so the KeyList gets `need` and the records (`ru` used, `rneed` wanted)
-/// their bytes plus a share. True when something changed and the operation may retry.
+/// After the KeyList said it needs `need` bytes in all: vacuumizes it (once per operation; a
+/// success when it freed at least `gain` bytes), or else moves the boundary so the KeyList gets
+/// `need` and the records (`ru` used, `rneed` wanted) their bytes plus a share. True when
+/// something changed and the operation may retry.
 fn make_room(
     page: &mut [u8],
     l: &mut Layout,
@@ -374,10 +375,11 @@ fn make_room(
     ru: usize,
     rneed: usize,
     vacuumized: &mut bool,
+    gain: usize,
 ) -> Result<bool> {
     if !*vacuumized {
         *vacuumized = true;
-        if vacuum(page, l)? {
+        if vacuum(page, l)? >= gain.max(1) {
             return Ok(true);
         }
     }
@@ -389,8 +391,22 @@ fn make_room(
     Ok(false)
 }
 
-/// Vacuumizes both lists; true when bytes were freed.
-fn vacuum(page: &mut [u8], l: &Layout) -> Result<bool> {
+/// The least a vacuum must free for an insert to go on in a full node rather than split it: a
+/// sixty-fourth of its capacity when a list's cost is not exact. A full compressed leaf repacked on every insert that finds no
+/// room would re-encode all its keys every few inserts (each repack frees only what the last few
+/// block splits left); a leaf whose repack frees less is split (or shared) instead, its lists
+/// just repacked.
+fn min_gain(l: &Layout) -> usize {
+    if l.keys.cost_is_exact() && l.recs.cost_is_exact() {
+        // Plain lists were measured before the insert (split on the way down): any gain counts.
+        1
+    } else {
+        l.capacity() / 64
+    }
+}
+
+/// Vacuumizes both lists; returns the bytes freed.
+fn vacuum(page: &mut [u8], l: &Layout) -> Result<usize> {
     let (hdr, rs) = (l.hdr, l.rstart);
     let k = l
         .keys
@@ -400,7 +416,7 @@ fn vacuum(page: &mut [u8], l: &Layout) -> Result<bool> {
         .recs
         .vacuumize(&mut page[rs..], l.count)
         .map_err(|f| l.err(f))?;
-    Ok(k + r > 0)
+    Ok(k + r)
 }
 
 /// Replaces the stored record of entry `i` (a leaf), moving the region boundary when needed.
@@ -419,7 +435,7 @@ pub fn set_record(page: &mut [u8], l: &mut Layout, i: usize, rec: &[u8]) -> Resu
             .map_err(|f| l.err(f))?;
         if ru2 > l.psize - l.rstart {
             if ku + ru2 > l.capacity() {
-                if round == 0 && vacuum(page, l)? {
+                if round == 0 && vacuum(page, l)? >= min_gain(l) {
                     continue;
                 }
                 return Ok(false);
@@ -439,7 +455,7 @@ pub fn set_record(page: &mut [u8], l: &mut Layout, i: usize, rec: &[u8]) -> Resu
 /// Makes the KeyList smaller when its kind can (compressed blocks repacked, DB2 prefix groups
 /// regrouped, as DB2 does when a page is nearly full). True when bytes were freed.
 pub fn reorganize(page: &mut [u8], l: &Layout, spec: &Spec) -> Result<bool> {
-    if !vacuum(page, l)? {
+    if vacuum(page, l)? == 0 {
         return Ok(false);
     }
     // The rewritten list must describe the same keys.
@@ -467,7 +483,7 @@ pub fn remove(page: &mut [u8], l: &mut Layout, i: usize) -> Result<bool> {
                 return Ok(true);
             }
             Fit::NoRoom(need) => {
-                if make_room(page, l, need, ru, ru, &mut vacuumized)? {
+                if make_room(page, l, need, ru, ru, &mut vacuumized, 1)? {
                     continue;
                 }
                 return Ok(false);

@@ -32,7 +32,7 @@ pub enum Stored<'a> {
 /// Decodes a stored record of a leaf (`leaf` names the page for errors).
 pub fn decode<'a>(spec: &Spec, rec: Rec<'a>, leaf: PageId) -> Result<Stored<'a>> {
     let raw = match rec {
-        Rec::Page(raw) if spec.recs == super::RecordList::Var => raw,
+        Rec::Page(raw) if spec.recs.may_overflow() => raw,
         _ => return Ok(Stored::Inline(rec)),
     };
     match raw.first() {
@@ -59,20 +59,14 @@ pub fn store<S: PageSink + ?Sized>(
     value: &[u8],
     out: &mut Vec<u8>,
 ) -> Result<()> {
-    out.clear();
-    match spec.recs {
-        super::RecordList::Var => {
-            if value.len() <= spec.limits.max_inline_record {
-                out.push(0);
-                out.extend_from_slice(value);
-            } else {
-                let first = write(sink, value)?;
-                out.push(1);
-                out.extend_from_slice(&first.to_le_bytes());
-                out.extend_from_slice(&(value.len() as u64).to_le_bytes());
-            }
-        }
-        _ => out.extend_from_slice(value),
+    if spec.recs.may_overflow() && value.len() > spec.limits.max_inline_record {
+        let first = write(sink, value)?;
+        out.clear();
+        out.push(1);
+        out.extend_from_slice(&first.to_le_bytes());
+        out.extend_from_slice(&(value.len() as u64).to_le_bytes());
+    } else {
+        spec.recs.inline_form(value, out);
     }
     Ok(())
 }

@@ -383,6 +383,42 @@ impl RecordList {
         }
     }
 
+    /// Whether the list stores record bytes at all (a key-only leaf's records are empty).
+    pub fn holds_values(&self) -> bool {
+        !matches!(self, RecordList::None)
+    }
+
+    /// Whether a record may live in an overflow chain: variable-size records are stored as a
+    /// tag byte and the value, or a reference to the chain (`overflow`).
+    pub fn may_overflow(&self) -> bool {
+        matches!(self, RecordList::Var)
+    }
+
+    /// `value` as the list stores it inline, into `out` (a variable-size record carries its tag
+    /// byte first; a key-only list stores nothing).
+    pub fn inline_form(&self, value: &[u8], out: &mut Vec<u8>) {
+        out.clear();
+        match self {
+            RecordList::None => {}
+            RecordList::Var => {
+                out.push(0);
+                out.extend_from_slice(value);
+            }
+            _ => out.extend_from_slice(value),
+        }
+    }
+
+    /// Overwrites record `i` by `raw` when the list can without moving bytes: fixed-size
+    /// records in place, a key-only list has nothing to write. False, changing nothing, when
+    /// the change must be planned (`plan`) instead.
+    pub fn overwrite_in_place(&self, region: &mut [u8], i: usize, raw: &[u8]) -> SResult<bool> {
+        match *self {
+            RecordList::None => Ok(true),
+            RecordList::Fixed(w) => fixed::set(region, w, i, raw).map(|()| true),
+            RecordList::Var | RecordList::Packed(_) => Ok(false),
+        }
+    }
+
     /// Overwrites a fixed-width record in place.
     pub fn set_fixed(&self, region: &mut [u8], i: usize, raw: &[u8]) -> SResult<()> {
         match *self {

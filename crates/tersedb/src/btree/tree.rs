@@ -181,7 +181,7 @@ fn find<S: PageSource + ?Sized, T>(
             (Some(a), Some(b)) if b > a => Some((a, b - 1)),
             _ => None,
         };
-        if l.leaf && spec.recs == RecordList::None {
+        if l.leaf && !spec.recs.holds_values() {
             // Key-only leaf: a hit needs no slot (the record is empty).
             return if l
                 .keys
@@ -217,18 +217,7 @@ fn find<S: PageSource + ?Sized, T>(
     Err(too_deep(id))
 }
 
-fn inline_record(spec: &Spec, value: &[u8], out: &mut Vec<u8>) {
-    out.clear();
-    if spec.recs == RecordList::Var {
-        out.push(0);
-    }
-    if spec.recs != RecordList::None {
-        out.extend_from_slice(value);
-    }
-}
-
 /// Inserts or overwrites `key`. Returns true when the key is new.
-#[allow(clippy::too_many_arguments)]
 pub fn put<S: PageSink + ?Sized>(
     sink: &mut S,
     spec: &Spec,
@@ -243,7 +232,7 @@ pub fn put<S: PageSink + ?Sized>(
     let kb = enc.bytes();
     spec.check_record(value)?;
     let cost = spec.leaf_entry_cost(kb.len(), value.len());
-    let big = spec.recs == RecordList::Var && value.len() > spec.limits.max_inline_record;
+    let big = spec.recs.may_overflow() && value.len() > spec.limits.max_inline_record;
     let mut rec = Vec::new();
 
     if let Some(h) = *hint {
@@ -251,7 +240,7 @@ pub fn put<S: PageSink + ?Sized>(
         if let (true, Ok(page)) = (h.root == *root && !big, sink.page_mut(h.leaf)) {
             let mut l = Layout::read(page, h.leaf, spec)?;
             if l.leaf && l.above_last(page, &probe)? {
-                inline_record(spec, value, &mut rec);
+                spec.recs.inline_form(value, &mut rec);
                 let n = l.count;
                 if node::insert(page, &mut l, n, kb, &rec)? {
                     return Ok(true);
@@ -272,48 +261,55 @@ pub fn put<S: PageSink + ?Sized>(
         node::init(sink.page_mut(id)?, spec, true, 0);
         *root = id;
     }
-    let mut stored = false;
+    let mut op = Put {
+        spec,
+        probe,
+        kb,
+        value,
+        mode,
+        cost,
+        rec,
+        stored: false,
+        hint,
+    };
     // A compressed leaf that still has no room after one split asks for a fresh descent (which
     // makes room in the branches again); each round halves the leaf, so few rounds suffice.
     for round in 0..MAX_DEPTH {
         // Only the first descent shares a full leaf with a neighbour: a later one follows a
         // split or share after which the entry still did not fit.
-        let first = round == 0;
-        if let Some(new) = descend_put(
-            sink,
-            spec,
-            root,
-            &probe,
-            kb,
-            value,
-            mode,
-            hint,
-            (cost, first),
-            &mut rec,
-            &mut stored,
-        )? {
+        if let Some(new) = descend_put(sink, &mut op, root, round == 0)? {
             return Ok(new);
         }
     }
     Err(corrupt(*root, "no leaf found room for an entry"))
 }
 
-/// One descent of `put`: `None` when a compressed leaf asks to start over.
-#[allow(clippy::too_many_arguments)]
+/// One `put` on its way down: the entry, how it is written, and what its descents share.
+struct Put<'p> {
+    spec: &'p Spec,
+    probe: Key<'p>,
+    /// The key as a leaf stores it.
+    kb: &'p [u8],
+    value: &'p [u8],
+    mode: PutMode,
+    /// Bytes the entry takes in a leaf (exact for plain lists, a nominal share for compressed).
+    cost: usize,
+    /// The value as stored: inline bytes, or the reference to its overflow chain.
+    rec: Vec<u8>,
+    /// `rec` is written (an overflow chain is written once, whatever the descents).
+    stored: bool,
+    hint: &'p mut Option<AppendHint>,
+}
+
+/// One descent of `put` (`first`: the first one, which may share a full leaf with a
+/// neighbour): `None` when a compressed leaf asks to start over.
 fn descend_put<S: PageSink + ?Sized>(
     sink: &mut S,
-    spec: &Spec,
+    op: &mut Put<'_>,
     root: &mut PageId,
-    probe: &Key<'_>,
-    kb: &[u8],
-    value: &[u8],
-    mode: PutMode,
-    hint: &mut Option<AppendHint>,
-    (cost, first): (usize, bool),
-    rec: &mut Vec<u8>,
-    stored: &mut bool,
+    first: bool,
 ) -> Result<Option<bool>> {
-    let probe = *probe;
+    let (spec, probe, kb, cost) = (op.spec, op.probe, op.kb, op.cost);
     let r = sink.cow(*root)?;
     *root = r;
     if needs_split(sink, spec, r, cost)? {
@@ -339,14 +335,9 @@ fn descend_put<S: PageSink + ?Sized>(
                     rightmost,
                 };
                 let share = first.then_some(cost);
-                return leaf_put_packed(
-                    sink, spec, at, &probe, kb, value, mode, hint, root, rec, stored, share,
-                );
+                return leaf_put_packed(sink, op, at, root, share);
             }
-            return leaf_put(
-                sink, spec, cur, &probe, kb, value, mode, rightmost, hint, *root, rec,
-            )
-            .map(Some);
+            return leaf_put(sink, op, cur, rightmost, *root).map(Some);
         }
         let ci = l.child_index(page, &probe)?;
         let child = l.child(page, ci)?;
@@ -379,20 +370,16 @@ fn descend_put<S: PageSink + ?Sized>(
     Err(too_deep(cur))
 }
 
-#[allow(clippy::too_many_arguments)]
+/// `put` into a plain leaf `id` (made room for on the way down).
 fn leaf_put<S: PageSink + ?Sized>(
     sink: &mut S,
-    spec: &Spec,
+    op: &mut Put<'_>,
     id: PageId,
-    probe: &Key<'_>,
-    kb: &[u8],
-    value: &[u8],
-    mode: PutMode,
     rightmost: bool,
-    hint: &mut Option<AppendHint>,
     root: PageId,
-    rec: &mut Vec<u8>,
 ) -> Result<bool> {
+    let (spec, probe, kb, value, mode) = (op.spec, &op.probe, op.kb, op.value, op.mode);
+    let (hint, rec) = (&mut *op.hint, &mut op.rec);
     let page = sink.page_mut(id)?;
     let mut l = Layout::read(page, id, spec)?;
     let found = l.search(page, probe)?;
@@ -401,21 +388,17 @@ fn leaf_put<S: PageSink + ?Sized>(
             PutMode::Insert => return Err(Error::KeyExists),
             PutMode::Append => return Err(not_ascending()),
             PutMode::Upsert => {
-                match spec.recs {
-                    // Same size by definition: overwrite in place.
-                    RecordList::Fixed(_) => {
-                        let rs = l.rstart;
-                        l.recs
-                            .set_fixed(&mut page[rs..], i, value)
-                            .map_err(|f| l.err(f))?;
-                        if rightmost {
-                            *hint = Some(AppendHint { root, leaf: id });
-                        }
-                        return Ok(false);
+                // Fixed-size records are overwritten in place (compressed records take
+                // `leaf_put_packed`).
+                let rs = l.rstart;
+                if l.recs
+                    .overwrite_in_place(&mut page[rs..], i, value)
+                    .map_err(|f| l.err(f))?
+                {
+                    if rightmost {
+                        *hint = Some(AppendHint { root, leaf: id });
                     }
-                    RecordList::None => return Ok(false),
-                    // (Compressed records take `leaf_put_packed`.)
-                    RecordList::Var | RecordList::Packed(_) => {}
+                    return Ok(false);
                 }
                 let old = match overflow::decode(spec, l.record_raw(page, i)?, id)? {
                     Stored::Overflow { first, len } => Some((first, len)),
@@ -490,34 +473,29 @@ fn split_leaf_at<S: PageSink + ?Sized>(
 /// `leaf_put` for a leaf with compressed keys: the leaf is not split on the way down (the cost
 /// of one insert depends on its block); the insert is tried, and only when the leaf has no room
 /// (after vacuumizing and moving the boundary) is it split here and the insert retried.
-#[allow(clippy::too_many_arguments)]
 fn leaf_put_packed<S: PageSink + ?Sized>(
     sink: &mut S,
-    spec: &Spec,
+    op: &mut Put<'_>,
     mut at: LeafAt,
-    probe: &Key<'_>,
-    kb: &[u8],
-    value: &[u8],
-    mode: PutMode,
-    hint: &mut Option<AppendHint>,
     root: &mut PageId,
-    rec: &mut Vec<u8>,
-    stored: &mut bool,
     share: Option<usize>,
 ) -> Result<Option<bool>> {
+    let (spec, probe, kb, value, mode) = (op.spec, &op.probe, op.kb, op.value, op.mode);
+    let (hint, rec, stored) = (&mut *op.hint, &mut op.rec, &mut op.stored);
     let page = sink.page_mut(at.id)?;
     let l = Layout::read(page, at.id, spec)?;
     let mut old = None;
-    let replace = match l.search(page, probe)? {
+    let found = l.search(page, probe)?;
+    let replace = match found {
         Ok(i) => match mode {
             PutMode::Insert => return Err(Error::KeyExists),
             PutMode::Append => return Err(not_ascending()),
-            PutMode::Upsert => match spec.recs {
-                RecordList::Fixed(_) => {
-                    let rs = l.rstart;
-                    l.recs
-                        .set_fixed(&mut page[rs..], i, value)
-                        .map_err(|f| l.err(f))?;
+            PutMode::Upsert => {
+                let rs = l.rstart;
+                if l.recs
+                    .overwrite_in_place(&mut page[rs..], i, value)
+                    .map_err(|f| l.err(f))?
+                {
                     if at.rightmost {
                         *hint = Some(AppendHint {
                             root: *root,
@@ -526,17 +504,13 @@ fn leaf_put_packed<S: PageSink + ?Sized>(
                     }
                     return Ok(Some(false));
                 }
-                RecordList::None => return Ok(Some(false)),
-                RecordList::Packed(_) => true,
-                RecordList::Var => {
-                    if let Stored::Overflow { first, len } =
-                        overflow::decode(spec, l.record_raw(page, i)?, at.id)?
-                    {
-                        old = Some((first, len));
-                    }
-                    true
+                if let Stored::Overflow { first, len } =
+                    overflow::decode(spec, l.record_raw(page, i)?, at.id)?
+                {
+                    old = Some((first, len));
                 }
-            },
+                true
+            }
         },
         Err(_) => false,
     };
@@ -547,7 +521,13 @@ fn leaf_put_packed<S: PageSink + ?Sized>(
     for attempt in 0..2 {
         let page = sink.page_mut(at.id)?;
         let mut l = Layout::read(page, at.id, spec)?;
-        let i = match l.search(page, probe)? {
+        // The first attempt uses the search above (storing an overflow value writes other
+        // pages, not this leaf); after a split or share the entry's leaf is searched again.
+        let i = match if attempt == 0 {
+            found
+        } else {
+            l.search(page, probe)?
+        } {
             Ok(i) | Err(i) => i,
         };
         let done = if replace {
@@ -1302,7 +1282,7 @@ pub fn walk<S: PageSource + ?Sized>(
         let l = Layout::read(&page, id, spec)?;
         f(id, depth, &page, &l)?;
         if l.leaf {
-            if spec.recs == RecordList::Var {
+            if spec.recs.may_overflow() {
                 for i in 0..l.count {
                     if let Stored::Overflow { first, len } =
                         overflow::decode(spec, l.record_raw(&page, i)?, id)?
