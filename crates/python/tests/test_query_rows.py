@@ -244,3 +244,36 @@ def test_write_txn_sees_its_writes():
     with env.read() as r:
         assert r.execute("SELECT COUNT(*) FROM t").rows == [(3,)]
     env.close()
+
+
+def test_f64_records_group_and_average():
+    env = tersedb.in_memory()
+    db = env.create_db("temps", key="u64", record="f64", record_compression="auto")
+    keys = np.arange(0, 600, dtype=np.uint64)
+    vals = np.round(20 + np.sin(keys / 50.0) * 5, 1)
+    vals[7] = np.nan
+    vals[8] = -0.0
+    vals[9] = 0.0
+    with env.write() as w:
+        w.put_many(db, keys, vals)
+    model = dict(zip(keys.tolist(), vals.tolist()))
+    with env.read() as r:
+        res = r.execute("SELECT key / 60 AS minute, AVG(record), MAX(record) FROM temps WHERE key >= 60 GROUP BY key / 60")
+        want = []
+        for m in range(1, 10):
+            vs = [v for k, v in model.items() if k // 60 == m]
+            want.append((m, sum(vs) / len(vs), max(vs)))
+        assert [row[0] for row in res] == [w[0] for w in want]
+        got = res.to_dict()
+        assert got["AVG(record)"].dtype == np.float64
+        assert np.allclose(got["AVG(record)"], [w[1] for w in want], rtol=1e-12, atol=0)
+        assert got["MAX(record)"].tolist() == [w[2] for w in want]
+        # GROUP BY record: numbers in order, -0.0 with 0.0, NaN one group, last.
+        groups = r.execute("SELECT record, COUNT(*) FROM temps GROUP BY record").rows
+        finite = sorted({v for v in model.values() if v == v})
+        assert [g[0] for g in groups[:-1]] == finite
+        assert groups[-1][0] != groups[-1][0] and groups[-1][1] == 1  # NaN
+        zeros = [g for g in groups if g[0] == 0.0]
+        assert len(zeros) == 1 and zeros[0][1] == sum(1 for v in model.values() if v == 0.0)
+        assert sum(g[1] for g in groups) == len(model)
+    env.close()
