@@ -587,6 +587,12 @@ tersedb_status tersedb_result_cell_item(tersedb_result r,
                                         size_t j,
                                         tersedb_value *out);
 
+// Whether the value in row `row`, column `col` is NULL: `*out` = 1 (NULL) or 0.
+//
+// # Safety
+// `out` must be NULL or writable.
+tersedb_status tersedb_result_is_null(tersedb_result r, size_t row, size_t col, uint8_t *out);
+
 // The integer in row `row`, column `col` as a uint64_t (keys, counts, u32/u64 records).
 // `TERSEDB_NOTFOUND` when the cell is NULL (`*out` untouched); `TERSEDB_EINVAL` when it is not
 // an integer in 0..=UINT64_MAX (the message names the cell and its value).

@@ -6,6 +6,7 @@
 //! tersedb_query(txn, text) -> result --rows/columns/name--> shape
 //!                                    --cell(row, col)-----> tersedb_value (any kind)
 //!                                    --u64/i64/f64/bytes--> one C type, or NOTFOUND for NULL
+//!                                    --is_null------------> 1 or 0
 //! ```
 
 use crate::env::{tersedb_txn, with_txn, TxnRef};
@@ -303,6 +304,25 @@ pub unsafe extern "C" fn tersedb_result_cell_item(
             }
         };
         *out = typed(item);
+        Ok(TERSEDB_OK)
+    })
+}
+
+/// Whether the value in row `row`, column `col` is NULL: `*out` = 1 (NULL) or 0.
+///
+/// # Safety
+/// `out` must be NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn tersedb_result_is_null(
+    r: tersedb_result,
+    row: usize,
+    col: usize,
+    out: *mut u8,
+) -> tersedb_status {
+    run(|| {
+        // SAFETY: the caller's contract.
+        let out = unsafe { ffi::out(out, "out")? };
+        *out = u8::from(result(r)?.cell(row, col)?.is_null());
         Ok(TERSEDB_OK)
     })
 }

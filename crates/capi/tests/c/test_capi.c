@@ -610,6 +610,12 @@ static void test_query_rows(void) {
   IS(TERSEDB_NOTFOUND, tersedb_result_bytes(res, 0, 2, &data, &len));
   OK(tersedb_result_cell(res, 0, 1, &val));
   CHECK(val.kind == TERSEDB_NULL);
+  uint8_t is_null = 9;
+  OK(tersedb_result_is_null(res, 0, 1, &is_null));
+  CHECK(is_null == 1);
+  OK(tersedb_result_is_null(res, 0, 0, &is_null));
+  CHECK(is_null == 0);
+  IS(TERSEDB_EINVAL, tersedb_result_is_null(res, 1, 0, &is_null));
   OK(tersedb_result_free(res));
   IS(TERSEDB_ECLOSED, tersedb_result_rows(res, &rows));
   IS(TERSEDB_ECLOSED, tersedb_result_u64(res, 0, 0, &u));
