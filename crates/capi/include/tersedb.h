@@ -42,7 +42,8 @@ enum tersedb_status
  {
   // Success.
   TERSEDB_OK = 0,
-  // The key is absent, or a cursor could not move (it stays where it was).
+  // The key is absent, a cursor could not move (it stays where it was), or a query cell
+  // read with a typed getter (`tersedb_result_u64` ...) is NULL.
   TERSEDB_NOTFOUND = 1,
   // A required pointer is NULL, a string is not UTF-8, a key has the wrong length, a flag or
   // an option is unknown, or an argument does not fit the database.
@@ -165,15 +166,18 @@ enum tersedb_value_kind
   : uint32_t
 #endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
  {
-  // AVG, MIN, MAX of an empty selection.
+  // NULL: AVG, MIN, MAX of an empty selection.
   TERSEDB_NULL = 0,
   // An exact integer: `int_hi * 2^64 + int_lo` (two's complement; `int_hi` is 0 or -1 when
   // the value fits an int64_t, which is then `(int64_t)int_lo`).
   TERSEDB_INT = 1,
   // A double in `f`.
   TERSEDB_FLOAT = 2,
-  // TOP / BOTTOM: `len` items, read with `tersedb_result_item`.
+  // TOP / BOTTOM: `len` items, read with `tersedb_result_item` / `tersedb_result_cell_item`.
   TERSEDB_LIST = 3,
+  // A byte string of `len` bytes (a string key, a byte record, MIN/MAX of string keys),
+  // read with `tersedb_result_bytes`.
+  TERSEDB_BYTES = 4,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -242,9 +246,9 @@ typedef struct {
   uint32_t kind;
   uint64_t int_lo;
   int64_t int_hi;
-  // The value as a double (integers converted; 0 for NULL and lists).
+  // The value as a double (integers converted; 0 for NULL, lists and bytes).
   double f;
-  // Items of a list.
+  // Items of a list, bytes of a byte string.
   size_t len;
 } tersedb_value;
 
@@ -521,8 +525,13 @@ tersedb_status tersedb_db_close(tersedb_db db);
 // `out` must be NULL or writable.
 tersedb_status tersedb_live_handles(size_t *out);
 
-// Runs a query (`"SELECT COUNT(*), AVG(key) FROM events WHERE key > 10"`) in a read
-// transaction; `TERSEDB_EQUERY` with the message on a syntax or type error.
+// Runs a query in a read transaction or in the write transaction (which sees its own
+// uncommitted writes). Aggregate queries (`"SELECT COUNT(*), AVG(key) FROM events WHERE key >
+// 10"`) give one row; row queries (`"SELECT key, record FROM events WHERE key > 10 ORDER BY
+// key DESC LIMIT 5 OFFSET 10"`) one row per entry; GROUP BY queries (`"SELECT key / 60 * 60,
+// AVG(record) FROM events GROUP BY key / 60"`) one row per non-empty group.
+// `TERSEDB_EQUERY` with the message on a syntax or type error. Free the result with
+// `tersedb_result_free`.
 //
 // # Safety
 // `text` must be a NUL-terminated string; `out` NULL or writable.
@@ -534,25 +543,94 @@ tersedb_status tersedb_query(tersedb_txn txn, const char *text, tersedb_result *
 // `out` must be NULL or writable.
 tersedb_status tersedb_result_columns(tersedb_result r, size_t *out);
 
-// The name of column `i` (e.g. "COUNT(*)"); the string lives as long as the result.
+// The number of rows: 1 for an aggregate query (even over an empty selection: its values are
+// then COUNT 0 and NULLs), the entries or non-empty groups for a row or GROUP BY query (0 when
+// nothing matched).
+//
+// # Safety
+// `out` must be NULL or writable.
+tersedb_status tersedb_result_rows(tersedb_result r, size_t *out);
+
+// The name of column `i` (e.g. "COUNT(*)", or the alias of `AS`); the string lives as long as
+// the result.
 //
 // # Safety
 // `out` must be NULL or writable.
 tersedb_status tersedb_result_name(tersedb_result r, size_t i, const char **out);
 
-// The value of column `i`.
+// The value of column `i` of the first row (the one row of an aggregate query); the same as
+// `tersedb_result_cell(r, 0, i, out)`.
 //
 // # Safety
 // `out` must be NULL or writable.
 tersedb_status tersedb_result_value(tersedb_result r, size_t i, tersedb_value *out);
 
-// Item `j` of the list in column `i` (TOP / BOTTOM).
+// The value in row `row`, column `col`, of any kind (`TERSEDB_EINVAL` outside the table).
+//
+// # Safety
+// `out` must be NULL or writable.
+tersedb_status tersedb_result_cell(tersedb_result r, size_t row, size_t col, tersedb_value *out);
+
+// Item `j` of the list in column `i` of the first row (TOP / BOTTOM of an aggregate query).
 //
 // # Safety
 // `out` must be NULL or writable.
 tersedb_status tersedb_result_item(tersedb_result r, size_t i, size_t j, tersedb_value *out);
 
-// Frees a result (its column names with it).
+// Item `j` of the list in row `row`, column `col` (TOP / BOTTOM, e.g. per group).
+//
+// # Safety
+// `out` must be NULL or writable.
+tersedb_status tersedb_result_cell_item(tersedb_result r,
+                                        size_t row,
+                                        size_t col,
+                                        size_t j,
+                                        tersedb_value *out);
+
+// Whether the value in row `row`, column `col` is NULL: `*out` = 1 (NULL) or 0.
+//
+// # Safety
+// `out` must be NULL or writable.
+tersedb_status tersedb_result_is_null(tersedb_result r, size_t row, size_t col, uint8_t *out);
+
+// The integer in row `row`, column `col` as a uint64_t (keys, counts, u32/u64 records).
+// `TERSEDB_NOTFOUND` when the cell is NULL (`*out` untouched); `TERSEDB_EINVAL` when it is not
+// an integer in 0..=UINT64_MAX (the message names the cell and its value).
+//
+// # Safety
+// `out` must be NULL or writable.
+tersedb_status tersedb_result_u64(tersedb_result r, size_t row, size_t col, uint64_t *out);
+
+// The integer in row `row`, column `col` as an int64_t (i64 records, sums that fit).
+// `TERSEDB_NOTFOUND` when the cell is NULL (`*out` untouched); `TERSEDB_EINVAL` when it is not
+// an integer in the int64_t range.
+//
+// # Safety
+// `out` must be NULL or writable.
+tersedb_status tersedb_result_i64(tersedb_result r, size_t row, size_t col, int64_t *out);
+
+// The number in row `row`, column `col` as a double (AVG, f64 records; integers are converted,
+// rounding beyond 2^53). `TERSEDB_NOTFOUND` when the cell is NULL (`*out` untouched);
+// `TERSEDB_EINVAL` for lists and byte strings.
+//
+// # Safety
+// `out` must be NULL or writable.
+tersedb_status tersedb_result_f64(tersedb_result r, size_t row, size_t col, double *out);
+
+// The byte string in row `row`, column `col` (a string key, a byte record): `*data` points at
+// `*len` bytes owned by the result (valid until `tersedb_result_free`; not NUL-terminated).
+// `TERSEDB_NOTFOUND` when the cell is NULL (outputs untouched); `TERSEDB_EINVAL` when it is not
+// a byte string.
+//
+// # Safety
+// `data` and `len` must be NULL or writable.
+tersedb_status tersedb_result_bytes(tersedb_result r,
+                                    size_t row,
+                                    size_t col,
+                                    const uint8_t **data,
+                                    size_t *len);
+
+// Frees a result (its column names and byte strings with it).
 tersedb_status tersedb_result_free(tersedb_result r);
 
 #ifdef __cplusplus

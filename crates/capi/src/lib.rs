@@ -3,7 +3,8 @@
 //!
 //! ```text
 //! tersedb_env_open -> env --txn_begin_read/write--> txn --db_create/db_open--> db
-//!   txn + db: put / get / erase / len, bulk u32 and u64 arrays, fold, cursors; txn: query
+//!   txn + db: put / get / erase / len, bulk u32 and u64 arrays, fold, cursors
+//!   txn --query--> result: rows x columns of typed cells (aggregates, rows, groups)
 //! ```
 //!
 //! A thin layer over the Rust API. Every object lives in a registry ([`handles`]) and C holds
@@ -28,7 +29,8 @@ pub mod query;
 pub enum tersedb_status {
     /// Success.
     TERSEDB_OK = 0,
-    /// The key is absent, or a cursor could not move (it stays where it was).
+    /// The key is absent, a cursor could not move (it stays where it was), or a query cell
+    /// read with a typed getter (`tersedb_result_u64` ...) is NULL.
     TERSEDB_NOTFOUND = 1,
     /// A required pointer is NULL, a string is not UTF-8, a key has the wrong length, a flag or
     /// an option is unknown, or an argument does not fit the database.

@@ -4,7 +4,8 @@
 //!
 //! Import also reads `key,value` (CSV, RFC 4180 quotes) and `key value` (whitespace-separated,
 //! integer keys) lines, see [`Delim`]; with a TAB the value is the rest of the line, as export
-//! writes it.
+//! writes it. Files of more columns name the key and value columns ([`ColumnSpec`]: by 1-based
+//! position, or by header name); then every delimiter, TAB included, separates fields.
 
 use std::fmt;
 
@@ -252,8 +253,130 @@ pub fn split_fields(line: &[u8], d: Delim) -> Result<Vec<Vec<u8>>, String> {
     }
 }
 
+/// A column named on the command line: a 1-based position (`3`) or a header name (`delay`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Col {
+    /// 0-based.
+    Pos(usize),
+    Name(String),
+}
+
+impl Col {
+    /// A positive integer is a position (from 1); anything else a header name.
+    pub fn parse(opt: &str, s: &str) -> Result<Col, String> {
+        match s.trim().parse::<u64>() {
+            Ok(0) => Err(format!("{opt} 0: columns are numbered from 1")),
+            Ok(n) => usize::try_from(n - 1)
+                .map(Col::Pos)
+                .map_err(|_| format!("{opt} {n}: no line has that many columns")),
+            Err(_) if s.trim().is_empty() => Err(format!("{opt} needs a column number or name")),
+            Err(_) => Ok(Col::Name(s.trim().to_string())),
+        }
+    }
+}
+
+/// `--key-column` / `--value-column` as given. Without a value column, the lines give keys only
+/// (no value) once a key column is named; without a key column the key is the first field.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ColumnSpec {
+    pub key: Option<Col>,
+    pub value: Option<Col>,
+}
+
+impl ColumnSpec {
+    /// Whether the default (key, then at most one value) is replaced.
+    pub fn is_set(&self) -> bool {
+        self.key.is_some() || self.value.is_some()
+    }
+
+    /// Whether a column is named (it needs the header line).
+    pub fn by_name(&self) -> bool {
+        [&self.key, &self.value]
+            .iter()
+            .any(|c| matches!(c, Some(Col::Name(_))))
+    }
+
+    /// The 0-based positions, names looked up in `header` (the header line's fields).
+    pub fn resolve(&self, header: Option<&[Vec<u8>]>) -> Result<Columns, String> {
+        let find = |opt: &str, c: &Col| -> Result<usize, String> {
+            let name = match c {
+                Col::Pos(i) => return Ok(*i),
+                Col::Name(n) => n,
+            };
+            let Some(h) = header else {
+                return Err(format!(
+                    "{opt} {name:?} names a column: give --header (the first line holds the \
+                     names) or the column's number (from 1)"
+                ));
+            };
+            let names: Vec<String> = h
+                .iter()
+                .map(|f| String::from_utf8_lossy(f.trim_ascii()).into_owned())
+                .collect();
+            let hits: Vec<usize> = (0..names.len()).filter(|&i| names[i] == *name).collect();
+            match hits[..] {
+                [i] => Ok(i),
+                [] => Err(format!(
+                    "{opt} {name:?}: no such column in the header (its columns: {})",
+                    names
+                        .iter()
+                        .map(|n| format!("{n:?}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )),
+                _ => Err(format!(
+                    "{opt} {name:?}: the header has {} columns of that name (columns {}); \
+                     give the column's number",
+                    hits.len(),
+                    hits.iter()
+                        .map(|i| (i + 1).to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )),
+            }
+        };
+        let key = match &self.key {
+            Some(c) => find("--key-column", c)?,
+            None => 0,
+        };
+        let value = match &self.value {
+            Some(c) => Some(find("--value-column", c)?),
+            None => None,
+        };
+        if value == Some(key) {
+            return Err(format!(
+                "--key-column and --value-column are both column {}",
+                key + 1
+            ));
+        }
+        Ok(Columns { key, value })
+    }
+}
+
+/// The columns of the key and the value (0-based), resolved from a [`ColumnSpec`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Columns {
+    pub key: usize,
+    pub value: Option<usize>,
+}
+
+/// Splits a line of columns: as [`split_fields`], except that every TAB separates fields.
+pub fn split_columns(line: &[u8], d: Delim) -> Result<Vec<Vec<u8>>, String> {
+    match d {
+        Delim::Tab => Ok(line
+            .strip_suffix(b"\r")
+            .unwrap_or(line)
+            .split(|&c| c == b'\t')
+            .map(<[u8]>::to_vec)
+            .collect()),
+        d => split_fields(line, d),
+    }
+}
+
 /// Parses one data line with delimiter `d` into a key and an optional value. Integer keys may
-/// be ISO 8601 timestamps with `ts`. More than two fields is an error naming the count.
+/// be ISO 8601 timestamps with `ts`. Without `cols`, more than two fields is an error naming
+/// the count; with `cols`, the key and value are taken from their columns (every TAB
+/// separates fields), and a line too short for them is an error naming the count.
 pub fn parse_delimited(
     line_no: u64,
     line: &[u8],
@@ -261,28 +384,56 @@ pub fn parse_delimited(
     d: Delim,
     hex: bool,
     ts: Option<crate::timestamps::Unit>,
+    cols: Option<Columns>,
 ) -> Result<Entry, LineError> {
-    if d == Delim::Tab && ts.is_none() {
+    if d == Delim::Tab && ts.is_none() && cols.is_none() {
         return parse_line(line_no, line, keys, hex);
     }
     let err = |what: String| LineError {
         line: line_no,
         what,
     };
-    let mut fields = split_fields(line, d).map_err(err)?;
-    if fields.len() > 2 {
-        return Err(err(format!(
-            "{} fields separated by {}; import takes a key and at most one value",
-            fields.len(),
-            d.describe()
-        )));
+    let mut fields = match cols {
+        Some(_) => split_columns(line, d),
+        None => split_fields(line, d),
     }
-    let value = if fields.len() == 2 {
-        fields.pop()
-    } else {
-        None
+    .map_err(err)?;
+    let (k, value) = match cols {
+        None => {
+            if fields.len() > 2 {
+                return Err(err(format!(
+                    "{} fields separated by {}; import takes a key and at most one value \
+                     (choose columns with --key-column and --value-column)",
+                    fields.len(),
+                    d.describe()
+                )));
+            }
+            let value = if fields.len() == 2 {
+                fields.pop()
+            } else {
+                None
+            };
+            (fields.pop().unwrap_or_default(), value)
+        }
+        Some(c) => {
+            let need = c.key.max(c.value.unwrap_or(0)) + 1;
+            if fields.len() < need {
+                let which = if c.value.is_some_and(|v| v > c.key) {
+                    format!("--value-column {}", need)
+                } else {
+                    format!("--key-column {}", need)
+                };
+                return Err(err(format!(
+                    "{} field{} separated by {}; {which} needs at least {need}",
+                    fields.len(),
+                    if fields.len() == 1 { "" } else { "s" },
+                    d.describe()
+                )));
+            }
+            let value = c.value.map(|v| std::mem::take(&mut fields[v]));
+            (std::mem::take(&mut fields[c.key]), value)
+        }
     };
-    let k = fields.pop().unwrap_or_default();
     let key = match (keys, ts) {
         (KeyFormat::U32 | KeyFormat::U64, Some(unit)) => {
             let s = std::str::from_utf8(&k).map_err(|_| err("key is not text".into()))?;
@@ -359,8 +510,16 @@ mod tests {
         assert_eq!(Delim::detect(b"1 2", KeyFormat::U32), Delim::Whitespace);
         assert_eq!(Delim::detect(b"a b", KeyFormat::Binary), Delim::Tab);
         assert_eq!(Delim::detect(b"1\t2,3", KeyFormat::U32), Delim::Tab);
-        let e = parse_delimited(4, b"1,2,3", KeyFormat::U32, Delim::Char(b','), false, None)
-            .unwrap_err();
+        let e = parse_delimited(
+            4,
+            b"1,2,3",
+            KeyFormat::U32,
+            Delim::Char(b','),
+            false,
+            None,
+            None,
+        )
+        .unwrap_err();
         assert!(e.to_string().starts_with("line 4: 3 fields"), "{e}");
         let e = parse_delimited(
             1,
@@ -369,10 +528,97 @@ mod tests {
             Delim::Char(b','),
             false,
             Some(crate::timestamps::Unit::S),
+            None,
         )
         .unwrap();
         assert_eq!(e.key, ParsedKey::U64(1704067201));
         assert_eq!(e.value.as_deref(), Some(&b"5"[..]));
+    }
+
+    #[test]
+    fn chosen_columns() {
+        let spec = |k: &str, v: Option<&str>| ColumnSpec {
+            key: Some(Col::parse("--key-column", k).unwrap()),
+            value: v.map(|v| Col::parse("--value-column", v).unwrap()),
+        };
+        let header: Vec<Vec<u8>> = vec![b"station".to_vec(), b" time".to_vec(), b"delay".to_vec()];
+        let c = spec("time", Some("3")).resolve(Some(&header)).unwrap();
+        assert_eq!(
+            c,
+            Columns {
+                key: 1,
+                value: Some(2)
+            }
+        );
+        let parse = |line: &[u8], d: Delim, c: Columns| {
+            parse_delimited(9, line, KeyFormat::U64, d, false, None, Some(c))
+        };
+        let e = parse(b"a,17,5,x", Delim::Char(b','), c).unwrap();
+        assert_eq!((e.key, e.value), (ParsedKey::U64(17), Some(b"5".to_vec())));
+        let e = parse(b"a\t17\t5\r", Delim::Tab, c).unwrap();
+        assert_eq!((e.key, e.value), (ParsedKey::U64(17), Some(b"5".to_vec())));
+        let e = parse(
+            b" a  17 ",
+            Delim::Whitespace,
+            Columns {
+                key: 1,
+                value: None,
+            },
+        )
+        .unwrap();
+        assert_eq!((e.key, e.value), (ParsedKey::U64(17), None));
+        let e = parse(b"a,17", Delim::Char(b','), c).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "line 9: 2 fields separated by ','; --value-column 3 needs at least 3"
+        );
+        let e = parse(
+            b"a",
+            Delim::Char(b','),
+            Columns {
+                key: 1,
+                value: None,
+            },
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "line 9: 1 field separated by ','; --key-column 2 needs at least 2"
+        );
+        // Names need the header; unknown, repeated and clashing columns are refused.
+        assert!(spec("time", None)
+            .resolve(None)
+            .unwrap_err()
+            .contains("--header"));
+        let e = spec("tme", None).resolve(Some(&header)).unwrap_err();
+        assert!(
+            e.contains(r#"no such column in the header (its columns: "station", "time", "delay")"#),
+            "{e}"
+        );
+        let twice: Vec<Vec<u8>> = vec![b"t".to_vec(), b"t".to_vec()];
+        assert!(spec("t", None)
+            .resolve(Some(&twice))
+            .unwrap_err()
+            .contains("columns 1, 2"));
+        assert!(spec("2", Some("time"))
+            .resolve(Some(&header))
+            .unwrap_err()
+            .contains("both column 2"));
+        assert!(Col::parse("--key-column", "0")
+            .unwrap_err()
+            .contains("numbered from 1"));
+        // Without a key column the key is the first field.
+        let only_value = ColumnSpec {
+            key: None,
+            value: Some(Col::Pos(3)),
+        };
+        assert_eq!(
+            only_value.resolve(None).unwrap(),
+            Columns {
+                key: 0,
+                value: Some(3)
+            }
+        );
     }
 
     #[test]

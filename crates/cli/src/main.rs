@@ -46,7 +46,8 @@ enum Command {
     /// Benchmarks; without a subcommand, the store benchmark on its default data set.
     Bench(BenchArgs),
     /// Loads keys (one per line) or key-value lines (`key<TAB>value`, `key,value` CSV or
-    /// `key value`) into a database, creating the file and the database when needed.
+    /// `key value`; files of more columns with --key-column and --value-column) into a
+    /// database, creating the file and the database when needed.
     Import {
         /// The environment file.
         file: PathBuf,
@@ -249,10 +250,40 @@ struct LoadArgs {
     /// or fail naming the line.
     #[arg(long, value_parser = ["skip", "error"], default_value = "skip")]
     missing: String,
+    /// The key's column in lines of more fields: its number (from 1) or, with --header, its
+    /// name. Without --value-column the lines then give keys only.
+    #[arg(long, alias = "key-col", value_name = "N|NAME")]
+    key_column: Option<String>,
+    /// The value's column (number from 1, or a header name); the key is column 1 unless
+    /// --key-column says otherwise. Other columns are ignored.
+    #[arg(long, alias = "value-col", value_name = "N|NAME")]
+    value_column: Option<String>,
 }
 
 impl LoadArgs {
+    /// `--key-column` and `--value-column`; a name needs `--header`.
+    fn columns(&self) -> Result<lines::ColumnSpec, String> {
+        let spec = lines::ColumnSpec {
+            key: self
+                .key_column
+                .as_deref()
+                .map(|c| lines::Col::parse("--key-column", c))
+                .transpose()?,
+            value: self
+                .value_column
+                .as_deref()
+                .map(|c| lines::Col::parse("--value-column", c))
+                .transpose()?,
+        };
+        if spec.by_name() && !self.header {
+            // The same message as a name without a header line at all.
+            spec.resolve(None)?;
+        }
+        Ok(spec)
+    }
+
     fn options(self) -> Result<store::LoadOptions, String> {
+        let columns = self.columns()?;
         Ok(store::LoadOptions {
             db: self.db,
             input: self.input,
@@ -264,6 +295,8 @@ impl LoadArgs {
                 .map(lines::Delim::parse)
                 .transpose()?,
             skip: self.skip + u64::from(self.header),
+            header: self.header,
+            columns,
             timestamps: self
                 .timestamps
                 .as_deref()
@@ -666,7 +699,16 @@ fn main() -> ExitCode {
             load.options()
                 .and_then(|o| store::import(&file, &o, &new_db, d))
         }
-        Command::Erase { file, load } => load.options().and_then(|o| store::erase(&file, &o)),
+        Command::Erase { file, load } => {
+            if load.value_column.is_some() {
+                Err(
+                    "--value-column: erase reads keys only (--key-column picks their column)"
+                        .into(),
+                )
+            } else {
+                load.options().and_then(|o| store::erase(&file, &o))
+            }
+        }
         Command::Export {
             file,
             db,

@@ -21,6 +21,11 @@ pub struct LoadOptions {
     pub delimiter: Option<Delim>,
     /// Lines skipped before the data (`--skip N`, plus one for `--header`).
     pub skip: u64,
+    /// The last skipped line is a header (`--header`): the names of `--key-column` and
+    /// `--value-column`.
+    pub header: bool,
+    /// The key and value columns of lines with more fields (`--key-column`, `--value-column`).
+    pub columns: lines::ColumnSpec,
     /// Integer keys written as ISO 8601 timestamps, stored in this unit.
     pub timestamps: Option<Unit>,
     /// A line without a value (empty or `NA`) for a numeric database is an error instead of
@@ -154,6 +159,8 @@ fn run_batches(
         return Err("--timestamps applies to u32 and u64 keys".into());
     }
     let mut delim = opts.delimiter;
+    let mut header: Option<Vec<u8>> = None;
+    let mut cols: Option<lines::Columns> = None;
     let mut blank = 0u64;
     let mut in_batch = 0u64;
     let mut kept = 0u64;
@@ -181,6 +188,9 @@ fn run_batches(
             buf.pop();
         }
         if line_no <= opts.skip {
+            if opts.header && line_no == opts.skip {
+                header = Some(std::mem::take(&mut buf));
+            }
             continue;
         }
         // Blank lines are no entries (an empty binary key is written with --hex as "").
@@ -189,7 +199,18 @@ fn run_batches(
             continue;
         }
         let d = *delim.get_or_insert_with(|| Delim::detect(&buf, fmt));
-        let entry = lines::parse_delimited(line_no, &buf, fmt, d, opts.hex, opts.timestamps)
+        // Columns resolve on the first data line: header names split at its delimiter.
+        if cols.is_none() && opts.columns.is_set() {
+            let names = match &header {
+                Some(h) if opts.columns.by_name() => Some(
+                    lines::split_columns(h, d)
+                        .map_err(|e| format!("header (line {}): {e}", opts.skip))?,
+                ),
+                _ => None,
+            };
+            cols = Some(opts.columns.resolve(names.as_deref())?);
+        }
+        let entry = lines::parse_delimited(line_no, &buf, fmt, d, opts.hex, opts.timestamps, cols)
             .map_err(|e| fail(line_no, e.to_string(), kept, *committed))?;
         apply(&mut txn, &db, &entry)
             .map_err(|e| fail(line_no, format!("line {line_no}: {e}"), kept, *committed))?;

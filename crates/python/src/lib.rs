@@ -4,6 +4,7 @@
 //! tersedb.open(path) -> Env --create_db/db--> Db (a handle, valid in every transaction)
 //!                       Env.write() -> WriteTxn   put/erase (one key or a numpy array of keys)
 //!                       Env.read()  -> ReadTxn    get/range/sum/query (snapshot, shareable)
+//!                       ReadTxn.execute(text) -> QueryResult   rows and groups of a query
 //! ```
 //!
 //! A thin layer over the Rust API: each method converts its arguments, releases the GIL, makes
@@ -18,6 +19,7 @@ mod env;
 mod errors;
 mod ops;
 mod read;
+mod rows;
 mod write;
 
 use pyo3::prelude::*;
@@ -31,6 +33,7 @@ fn _tersedb(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<read::ReadTxn>()?;
     m.add_class::<read::Range>()?;
     m.add_class::<read::Iter>()?;
+    m.add_class::<rows::QueryResult>()?;
     m.add_class::<write::WriteTxn>()?;
     errors::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

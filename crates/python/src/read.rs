@@ -6,6 +6,7 @@ use crate::config::{KeyKind, RecKind};
 use crate::env::Db;
 use crate::errors::{IntoPy, TransactionClosed};
 use crate::ops::{self, KeyVec};
+use crate::rows;
 use numpy::PyArray1;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -210,22 +211,21 @@ impl ReadTxn {
         Ok(self.fold(py, db, lo, hi, false)?.max)
     }
 
-    /// Runs a query of the query language (`"SELECT COUNT(*), AVG(key) FROM events WHERE key >
-    /// 10"`); returns a dict of column name -> value (int, float, None, or a list for TOP and
-    /// BOTTOM), in the order of the SELECT list.
+    /// Runs an aggregate query of the query language (`"SELECT COUNT(*), AVG(key) FROM events
+    /// WHERE key > 10"`); returns a dict of column name -> value (int, float, None, bytes, or a
+    /// list for TOP and BOTTOM), in the order of the SELECT list. Row and GROUP BY queries are
+    /// run with `execute`.
     fn query<'py>(&self, py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyDict>> {
         let r = self.with(py, |t| t.query_str(text))?;
-        if r.is_rows() {
-            return Err(pyo3::exceptions::PyNotImplementedError::new_err(
-                "row and GROUP BY queries are not in the Python API yet (the Rust API and \
-                 `tersedb query` run them)",
-            ));
-        }
-        let d = PyDict::new(py);
-        for (c, v) in r.columns.iter().zip(&r.values) {
-            d.set_item(c.as_ref(), ops::value_to_py(py, v)?)?;
-        }
-        Ok(d)
+        rows::aggregates_dict(py, &r)
+    }
+
+    /// Runs any query (aggregates, `SELECT key, record ... ORDER BY key DESC LIMIT n OFFSET m`,
+    /// `GROUP BY key / N`, `GROUP BY record`); returns a `QueryResult` (rows as tuples, columns
+    /// as numpy arrays).
+    fn execute(&self, py: Python<'_>, text: &str) -> PyResult<rows::QueryResult> {
+        let r = self.with(py, |t| t.query_str(text))?;
+        Ok(rows::QueryResult::new(r))
     }
 
     /// Iterates over the keys in `lo..=hi`, in order (fetched in batches).

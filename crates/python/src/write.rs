@@ -198,6 +198,18 @@ impl WriteTxn {
         self.with(py, |t| t.len(&db.db))
     }
 
+    /// `ReadTxn.query` on the state as of now (this transaction's writes included).
+    fn query<'py>(&self, py: Python<'py>, text: &str) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+        let r = self.with(py, |t| t.query_str(text))?;
+        crate::rows::aggregates_dict(py, &r)
+    }
+
+    /// `ReadTxn.execute` on the state as of now (this transaction's writes included).
+    fn execute(&self, py: Python<'_>, text: &str) -> PyResult<crate::rows::QueryResult> {
+        let r = self.with(py, |t| t.query_str(text))?;
+        Ok(crate::rows::QueryResult::new(r))
+    }
+
     /// Creates a database in this transaction (see `Env.create_db`).
     #[pyo3(signature = (name, key="u32", record=None, compression=None, block_size=0, record_compression=None))]
     // One argument per Python keyword of `create_db`.

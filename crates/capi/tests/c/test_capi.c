@@ -112,7 +112,8 @@ static void test_handles_and_pointers(const char *dir) {
   IS(TERSEDB_ECLOSED, tersedb_txn_commit(w));
   IS(TERSEDB_ECLOSED, tersedb_txn_abort(w));
 
-  /* A read transaction cannot write; a write transaction cannot open cursors or queries. */
+  /* A read transaction cannot write; a write transaction cannot open cursors (queries: see
+   * test_query_rows). */
   tersedb_txn r;
   OK(tersedb_txn_begin_read(env, &r));
   IS(TERSEDB_EREADONLY, tersedb_put(r, db, &k, sizeof k, NULL, 0, TERSEDB_UPSERT));
@@ -126,8 +127,6 @@ static void test_handles_and_pointers(const char *dir) {
   OK(tersedb_txn_begin_write(env, TERSEDB_NO_SYNC, &w));
   tersedb_cursor c;
   IS(TERSEDB_EINVAL, tersedb_cursor_open(w, db, &c));
-  tersedb_result res;
-  IS(TERSEDB_EINVAL, tersedb_query(w, "SELECT COUNT(*) FROM set", &res));
   k = 7;
   OK(tersedb_erase(w, db, &k, sizeof k));
   IS(TERSEDB_NOTFOUND, tersedb_erase(w, db, &k, sizeof k));
@@ -400,6 +399,285 @@ static void test_u64_and_bytes(void) {
   OK(tersedb_env_close(env));
 }
 
+/* Row and GROUP BY queries against a model computed here by loops: time buckets, groups by
+ * record, rows in both orders with LIMIT/OFFSET, empty results, NULL aggregates, string keys,
+ * the typed getters and their errors, and a query in the write transaction. */
+#define QN 2000
+#define QW 100 /* bucket width of GROUP BY key / QW */
+#define QR 23  /* distinct records */
+
+static int64_t q_rec(size_t i) { return (int64_t)(i * 7 % QR) - 11; }
+
+static void test_query_rows(void) {
+  tersedb_env env;
+  OK(tersedb_env_open_memory(4096, &env));
+  tersedb_txn w;
+  OK(tersedb_txn_begin_write(env, 0, &w));
+  tersedb_db_config cfg = {TERSEDB_KEY_U64, TERSEDB_RECORD_I64, 0, 0, "auto"};
+  tersedb_db db;
+  OK(tersedb_db_create(w, "ts", &cfg, &db));
+  static uint64_t keys[QN];
+  static int64_t vals[QN];
+  for (size_t i = 0; i < QN; i++) {
+    keys[i] = (uint64_t)i * i / 37 + 3 * i; /* ascending, gaps of varying width */
+    vals[i] = q_rec(i);
+  }
+  OK(tersedb_put_many_u64(w, db, keys, QN, vals, sizeof *vals, TERSEDB_APPEND, NULL));
+
+  /* The write transaction sees its own writes. */
+  tersedb_result res;
+  OK(tersedb_query(w, "SELECT COUNT(*) FROM ts", &res));
+  uint64_t u = 0;
+  OK(tersedb_result_u64(res, 0, 0, &u));
+  CHECK(u == QN);
+  OK(tersedb_result_free(res));
+  OK(tersedb_txn_commit(w));
+
+  tersedb_txn r;
+  OK(tersedb_txn_begin_read(env, &r));
+
+  /* GROUP BY key / QW: the model's buckets, ascending, then descending with LIMIT/OFFSET. */
+  size_t nb = (size_t)(keys[QN - 1] / QW) + 1;
+  uint64_t *cnt = calloc(nb, sizeof *cnt);
+  int64_t *sum = calloc(nb, sizeof *sum), *mn = calloc(nb, sizeof *mn), *mx = calloc(nb, sizeof *mx);
+  for (size_t i = 0; i < QN; i++) {
+    size_t b = (size_t)(keys[i] / QW);
+    if (cnt[b] == 0 || vals[i] < mn[b]) mn[b] = vals[i];
+    if (cnt[b] == 0 || vals[i] > mx[b]) mx[b] = vals[i];
+    cnt[b]++;
+    sum[b] += vals[i];
+  }
+  size_t groups = 0;
+  for (size_t b = 0; b < nb; b++) groups += cnt[b] > 0;
+  CHECK(groups > 10 && groups < nb); /* some buckets are empty: they give no row */
+  OK(tersedb_query(r,
+                   "SELECT key / 100 * 100 AS start, COUNT(*) AS n, SUM(record), MIN(record), MAX(record), "
+                   "AVG(record) FROM ts GROUP BY key / 100",
+                   &res));
+  size_t rows = 0, cols = 0;
+  OK(tersedb_result_rows(res, &rows));
+  OK(tersedb_result_columns(res, &cols));
+  CHECK(rows == groups && cols == 6);
+  const char *name = NULL;
+  OK(tersedb_result_name(res, 0, &name));
+  CHECK(name && strcmp(name, "start") == 0);
+  OK(tersedb_result_name(res, 1, &name));
+  CHECK(name && strcmp(name, "n") == 0);
+  OK(tersedb_result_name(res, 5, &name));
+  CHECK(name && strcmp(name, "AVG(record)") == 0);
+  size_t row = 0, bad = 0;
+  for (size_t b = 0; b < nb; b++) {
+    if (cnt[b] == 0) continue;
+    uint64_t start = 0, n = 0;
+    int64_t s = 0, lo = 0, hi = 0;
+    double avg = 0;
+    if (tersedb_result_u64(res, row, 0, &start) != TERSEDB_OK || start != b * QW) bad++;
+    if (tersedb_result_u64(res, row, 1, &n) != TERSEDB_OK || n != cnt[b]) bad++;
+    if (tersedb_result_i64(res, row, 2, &s) != TERSEDB_OK || s != sum[b]) bad++;
+    if (tersedb_result_i64(res, row, 3, &lo) != TERSEDB_OK || lo != mn[b]) bad++;
+    if (tersedb_result_i64(res, row, 4, &hi) != TERSEDB_OK || hi != mx[b]) bad++;
+    if (tersedb_result_f64(res, row, 5, &avg) != TERSEDB_OK || avg != (double)sum[b] / (double)cnt[b]) bad++;
+    row++;
+  }
+  CHECK(bad == 0 && row == rows);
+  /* Typed getters refuse what does not convert, naming the cell; nothing outside the table. */
+  int64_t i64 = 0;
+  double d = 0;
+  const uint8_t *data = NULL;
+  size_t len = 0;
+  IS(TERSEDB_EINVAL, tersedb_result_i64(res, 0, 5, &i64)); /* a double */
+  CHECK(strstr(tersedb_last_error_message(), "AVG(record)") != NULL);
+  IS(TERSEDB_EINVAL, tersedb_result_bytes(res, 0, 0, &data, &len));
+  IS(TERSEDB_EINVAL, tersedb_result_u64(res, rows, 0, &u));
+  CHECK(strstr(tersedb_last_error_message(), "row") != NULL);
+  IS(TERSEDB_EINVAL, tersedb_result_f64(res, 0, 6, &d));
+  IS(TERSEDB_EINVAL, tersedb_result_u64(res, 0, 0, NULL));
+  IS(TERSEDB_EINVAL, tersedb_result_cell_item(res, 0, 1, 0, NULL));
+  tersedb_value val;
+  OK(tersedb_result_cell(res, 0, 3, &val));
+  CHECK(val.kind == TERSEDB_INT && (int64_t)val.int_lo == mn[0] && val.int_hi == (mn[0] < 0 ? -1 : 0));
+  IS(TERSEDB_EINVAL, tersedb_result_cell_item(res, 0, 3, 0, &val)); /* not a list */
+  int64_t min_rec = mn[0];
+  for (size_t b = 0; b < nb; b++)
+    if (cnt[b] && mn[b] < 0) {
+      min_rec = mn[b];
+      break;
+    }
+  CHECK(min_rec < 0);
+  OK(tersedb_result_free(res));
+
+  OK(tersedb_query(r, "SELECT key / 100, COUNT(*), TOP(2) FROM ts GROUP BY key / 100 ORDER BY key / 100 DESC LIMIT 3 OFFSET 2;",
+                   &res));
+  OK(tersedb_result_rows(res, &rows));
+  CHECK(rows == 3);
+  size_t skip = 2;
+  row = 0;
+  bad = 0;
+  for (size_t b = nb; b-- > 0 && row < 3;) {
+    if (cnt[b] == 0) continue;
+    if (skip) {
+      skip--;
+      continue;
+    }
+    uint64_t g = 0, n = 0;
+    if (tersedb_result_u64(res, row, 0, &g) != TERSEDB_OK || g != b) bad++;
+    if (tersedb_result_u64(res, row, 1, &n) != TERSEDB_OK || n != cnt[b]) bad++;
+    /* TOP(2) of the bucket: its two largest keys. */
+    if (tersedb_result_cell(res, row, 2, &val) != TERSEDB_OK || val.kind != TERSEDB_LIST) bad++;
+    size_t want = cnt[b] < 2 ? cnt[b] : 2;
+    if (val.len != want) bad++;
+    for (size_t j = 0; j < want; j++) {
+      size_t last = QN;
+      while (keys[last - 1] / QW != b) last--;
+      tersedb_value item;
+      if (tersedb_result_cell_item(res, row, 2, j, &item) != TERSEDB_OK || item.kind != TERSEDB_INT ||
+          item.int_lo != keys[last - 1 - j])
+        bad++;
+    }
+    row++;
+  }
+  CHECK(bad == 0 && row == 3);
+  IS(TERSEDB_EINVAL, tersedb_result_cell_item(res, 0, 2, 2, &val));
+  OK(tersedb_result_free(res));
+
+  /* GROUP BY record: one group per distinct record, in record order. */
+  OK(tersedb_query(r, "SELECT record, COUNT(*), MIN(key) FROM ts GROUP BY record", &res));
+  OK(tersedb_result_rows(res, &rows));
+  CHECK(rows == QR);
+  bad = 0;
+  for (size_t g = 0; g < QR && g < rows; g++) {
+    int64_t rec = (int64_t)g - 11, got = 0;
+    uint64_t n = 0, first = UINT64_MAX, k = 0, want = 0;
+    for (size_t i = 0; i < QN; i++)
+      if (vals[i] == rec) {
+        want++;
+        if (keys[i] < first) first = keys[i];
+      }
+    if (tersedb_result_i64(res, g, 0, &got) != TERSEDB_OK || got != rec) bad++;
+    if (tersedb_result_u64(res, g, 1, &n) != TERSEDB_OK || n != want) bad++;
+    if (tersedb_result_u64(res, g, 2, &k) != TERSEDB_OK || k != first) bad++;
+  }
+  CHECK(bad == 0);
+  IS(TERSEDB_EINVAL, tersedb_result_u64(res, 0, 0, &u)); /* -11 is not a uint64_t */
+  CHECK(strstr(tersedb_last_error_message(), "-11") != NULL);
+  OK(tersedb_result_free(res));
+
+  /* Rows: a key range backwards with LIMIT and OFFSET, SELECT *. */
+  OK(tersedb_query(r, "SELECT * FROM ts WHERE key >= 1000 AND key < 5000 ORDER BY key DESC LIMIT 7 OFFSET 4", &res));
+  OK(tersedb_result_rows(res, &rows));
+  OK(tersedb_result_columns(res, &cols));
+  CHECK(rows == 7 && cols == 2);
+  OK(tersedb_result_name(res, 0, &name));
+  CHECK(strcmp(name, "key") == 0);
+  OK(tersedb_result_name(res, 1, &name));
+  CHECK(strcmp(name, "record") == 0);
+  size_t hi_i = QN;
+  while (keys[hi_i - 1] >= 5000) hi_i--;
+  bad = 0;
+  for (size_t j = 0; j < 7 && j < rows; j++) {
+    size_t i = hi_i - 1 - 4 - j;
+    uint64_t k = 0;
+    int64_t v = 0;
+    if (tersedb_result_u64(res, j, 0, &k) != TERSEDB_OK || k != keys[i]) bad++;
+    if (tersedb_result_i64(res, j, 1, &v) != TERSEDB_OK || v != vals[i]) bad++;
+  }
+  CHECK(bad == 0);
+  OK(tersedb_result_free(res));
+
+  /* Empty results: no rows; an aggregate query still has its one row, NULL where undefined. */
+  OK(tersedb_query(r, "SELECT key, record FROM ts WHERE key > 100000000", &res));
+  OK(tersedb_result_rows(res, &rows));
+  OK(tersedb_result_columns(res, &cols));
+  CHECK(rows == 0 && cols == 2);
+  IS(TERSEDB_EINVAL, tersedb_result_cell(res, 0, 0, &val));
+  IS(TERSEDB_EINVAL, tersedb_result_value(res, 0, &val));
+  OK(tersedb_result_free(res));
+  OK(tersedb_query(r, "SELECT key / 10, COUNT(*) FROM ts WHERE key > 100000000 GROUP BY key / 10", &res));
+  OK(tersedb_result_rows(res, &rows));
+  CHECK(rows == 0);
+  OK(tersedb_result_free(res));
+  OK(tersedb_query(r, "SELECT COUNT(*), AVG(record), MIN(key) FROM ts WHERE key > 100000000", &res));
+  OK(tersedb_result_rows(res, &rows));
+  CHECK(rows == 1);
+  u = 99;
+  OK(tersedb_result_u64(res, 0, 0, &u));
+  CHECK(u == 0);
+  d = 1.5;
+  IS(TERSEDB_NOTFOUND, tersedb_result_f64(res, 0, 1, &d));
+  CHECK(d == 1.5); /* untouched */
+  IS(TERSEDB_NOTFOUND, tersedb_result_u64(res, 0, 2, &u));
+  IS(TERSEDB_NOTFOUND, tersedb_result_i64(res, 0, 2, &i64));
+  IS(TERSEDB_NOTFOUND, tersedb_result_bytes(res, 0, 2, &data, &len));
+  OK(tersedb_result_cell(res, 0, 1, &val));
+  CHECK(val.kind == TERSEDB_NULL);
+  uint8_t is_null = 9;
+  OK(tersedb_result_is_null(res, 0, 1, &is_null));
+  CHECK(is_null == 1);
+  OK(tersedb_result_is_null(res, 0, 0, &is_null));
+  CHECK(is_null == 0);
+  IS(TERSEDB_EINVAL, tersedb_result_is_null(res, 1, 0, &is_null));
+  OK(tersedb_result_free(res));
+  IS(TERSEDB_ECLOSED, tersedb_result_rows(res, &rows));
+  IS(TERSEDB_ECLOSED, tersedb_result_u64(res, 0, 0, &u));
+  IS(TERSEDB_EQUERY, tersedb_query(r, "SELECT key, COUNT(*) FROM ts", &res));
+  CHECK(strstr(tersedb_last_error_message(), "GROUP BY") != NULL);
+  OK(tersedb_txn_commit(r));
+  free(cnt);
+  free(sum);
+  free(mn);
+  free(mx);
+
+  /* String keys: rows as byte strings, a LIKE prefix, GROUP BY record, COUNT(*). */
+  OK(tersedb_txn_begin_write(env, 0, &w));
+  tersedb_db_config cs = {TERSEDB_KEY_BINARY, TERSEDB_RECORD_U32, 0, 0, NULL};
+  tersedb_db names;
+  OK(tersedb_db_create(w, "fruit", &cs, &names));
+  const char *fruit[6] = {"apple", "apricot", "avocado", "banana", "blueberry", "cherry"};
+  uint32_t price[6] = {3, 5, 3, 2, 5, 3};
+  for (int i = 0; i < 6; i++)
+    OK(tersedb_put(w, names, fruit[i], strlen(fruit[i]), &price[i], sizeof price[i], TERSEDB_INSERT));
+  OK(tersedb_txn_commit(w));
+  OK(tersedb_txn_begin_read(env, &r));
+  OK(tersedb_query(r, "SELECT key, record FROM fruit WHERE key LIKE 'a%' ORDER BY key DESC LIMIT 2", &res));
+  OK(tersedb_result_rows(res, &rows));
+  CHECK(rows == 2);
+  OK(tersedb_result_bytes(res, 0, 0, &data, &len));
+  CHECK(len == 7 && memcmp(data, "avocado", 7) == 0);
+  OK(tersedb_result_cell(res, 0, 0, &val));
+  CHECK(val.kind == TERSEDB_BYTES && val.len == 7);
+  OK(tersedb_result_bytes(res, 1, 0, &data, &len));
+  CHECK(len == 7 && memcmp(data, "apricot", 7) == 0);
+  OK(tersedb_result_u64(res, 1, 1, &u));
+  CHECK(u == 5);
+  IS(TERSEDB_EINVAL, tersedb_result_u64(res, 0, 0, &u)); /* a byte string */
+  CHECK(strstr(tersedb_last_error_message(), "avocado") != NULL);
+  OK(tersedb_result_free(res));
+  OK(tersedb_query(r, "SELECT record AS price, COUNT(*) AS n, MIN(key) FROM fruit GROUP BY record", &res));
+  OK(tersedb_result_rows(res, &rows));
+  CHECK(rows == 3);
+  uint64_t want_n[3] = {1, 3, 2}, want_p[3] = {2, 3, 5};
+  const char *want_min[3] = {"banana", "apple", "apricot"};
+  bad = 0;
+  for (size_t g = 0; g < 3 && g < rows; g++) {
+    uint64_t p = 0, n = 0;
+    if (tersedb_result_u64(res, g, 0, &p) != TERSEDB_OK || p != want_p[g]) bad++;
+    if (tersedb_result_u64(res, g, 1, &n) != TERSEDB_OK || n != want_n[g]) bad++;
+    if (tersedb_result_bytes(res, g, 2, &data, &len) != TERSEDB_OK || len != strlen(want_min[g]) ||
+        memcmp(data, want_min[g], len) != 0)
+      bad++;
+  }
+  CHECK(bad == 0);
+  OK(tersedb_result_free(res));
+  OK(tersedb_query(r, "SELECT COUNT(*) FROM fruit WHERE key >= 'b'", &res));
+  OK(tersedb_result_u64(res, 0, 0, &u));
+  CHECK(u == 3);
+  OK(tersedb_result_free(res));
+  OK(tersedb_txn_commit(r));
+  OK(tersedb_db_close(names));
+  OK(tersedb_db_close(db));
+  OK(tersedb_env_close(env));
+}
+
 static void test_not_a_tersedb_file(const char *dir) {
   char path[4096];
   snprintf(path, sizeof path, "%s/junk.tdb", dir);
@@ -420,6 +698,7 @@ int main(int argc, char **argv) {
   test_handles_and_pointers(argv[1]);
   test_u32_records(argv[1]);
   test_u64_and_bytes();
+  test_query_rows();
   test_not_a_tersedb_file(argv[1]);
   size_t live = 99;
   OK(tersedb_live_handles(&live));

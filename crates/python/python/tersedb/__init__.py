@@ -10,7 +10,10 @@
     with env.read() as r:                       # a snapshot, shareable between threads
         keys, values = r.range(db, 100, 200)     # numpy arrays; both ends inclusive
         total = r.sum(db)                        # computed inside the tree, block by block
-        r.query("SELECT COUNT(*), AVG(record) FROM events WHERE key > 1000")
+        r.query("SELECT COUNT(*), AVG(record) FROM events WHERE key > 1000")   # a dict
+        res = r.execute("SELECT key / 1000, AVG(record) FROM events GROUP BY key / 1000")
+        res.columns, res.rows                    # names; a list of tuples
+        res.to_dict()                            # name -> numpy array
 
 Bulk calls take and return numpy arrays and release the GIL; errors are ``tersedb.Error``
 subclasses carrying the engine's message.
@@ -37,6 +40,7 @@ from ._tersedb import (  # noqa: F401
     Locked,
     PreviousIo,
     QueryError,
+    QueryResult,
     Range,
     ReadOnly,
     ReadTxn,
@@ -57,6 +61,7 @@ __all__ = [
     "WriteTxn",
     "Range",
     "Iter",
+    "QueryResult",
     "Error",
     "IoError",
     "Corrupted",
