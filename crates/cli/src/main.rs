@@ -465,7 +465,7 @@ struct StringsArgs {
     page_size: Option<usize>,
     /// The study's disk setting (§3.3): a file read and written with O_DIRECT, no page cache,
     /// branch pages in RAM; Kop/s and device reads per operation at 4, 8 and 16 KiB pages
-    /// (default 300,000 keys, about a minute; see docs/BENCHMARKS.md).
+    /// (default 150,000 keys, about a minute; see docs/BENCHMARKS.md).
     #[arg(long)]
     disk: bool,
     /// --disk: directory of the benchmark's files, on a file system that takes O_DIRECT (not

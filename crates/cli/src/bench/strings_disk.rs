@@ -68,7 +68,7 @@ impl DiskOptions {
         if self.quick {
             20_000
         } else {
-            300_000
+            150_000
         }
     }
     fn ops(&self) -> Ops {
@@ -80,8 +80,8 @@ impl DiskOptions {
             }
         } else {
             Ops {
-                inserts: 3000,
-                lookups: 5000,
+                inserts: 2000,
+                lookups: 4000,
                 ranges: 1000,
             }
         }
