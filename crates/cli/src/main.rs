@@ -535,6 +535,9 @@ struct PforArgs {
     /// Seed of the data generators.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Writes SVG line charts of Figs. 4, 5 and 6 (those that run) into DIR.
+    #[arg(long, value_name = "DIR")]
+    plot: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -621,6 +624,7 @@ fn main() -> ExitCode {
             json: a.json,
             seed: a.seed,
             only: a.only,
+            plot: a.plot,
         }),
         Command::Bench(BenchArgs {
             command: Some(BenchCommand::Timeseries(a)),
