@@ -12,7 +12,8 @@
 //!   page into RAM, then sum) against vector-wise (decompress 128-1024 values into cache, sum).
 //! - Table 4: PFOR-DELTA on d-gaps of Zipf-distributed posting lists against VByte, StreamVByte
 //!   and BP128, with a semi-static Huffman code of the gaps as the size reference.
-//! - Table 2: TPC-H LINEITEM columns: PFOR, PFOR-DELTA (sorted) and zstd of the raw column.
+//! - Table 2: TPC-H LINEITEM columns: PFOR, PFOR-DELTA (sorted), the engine's automatic record
+//!   codec (compressed records through the public API) and zstd of the raw column.
 //!
 //! Every measurement first checks its answer against the data. Speeds are medians of rounds.
 //! Hardware counters (branch and cache misses) are not read here: run the command under
