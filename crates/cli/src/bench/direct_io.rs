@@ -29,10 +29,10 @@ use tersedb::storage::{PageKind, Storage, PAGE_KIND_OFFSET};
 
 #[cfg(target_os = "linux")]
 const O_DIRECT: i32 = libc::O_DIRECT;
-/// Elsewhere the flag is not `O_DIRECT` (macOS has `F_NOCACHE`, set after open): opening fails
-/// with the message below rather than measuring the page cache.
+/// Elsewhere there is no `O_DIRECT` flag (macOS has `F_NOCACHE`, set after open):
+/// [`DirectFile::create`] refuses rather than measuring the page cache.
 #[cfg(not(target_os = "linux"))]
-const O_DIRECT: i32 = -1;
+const O_DIRECT: i32 = 0;
 
 /// Alignment of every `O_DIRECT` transfer (the larger of the usual logical block sizes).
 pub const ALIGN: usize = 4096;
@@ -110,6 +110,11 @@ impl DirectFile {
             return Err(format!(
                 "--disk needs pages of at least {ALIGN} bytes (O_DIRECT transfers whole blocks), not {page_size}"
             ));
+        }
+        if !cfg!(target_os = "linux") {
+            return Err(
+                "--disk reads pages with O_DIRECT, which this build has only on Linux".into(),
+            );
         }
         let file = OpenOptions::new()
             .read(true)
