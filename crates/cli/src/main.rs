@@ -491,10 +491,23 @@ struct StringsArgs {
     /// (default all; one the engine cannot create yet is skipped with a note).
     #[arg(long, value_delimiter = ',')]
     schemes: Vec<String>,
-    /// Page size in bytes (a power of two, 512..=65536; 512 is the study's in-memory setting;
-    /// keys may have at most 50 bytes on 512-byte pages, 114 on 1024).
-    #[arg(long, default_value_t = 512)]
-    page_size: usize,
+    /// Page size in bytes (a power of two, 512..=65536; default 512, the study's in-memory
+    /// setting; keys may have at most 50 bytes on 512-byte pages, 114 on 1024). With --disk:
+    /// only this size (4096 or more) instead of the sweep 4096, 8192, 16384.
+    #[arg(long)]
+    page_size: Option<usize>,
+    /// The study's disk setting (§3.3): a file read and written with O_DIRECT, no page cache,
+    /// branch pages in RAM; Kop/s and device reads per operation at 4, 8 and 16 KiB pages
+    /// (default 150,000 keys, about a minute; see docs/BENCHMARKS.md).
+    #[arg(long)]
+    disk: bool,
+    /// --disk: directory of the benchmark's files, on a file system that takes O_DIRECT (not
+    /// tmpfs); default the system's temporary directory. Each file is removed after its run.
+    #[arg(long, requires = "disk")]
+    dir: Option<PathBuf>,
+    /// --disk: 20,000 keys and fewer operations (a few seconds).
+    #[arg(long, requires = "disk")]
+    quick: bool,
     /// Seed of the data generators and of the insert, lookup and range orders.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -507,7 +520,7 @@ struct StringsArgs {
     /// WiredTiger's roll-forward distance (default: the engine's, 10).
     #[arg(long, value_parser = clap::value_parser!(u8).range(1..))]
     wt_distance: Option<u8>,
-    /// PkB's partial key length in bytes (default: the engine's, 2).
+    /// PkB's partial key length in bytes (default: the engine's, 2; with --disk 5, the study's).
     #[arg(long, value_parser = clap::value_parser!(u8).range(1..=16))]
     pkb_len: Option<u8>,
     /// Tail schemes' split range in percent of a node around its middle (default: the
@@ -555,6 +568,9 @@ struct PforArgs {
     /// Seed of the data generators.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Writes SVG line charts of Figs. 4, 5 and 6 (those that run) into DIR.
+    #[arg(long, value_name = "DIR")]
+    plot: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -641,6 +657,7 @@ fn main() -> ExitCode {
             json: a.json,
             seed: a.seed,
             only: a.only,
+            plot: a.plot,
         }),
         Command::Bench(BenchArgs {
             command: Some(BenchCommand::Timeseries(a)),
@@ -663,10 +680,15 @@ fn main() -> ExitCode {
             hex: a.hex,
             scale: a.scale,
             schemes: a.schemes,
-            page_size: a.page_size,
+            page_size: a.page_size.unwrap_or(512),
             seed: a.seed,
             repeat: a.repeat,
             json: a.json,
+            disk: a.disk.then(|| bench::strings_disk::DiskOptions {
+                dir: a.dir.unwrap_or_else(std::env::temp_dir),
+                page_sizes: a.page_size.into_iter().collect(),
+                quick: a.quick,
+            }),
             wt_distance: a.wt_distance.unwrap_or(0),
             pkb_len: a.pkb_len.unwrap_or(0),
             split_range: a.split_range.unwrap_or(0),

@@ -1,7 +1,8 @@
 //! Pins `tersedb bench pfor` and `tersedb bench --block-size A,B` end to end: the JSON rows name
-//! their table, the compulsory-exception figure agrees with the paper's formula, Table 2 keeps
-//! its PDICT placeholder out of the numbers, and the block-size comparison runs every codec at
-//! each size or says that the codec cannot take it.
+//! their table, the compulsory-exception figure agrees with the paper's formula, Table 2 has the
+//! engine's automatic record choice for every column (checked against the column's sum) and no
+//! PDICT numbers, and the block-size comparison runs every codec at each size or says that the
+//! codec cannot take it.
 
 use std::process::{Command, Output};
 
@@ -43,9 +44,24 @@ fn pfor_fig6_and_table2_rows() {
         .lines()
         .filter(|l| l.contains("\"table\":\"table2\""))
         .collect();
-    // 15 columns x (PFOR, PFOR-DELTA, zstd)
-    assert_eq!(t2.len(), 45, "{out}");
+    // 15 columns x (PFOR, PFOR-DELTA, engine auto, zstd)
+    assert_eq!(t2.len(), 60, "{out}");
     assert!(t2.iter().all(|l| field(l, "ratio") > 1.0));
+    let auto: Vec<&&str> = t2
+        .iter()
+        .filter(|l| l.contains("\"method\":\"engine auto\""))
+        .collect();
+    assert_eq!(auto.len(), 15, "{out}");
+    // The engine picks FOR or DICT per chunk: flags of 2-7 values take at most 3 bits each
+    // (ratio above 8), and no column is stored raw.
+    for col in ["l_returnflag", "l_linestatus", "l_shipmode", "l_linenumber"] {
+        let l = auto
+            .iter()
+            .find(|l| l.contains(&format!("\"column\":\"{col}\"")))
+            .unwrap();
+        assert!(field(l, "ratio") > 8.0, "{l}");
+    }
+    assert!(auto.iter().all(|l| field(l, "decode_mb_per_s") > 0.0));
     assert!(
         !out.contains("PDICT\""),
         "no PDICT numbers before PDICT exists"

@@ -2,10 +2,12 @@
 
 pub mod block_size;
 pub mod codecs;
+pub mod direct_io;
 pub mod peers;
 pub mod pfor;
 pub mod plot;
 pub mod store;
 pub mod strings;
+pub mod strings_disk;
 pub mod timeseries;
 pub mod timing;

@@ -290,3 +290,172 @@ pub fn peers(
     }
     Ok(written)
 }
+
+/// One line of a [`LineChart`]: `(x, y)` points in x order.
+pub struct Line {
+    pub name: String,
+    pub points: Vec<(f64, f64)>,
+    /// Drawn as circles at the points instead of a line (measurements beside a model).
+    pub markers: bool,
+    /// Index into plotters' `Palette99`: lines sharing a colour belong together.
+    pub color: usize,
+}
+
+/// A chart of lines over a numeric x axis (the patched-FOR paper's Figs. 4-6).
+pub struct LineChart<'a> {
+    pub title: &'a str,
+    pub x_desc: &'a str,
+    pub y_desc: &'a str,
+    pub lines: Vec<Line>,
+}
+
+/// Writes `chart` as SVG to `path` (linear axes from 0).
+pub fn write_lines(path: &Path, chart: &LineChart) -> Result<(), String> {
+    let pts = || chart.lines.iter().flat_map(|l| l.points.iter().copied());
+    let (x_hi, y_hi) = pts()
+        .filter(|(x, y)| x.is_finite() && y.is_finite())
+        .fold((0f64, 0f64), |(a, b), (x, y)| (a.max(x), b.max(y)));
+    if x_hi <= 0.0 || y_hi <= 0.0 {
+        return Err(err(format!("{}: nothing to plot", path.display())));
+    }
+    let root = SVGBackend::new(path, SIZE).into_drawing_area();
+    root.fill(&WHITE).map_err(err)?;
+    let mut c = ChartBuilder::on(&root)
+        .caption(chart.title, ("sans-serif", 20))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(70)
+        .build_cartesian_2d(0.0..x_hi * 1.02, 0.0..y_hi * 1.1)
+        .map_err(err)?;
+    c.configure_mesh()
+        .x_desc(chart.x_desc)
+        .y_desc(chart.y_desc)
+        .draw()
+        .map_err(err)?;
+    for l in &chart.lines {
+        let color = Palette99::pick(l.color).to_rgba();
+        let pts = l
+            .points
+            .iter()
+            .copied()
+            .filter(|(x, y)| x.is_finite() && y.is_finite());
+        if l.markers {
+            c.draw_series(pts.map(|p| Circle::new(p, 4, color.filled())))
+                .map_err(err)?
+                .label(l.name.as_str())
+                .legend(move |(x, y)| Circle::new((x + 5, y), 4, color.filled()));
+        } else {
+            c.draw_series(LineSeries::new(pts, color.stroke_width(2)))
+                .map_err(err)?
+                .label(l.name.as_str())
+                .legend(move |(x, y)| {
+                    PathElement::new([(x, y), (x + 14, y)], color.stroke_width(2))
+                });
+        }
+    }
+    c.configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::UpperRight)
+        .draw()
+        .map_err(err)?;
+    root.present().map_err(err)
+}
+
+/// `bench pfor`'s charts, each written when its part ran (empty points: not written).
+/// `fig4`: (method, b, exception rate, MB/s) per row; `fig5`: (method, exception rate, MB/s);
+/// `fig6`: (b, E, formula E', measured E' with even spacing).
+pub fn pfor(
+    dir: &Path,
+    fig4: &[(String, String, f64, f64)],
+    fig5: &[(String, f64, f64)],
+    fig6: &[(u32, f64, f64, f64)],
+) -> Result<Vec<String>, String> {
+    create_dir(dir)?;
+    let mut written = Vec::new();
+    // Lines in order of first appearance, one colour each.
+    fn group<T>(
+        rows: &[T],
+        name: impl Fn(&T) -> String,
+        xy: impl Fn(&T) -> (f64, f64),
+    ) -> Vec<Line> {
+        let mut lines: Vec<Line> = Vec::new();
+        for r in rows {
+            let n = name(r);
+            match lines.iter_mut().find(|l| l.name == n) {
+                Some(l) => l.points.push(xy(r)),
+                None => lines.push(Line {
+                    color: lines.len(),
+                    name: n,
+                    points: vec![xy(r)],
+                    markers: false,
+                }),
+            }
+        }
+        lines
+    }
+    if !fig4.is_empty() {
+        let p = dir.join("pfor_fig4_decompression.svg");
+        write_lines(
+            &p,
+            &LineChart {
+                title: "Fig. 4: decompression bandwidth vs exception rate",
+                x_desc: "exception rate (%)",
+                y_desc: "MB/s of decoded 32-bit values",
+                lines: group(
+                    fig4,
+                    |r| format!("{} b={}", r.0, r.1),
+                    |r| (r.2 * 100.0, r.3),
+                ),
+            },
+        )?;
+        written.push(p.display().to_string());
+    }
+    if !fig5.is_empty() {
+        let p = dir.join("pfor_fig5_compression.svg");
+        write_lines(
+            &p,
+            &LineChart {
+                title: "Fig. 5: PFOR compression bandwidth vs exception rate (b = 8)",
+                x_desc: "exception rate (%)",
+                y_desc: "MB/s of 32-bit input",
+                lines: group(fig5, |r| r.0.clone(), |r| (r.1 * 100.0, r.2)),
+            },
+        )?;
+        written.push(p.display().to_string());
+    }
+    if !fig6.is_empty() {
+        let p = dir.join("pfor_fig6_compulsory.svg");
+        let mut lines = Vec::new();
+        for b in 1..=8u32 {
+            let rows: Vec<_> = fig6.iter().filter(|r| r.0 == b).collect();
+            if rows.is_empty() {
+                continue;
+            }
+            let color = lines.len() / 2;
+            lines.push(Line {
+                name: format!("b={b} formula"),
+                points: rows.iter().map(|r| (r.1, r.2)).collect(),
+                markers: false,
+                color,
+            });
+            lines.push(Line {
+                name: format!("b={b} measured"),
+                points: rows.iter().map(|r| (r.1, r.3)).collect(),
+                markers: true,
+                color,
+            });
+        }
+        write_lines(
+            &p,
+            &LineChart {
+                title: "Fig. 6: effective exception rate E' with compulsory exceptions",
+                x_desc: "exception rate E of the data",
+                y_desc: "E' (exceptions stored / values)",
+                lines,
+            },
+        )?;
+        written.push(p.display().to_string());
+    }
+    Ok(written)
+}

@@ -35,13 +35,13 @@ pub const DEFAULT_KEYS: usize = 1_000_000;
 /// Share of the keys inserted before the timed inserts (the study's warm-up).
 const WARMUP_PERCENT: usize = 20;
 /// Keys each range query reads.
-const RANGE_LENS: [usize; 2] = [10, 100];
+pub(super) const RANGE_LENS: [usize; 2] = [10, 100];
 
 /// Options of the strings benchmark.
 #[derive(Clone, Debug)]
 pub struct Options {
-    /// Keys of a generated data set (default [`DEFAULT_KEYS`]); for a word list or `--input`,
-    /// a random sample of this many (default all).
+    /// Keys of a generated data set (default [`DEFAULT_KEYS`], or the disk mode's); for a
+    /// word list or `--input`, a random sample of this many (default all).
     pub keys: Option<usize>,
     pub dataset: String,
     pub input: Option<PathBuf>,
@@ -59,17 +59,19 @@ pub struct Options {
     pub wt_distance: u8,
     pub pkb_len: u8,
     pub split_range: u8,
+    /// `--disk`: the study's disk setting (`strings_disk`) instead of the in-memory one.
+    pub disk: Option<super::strings_disk::DiskOptions>,
 }
 
 /// The key set and the orders the workload visits it in; orders are indexes into `sorted`.
-struct Workload {
-    label: String,
-    sorted: Vec<Vec<u8>>,
-    warm: Vec<u32>,
-    timed: Vec<u32>,
-    lookups: Vec<u32>,
-    range_starts: Vec<u32>,
-    max_len: usize,
+pub(super) struct Workload {
+    pub label: String,
+    pub sorted: Vec<Vec<u8>>,
+    pub warm: Vec<u32>,
+    pub timed: Vec<u32>,
+    pub lookups: Vec<u32>,
+    pub range_starts: Vec<u32>,
+    pub max_len: usize,
 }
 
 /// One run of one scheme: seconds of each timed phase, and the tree's statistics.
@@ -106,7 +108,10 @@ impl Row {
 }
 
 fn load(opts: &Options, rng: &mut fastrand::Rng) -> Result<(String, Vec<Vec<u8>>), String> {
-    let n = opts.keys.unwrap_or(DEFAULT_KEYS);
+    let n = opts.keys.unwrap_or(match &opts.disk {
+        Some(d) => d.default_keys(),
+        None => DEFAULT_KEYS,
+    });
     if n == 0 {
         return Err("--keys must be at least 1".into());
     }
@@ -153,7 +158,7 @@ fn load(opts: &Options, rng: &mut fastrand::Rng) -> Result<(String, Vec<Vec<u8>>
     Ok((label, keys))
 }
 
-fn workload(opts: &Options) -> Result<Workload, String> {
+pub(super) fn workload(opts: &Options) -> Result<Workload, String> {
     let mut rng = fastrand::Rng::with_seed(opts.seed);
     let (label, sorted) = load(opts, &mut rng)?;
     let n = sorted.len();
@@ -185,7 +190,7 @@ fn workload(opts: &Options) -> Result<Workload, String> {
     })
 }
 
-fn config(scheme: KeyScheme, opts: &Options) -> DbConfig {
+pub(super) fn config(scheme: KeyScheme, opts: &Options) -> DbConfig {
     let mut c = DbConfig::new(KeyType::VarBinary, RecordType::None).with_key_scheme(scheme);
     match scheme {
         KeyScheme::WiredTiger if opts.wt_distance > 0 => c = c.with_scheme_param(opts.wt_distance),
@@ -208,7 +213,7 @@ fn new_env(page_size: usize) -> Result<Env, String> {
 
 /// The key limits of a database of `scheme` on this page size (an error when the engine
 /// refuses the scheme's default configuration: every scheme must run, none is skipped).
-fn limits(scheme: KeyScheme, page_size: usize) -> Result<Limits, String> {
+pub(super) fn limits(scheme: KeyScheme, page_size: usize) -> Result<Limits, String> {
     let env = new_env(page_size)?;
     let mut w = env.begin_write().map_err(|e| e.to_string())?;
     let cfg = DbConfig::new(KeyType::VarBinary, RecordType::None).with_key_scheme(scheme);
@@ -219,7 +224,7 @@ fn limits(scheme: KeyScheme, page_size: usize) -> Result<Limits, String> {
 }
 
 /// The key-length error: the longest key, the limit, and the page size that would take it.
-fn too_long(wl: &Workload, limit: usize, page_size: usize) -> String {
+pub(super) fn too_long(wl: &Workload, limit: usize, page_size: usize) -> String {
     let key = wl.sorted.iter().find(|k| k.len() == wl.max_len).cloned();
     let shown = key.map_or_else(String::new, |k| {
         let s = String::from_utf8_lossy(&k[..k.len().min(40)]).into_owned();
@@ -271,6 +276,31 @@ fn one_run(opts: &Options, scheme: KeyScheme, wl: &Workload) -> Result<Run, Stri
     // The whole tree, untimed: exactly the key set, in order. The scan also brings every page
     // into the page cache, so that lookups and range queries run in memory as in the study.
     let mut c = r.cursor(&db).map_err(e)?;
+    run.stats = scan_check(&r, &db, &mut c, keys)?;
+    let t = Instant::now();
+    let mut hits = 0usize;
+    for &i in &wl.lookups {
+        hits += r.contains(&db, key(i)).map_err(e)? as usize;
+    }
+    run.lookup_s = t.elapsed().as_secs_f64();
+    if hits != wl.lookups.len() {
+        return Err(format!("lookups found {hits} of {} keys", wl.lookups.len()));
+    }
+
+    for (li, &len) in RANGE_LENS.iter().enumerate() {
+        run.range_s[li] = range_queries(&mut c, wl, &wl.range_starts, len)?;
+    }
+    Ok(run)
+}
+
+/// Scans the whole tree, untimed: it must hold exactly `keys`, in order. Returns its statistics.
+pub(super) fn scan_check(
+    r: &tersedb::ReadTxn,
+    db: &tersedb::Db,
+    c: &mut tersedb::Cursor<'_>,
+    keys: &[Vec<u8>],
+) -> Result<DbStats, String> {
+    let e = |x: Error| x.to_string();
     let mut seen = 0usize;
     let mut ok = c.first().map_err(e)?;
     while ok {
@@ -283,61 +313,62 @@ fn one_run(opts: &Options, scheme: KeyScheme, wl: &Workload) -> Result<Run, Stri
         seen += 1;
         ok = c.next().map_err(e)?;
     }
-    run.stats = r.stats(&db).map_err(e)?;
-    if seen != keys.len() || run.stats.key_count != keys.len() as u64 {
+    let stats = r.stats(db).map_err(e)?;
+    if seen != keys.len() || stats.key_count != keys.len() as u64 {
         return Err(format!(
             "the tree holds {seen} keys (stats: {}), the key set {}",
-            run.stats.key_count,
+            stats.key_count,
             keys.len()
         ));
     }
-    let t = Instant::now();
-    let mut hits = 0usize;
-    for &i in &wl.lookups {
-        hits += r.contains(&db, key(i)).map_err(e)? as usize;
-    }
-    run.lookup_s = t.elapsed().as_secs_f64();
-    if hits != wl.lookups.len() {
-        return Err(format!("lookups found {hits} of {} keys", wl.lookups.len()));
-    }
+    Ok(stats)
+}
 
-    // Range queries: seek to the start key, then read keys until the query has `len`. Reading a
-    // key copies it out (what a caller does); checking that it ascends costs one comparison.
+/// Range queries from `starts` (indexes into the sorted keys), each reading `len` keys; returns
+/// their seconds after checking every answer. A query seeks to its start key, then reads keys
+/// until it has `len`. Reading a key copies it out (what a caller does); checking that it
+/// ascends costs one comparison.
+pub(super) fn range_queries(
+    c: &mut tersedb::Cursor<'_>,
+    wl: &Workload,
+    starts: &[u32],
+    len: usize,
+) -> Result<f64, String> {
+    let e = |x: Error| x.to_string();
+    let keys = &wl.sorted;
+    let key = |i: u32| keys[i as usize].as_slice();
     let mut prev: Vec<u8> = Vec::with_capacity(wl.max_len);
-    for (li, &len) in RANGE_LENS.iter().enumerate() {
-        let (mut wrong_count, mut wrong_order) = (0usize, 0usize);
-        let t = Instant::now();
-        for &s in &wl.range_starts {
-            let mut got = 0usize;
-            if c.lower_bound(key(s)).map_err(e)? {
+    let (mut wrong_count, mut wrong_order) = (0usize, 0usize);
+    let t = Instant::now();
+    for &s in starts {
+        let mut got = 0usize;
+        if c.lower_bound(key(s)).map_err(e)? {
+            prev.clear();
+            prev.extend_from_slice(bytes(c.key()));
+            wrong_order += (prev.as_slice() != key(s)) as usize;
+            got = 1;
+            while got < len && c.next().map_err(e)? {
+                let k = bytes(c.key());
+                wrong_order += (k <= prev.as_slice()) as usize;
                 prev.clear();
-                prev.extend_from_slice(bytes(c.key()));
-                wrong_order += (prev.as_slice() != key(s)) as usize;
-                got = 1;
-                while got < len && c.next().map_err(e)? {
-                    let k = bytes(c.key());
-                    wrong_order += (k <= prev.as_slice()) as usize;
-                    prev.clear();
-                    prev.extend_from_slice(k);
-                    got += 1;
-                }
+                prev.extend_from_slice(k);
+                got += 1;
             }
-            wrong_count += (got != len.min(keys.len() - s as usize)) as usize;
         }
-        run.range_s[li] = t.elapsed().as_secs_f64();
-        if wrong_count + wrong_order > 0 {
-            return Err(format!(
-                "range queries of {len} keys: {wrong_count} returned the wrong number of keys, \
-                 {wrong_order} did not start at their key or did not ascend"
-            ));
-        }
+        wrong_count += (got != len.min(keys.len() - s as usize)) as usize;
     }
-
-    Ok(run)
+    let secs = t.elapsed().as_secs_f64();
+    if wrong_count + wrong_order > 0 {
+        return Err(format!(
+            "range queries of {len} keys: {wrong_count} returned the wrong number of keys, \
+             {wrong_order} did not start at their key or did not ascend"
+        ));
+    }
+    Ok(secs)
 }
 
 /// `none`'s statistics for the compression ratio when `none` is not among the schemes run.
-fn none_stats(opts: &Options, wl: &Workload) -> Result<DbStats, String> {
+pub(super) fn none_stats(opts: &Options, wl: &Workload) -> Result<DbStats, String> {
     let e = |x: Error| x.to_string();
     let env = new_env(opts.page_size)?;
     let mut w = env.begin_write().map_err(e)?;
@@ -351,7 +382,7 @@ fn none_stats(opts: &Options, wl: &Workload) -> Result<DbStats, String> {
     w.stats(&db).map_err(e)
 }
 
-fn parse_schemes(names: &[String]) -> Result<Vec<KeyScheme>, String> {
+pub(super) fn parse_schemes(names: &[String]) -> Result<Vec<KeyScheme>, String> {
     if names.is_empty() {
         return Ok(KeyScheme::ALL.to_vec());
     }
@@ -372,6 +403,9 @@ fn parse_schemes(names: &[String]) -> Result<Vec<KeyScheme>, String> {
 
 /// Runs the benchmark and prints a table (or one JSON object per scheme).
 pub fn run(opts: &Options) -> Result<(), String> {
+    if let Some(d) = &opts.disk {
+        return super::strings_disk::run(opts, d);
+    }
     let asked = parse_schemes(&opts.schemes)?;
     new_env(opts.page_size)?; // a bad page size fails before the keys are made
     let wl = workload(opts)?;

@@ -12,7 +12,8 @@
 //!   page into RAM, then sum) against vector-wise (decompress 128-1024 values into cache, sum).
 //! - Table 4: PFOR-DELTA on d-gaps of Zipf-distributed posting lists against VByte, StreamVByte
 //!   and BP128, with a semi-static Huffman code of the gaps as the size reference.
-//! - Table 2: TPC-H LINEITEM columns: PFOR, PFOR-DELTA (sorted) and zstd of the raw column.
+//! - Table 2: TPC-H LINEITEM columns: PFOR, PFOR-DELTA (sorted), the engine's automatic record
+//!   codec (compressed records through the public API) and zstd of the raw column.
 //!
 //! Every measurement first checks its answer against the data. Speeds are medians of rounds.
 //! Hardware counters (branch and cache misses) are not read here: run the command under
@@ -37,7 +38,16 @@ pub struct Options {
     pub seed: u64,
     /// Parts to run (fig4, fig5, fig6, fig7, table4, table2); empty = all.
     pub only: Vec<String>,
+    /// `--plot DIR`: SVG line charts of Figs. 4, 5 and 6 (those that ran).
+    pub plot: Option<std::path::PathBuf>,
 }
+
+/// Fig. 4 points: (method, b, exception rate, MB/s).
+type Fig4Points = Vec<(String, String, f64, f64)>;
+/// Fig. 5 points: (method, exception rate, MB/s).
+type Fig5Points = Vec<(String, f64, f64)>;
+/// Fig. 6 points: (b, E, formula E', measured E' with even spacing).
+type Fig6Points = Vec<(u32, f64, f64, f64)>;
 
 /// The parts, in the order they run.
 pub const PARTS: [&str; 6] = ["fig4", "fig5", "fig6", "fig7", "table4", "table2"];
@@ -187,14 +197,15 @@ pub fn run(opts: &Options) -> Result<(), String> {
         );
         outln!("  hardware counters (branch / cache misses) are not read by the bench: run it under `perf stat` where they are readable");
     }
+    let (mut f4, mut f5, mut f6) = (Vec::new(), Vec::new(), Vec::new());
     if want("fig4") {
-        fig4(opts, &scale)?;
+        f4 = fig4(opts, &scale)?;
     }
     if want("fig5") {
-        fig5(opts, &scale)?;
+        f5 = fig5(opts, &scale)?;
     }
     if want("fig6") {
-        fig6(opts, &scale)?;
+        f6 = fig6(opts, &scale)?;
     }
     if want("fig7") {
         fig7(opts, &scale)?;
@@ -204,6 +215,12 @@ pub fn run(opts: &Options) -> Result<(), String> {
     }
     if want("table2") {
         tpch::run(opts, &scale)?;
+    }
+    if let Some(dir) = &opts.plot {
+        for p in super::plot::pfor(dir, &f4, &f5, &f6)? {
+            // stderr: stdout stays one JSON object per line under --json
+            eprintln!("wrote {p}");
+        }
     }
     Ok(())
 }
@@ -300,7 +317,8 @@ const FIG4_COLS: &[(&str, &str, usize)] = &[
     ("values_per_ns", "val/ns", 7),
 ];
 
-fn fig4(opts: &Options, scale: &Scale) -> Result<(), String> {
+fn fig4(opts: &Options, scale: &Scale) -> Result<Fig4Points, String> {
+    let mut points = Vec::new();
     let t = Table {
         name: "fig4",
         cols: FIG4_COLS,
@@ -333,6 +351,7 @@ fn fig4(opts: &Options, scale: &Scale) -> Result<(), String> {
             }
             let rate = ops_per_sec(scale.budget, n as u64, || decode_naive(&nv, isa, &mut buf));
             let size = nv.codes.len() + 4 * nv.exceptions.len() + 4 * nv.frames();
+            points.push(("NAIVE".into(), "8".into(), e, rate * 4.0 / 1e6));
             t.row(&[
                 Cell::S("NAIVE".into()),
                 Cell::S("8".into()),
@@ -353,9 +372,11 @@ fn fig4(opts: &Options, scale: &Scale) -> Result<(), String> {
                 }
                 let rate = ops_per_sec(scale.budget, n as u64, || decode_column(&c, isa, &mut buf));
                 let mean_b = c.bits.iter().map(|&b| b as f64).sum::<f64>() / c.frames() as f64;
+                let b = bits.map_or("data".into(), |b| b.to_string());
+                points.push((name.into(), b.clone(), e, rate * 4.0 / 1e6));
                 t.row(&[
                     Cell::S(name.into()),
-                    Cell::S(bits.map_or("data".into(), |b| b.to_string())),
+                    Cell::S(b),
                     Cell::F(e, 2),
                     Cell::F(c.exceptions as f64 / n as f64, 3),
                     Cell::F(mean_b, 2),
@@ -366,7 +387,7 @@ fn fig4(opts: &Options, scale: &Scale) -> Result<(), String> {
             }
         }
     }
-    Ok(())
+    Ok(points)
 }
 
 const FIG5_COLS: &[(&str, &str, usize)] = &[
@@ -376,7 +397,8 @@ const FIG5_COLS: &[(&str, &str, usize)] = &[
     ("values_per_ns", "val/ns", 7),
 ];
 
-fn fig5(opts: &Options, scale: &Scale) -> Result<(), String> {
+fn fig5(opts: &Options, scale: &Scale) -> Result<Fig5Points, String> {
+    let mut points = Vec::new();
     let t = Table {
         name: "fig5",
         cols: FIG5_COLS,
@@ -416,6 +438,7 @@ fn fig5(opts: &Options, scale: &Scale) -> Result<(), String> {
                 }
                 check
             });
+            points.push((name.to_string(), e, rate * 4.0 / 1e6));
             t.row(&[
                 Cell::S(name.into()),
                 Cell::F(e, 2),
@@ -424,7 +447,7 @@ fn fig5(opts: &Options, scale: &Scale) -> Result<(), String> {
             ]);
         }
     }
-    Ok(())
+    Ok(points)
 }
 
 /// The paper's compulsory-exception formula.
@@ -493,7 +516,8 @@ const FIG6_COLS: &[(&str, &str, usize)] = &[
     ("measured_random", "E' random", 9),
 ];
 
-fn fig6(opts: &Options, scale: &Scale) -> Result<(), String> {
+fn fig6(opts: &Options, scale: &Scale) -> Result<Fig6Points, String> {
+    let mut points = Vec::new();
     let t = Table {
         name: "fig6",
         cols: FIG6_COLS,
@@ -509,6 +533,7 @@ fn fig6(opts: &Options, scale: &Scale) -> Result<(), String> {
             let random = measure_e(&mut rng, b, e, false, scale.fig6_frames)?;
             let f = formula(e, b);
             worst = worst.max((even - f).abs());
+            points.push((b, e, f, even));
             t.row(&[
                 Cell::I(b as u64),
                 Cell::F(e, 4),
@@ -527,7 +552,7 @@ fn fig6(opts: &Options, scale: &Scale) -> Result<(), String> {
             "MORE than 0.01"
         }
     ));
-    Ok(())
+    Ok(points)
 }
 
 const FIG7_COLS: &[(&str, &str, usize)] = &[
@@ -637,6 +662,7 @@ mod tests {
             json: true,
             seed: 3,
             only: vec!["fig6".into()],
+            plot: None,
         };
         run(&o).unwrap();
         let bad = Options {
