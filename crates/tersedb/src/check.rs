@@ -18,6 +18,21 @@ use crate::storage::PageSource;
 use std::collections::HashMap;
 use std::fmt;
 
+/// What the pager tells `check` about its own pages.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct PagerPages {
+    /// Pages of the checked commit (its page count).
+    pub total_pages: u64,
+    /// The checked commit's txn id.
+    pub commit: u64,
+    /// What the meta pages, their copies and the file length look like.
+    pub meta: crate::storage::MetaCheck,
+    /// Meta pages and pages holding the free list.
+    pub meta_pages: Vec<PageId>,
+    /// Free pages (reusable now or once old readers finish).
+    pub free_pages: Vec<PageId>,
+}
+
 /// One problem found by `check`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CheckFault {

@@ -15,7 +15,7 @@ use crate::btree::{Key, KeyBuf, Spec};
 use crate::db::Db;
 use crate::error::{Error, PageId, Result};
 use crate::storage::PageSource;
-use crate::txn::WriteTxn;
+use crate::txn::{key_error, ReadTxn, WriteTxn};
 use std::ops::{Bound, RangeBounds};
 
 /// A read cursor over one database, borrowed from a transaction.
@@ -521,4 +521,75 @@ impl DoubleEndedIterator for Range<'_> {
         let r = self.step(false);
         self.finish(r)
     }
+}
+
+// The transactions' cursor constructors live here, above `txn` (which knows nothing of
+// cursors: no import circle between the two).
+impl ReadTxn {
+    /// An unpositioned cursor.
+    pub fn cursor(&self, db: &Db) -> Result<Cursor<'_>> {
+        let e = self.entry(db)?;
+        Ok(Cursor::new(self.src(), db.spec, e.root))
+    }
+
+    /// Iterates over the keys in `range`, in order: `txn.range(&db, 10u32..20)`.
+    pub fn range<'k, K: Into<Key<'k>> + Copy, R: RangeBounds<K>>(
+        &self,
+        db: &Db,
+        range: R,
+    ) -> Result<Range<'_>> {
+        Range::new(self.cursor(db)?, &range).map_err(|e| range_error(db, &range, e))
+    }
+
+    /// Iterates over every key, in order.
+    pub fn iter(&self, db: &Db) -> Result<Range<'_>> {
+        Range::new::<u32, _>(self.cursor(db)?, &(..))
+    }
+}
+
+impl WriteTxn {
+    /// A read-only cursor over the database as of now.
+    pub fn cursor(&mut self, db: &Db) -> Result<Cursor<'_>> {
+        let e = self.entry(db)?;
+        Ok(Cursor::new(self.w()?.source(), db.spec, e.root))
+    }
+
+    /// A cursor that can also erase at its position.
+    pub fn cursor_mut(&mut self, db: &Db) -> Result<WriteCursor<'_>> {
+        self.entry(db)?;
+        Ok(WriteCursor::new(self, db.clone()))
+    }
+
+    /// Iterates over the keys in `range` as of now, in order.
+    pub fn range<'k, K: Into<Key<'k>> + Copy, R: RangeBounds<K>>(
+        &mut self,
+        db: &Db,
+        range: R,
+    ) -> Result<Range<'_>> {
+        Range::new(self.cursor(db)?, &range).map_err(|e| range_error(db, &range, e))
+    }
+
+    /// Iterates over every key as of now, in order.
+    pub fn iter(&mut self, db: &Db) -> Result<Range<'_>> {
+        Range::new::<u32, _>(self.cursor(db)?, &(..))
+    }
+}
+
+/// Names the database and the bound of `range` that does not fit it.
+#[cold]
+fn range_error<'k, K: Into<Key<'k>> + Copy, R: RangeBounds<K>>(
+    db: &Db,
+    range: &R,
+    e: Error,
+) -> Error {
+    use std::ops::Bound;
+    for b in [range.start_bound(), range.end_bound()] {
+        if let Bound::Included(k) | Bound::Excluded(k) = b {
+            let k: Key<'k> = (*k).into();
+            if db.spec.probe(&k).is_err() {
+                return key_error(db, &k, e);
+            }
+        }
+    }
+    e
 }

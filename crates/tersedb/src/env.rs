@@ -3,6 +3,7 @@
 //! `Env` is `Send + Sync`: share it (e.g. in an `Arc`) between threads. Read transactions are
 //! snapshots and never block; one write transaction at a time (`Error::WriteTxnActive`).
 
+use crate::check::PagerPages;
 use crate::check::{self, CheckFault, CheckReport, Owners};
 use crate::error::{Error, PageId, Result};
 use crate::storage::{Durability, DEFAULT_PAGE_SIZE};
@@ -98,21 +99,6 @@ pub struct SpaceUsage {
     pub free_bytes: u64,
     /// Bytes of the meta and free-list pages.
     pub pager_bytes: u64,
-}
-
-/// What the pager tells `check` about its own pages.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct PagerPages {
-    /// Pages of the checked commit (its page count).
-    pub total_pages: u64,
-    /// The checked commit's txn id.
-    pub commit: u64,
-    /// What the meta pages, their copies and the file length look like.
-    pub meta: crate::storage::MetaCheck,
-    /// Meta pages and pages holding the free list.
-    pub meta_pages: Vec<PageId>,
-    /// Free pages (reusable now or once old readers finish).
-    pub free_pages: Vec<PageId>,
 }
 
 /// The pager as the environment uses it.

@@ -72,7 +72,7 @@ pub enum Error {
     /// Storage is out of space; the transaction was not committed.
     DiskFull,
     /// A query has a syntax or type error, or its constant arithmetic failed.
-    Query(crate::query::QueryError),
+    Query(crate::query::error::QueryError),
 }
 
 impl fmt::Display for Error {
@@ -135,8 +135,8 @@ impl From<io::Error> for Error {
     }
 }
 
-impl From<crate::query::QueryError> for Error {
-    fn from(e: crate::query::QueryError) -> Self {
+impl From<crate::query::error::QueryError> for Error {
+    fn from(e: crate::query::error::QueryError) -> Self {
         Error::Query(e)
     }
 }

@@ -11,12 +11,10 @@ use crate::btree::fold::{self, KeyFold};
 use crate::btree::tree::{self, AppendHint, PutMode};
 use crate::btree::{Key, Spec};
 use crate::catalog::{self, Entry};
-use crate::cursor::{Cursor, Range, WriteCursor};
 use crate::db::{Db, DbConfig, DbStats};
 use crate::error::{Error, PageId, Result};
 use crate::storage::{Durability, PageSink, PageSource};
 use std::collections::HashMap;
-use std::ops::RangeBounds;
 use std::sync::{Arc, RwLock};
 
 /// FNV-1a for the maps keyed by database name: names are short and trusted (they come from
@@ -53,8 +51,8 @@ pub(crate) trait Snapshot: PageSource + Send + Sync + std::fmt::Debug {
         0
     }
     /// The pager's own pages and free pages as of this snapshot (for `Env::check`).
-    fn pager_pages(&self) -> Result<crate::env::PagerPages> {
-        Ok(crate::env::PagerPages::default())
+    fn pager_pages(&self) -> Result<crate::check::PagerPages> {
+        Ok(crate::check::PagerPages::default())
     }
 }
 
@@ -143,25 +141,6 @@ pub(crate) fn key_error(db: &Db, key: &Key<'_>, e: Error) -> Error {
     }
 }
 
-/// Names the database and the bound of `range` that does not fit it.
-#[cold]
-fn range_error<'k, K: Into<Key<'k>> + Copy, R: RangeBounds<K>>(
-    db: &Db,
-    range: &R,
-    e: Error,
-) -> Error {
-    use std::ops::Bound;
-    for b in [range.start_bound(), range.end_bound()] {
-        if let Bound::Included(k) | Bound::Excluded(k) = b {
-            let k: Key<'k> = (*k).into();
-            if db.spec.probe(&k).is_err() {
-                return key_error(db, &k, e);
-            }
-        }
-    }
-    e
-}
-
 /// What the query executor reads: a snapshot ([`ReadTxn`]) or the write transaction's state
 /// as of now ([`WriteTxn::query`]).
 pub(crate) trait Reader {
@@ -171,8 +150,8 @@ pub(crate) trait Reader {
     fn open_db_entry(&self, name: &str) -> Result<(Db, Entry)>;
     /// Every database with its configuration, in name order.
     fn list_dbs(&self) -> Result<Vec<(String, DbConfig)>>;
-    /// An unpositioned cursor on `db`.
-    fn cursor(&self, db: &Db) -> Result<Cursor<'_>>;
+    /// The root page of `db`'s tree in the state read (`pages` holds it).
+    fn root(&self, db: &Db) -> Result<PageId>;
 }
 
 impl Reader for ReadTxn {
@@ -185,8 +164,8 @@ impl Reader for ReadTxn {
     fn list_dbs(&self) -> Result<Vec<(String, DbConfig)>> {
         ReadTxn::list_dbs(self)
     }
-    fn cursor(&self, db: &Db) -> Result<Cursor<'_>> {
-        ReadTxn::cursor(self, db)
+    fn root(&self, db: &Db) -> Result<PageId> {
+        Ok(self.entry(db)?.root)
     }
 }
 
@@ -207,9 +186,8 @@ impl Reader for WriteTxn {
     fn list_dbs(&self) -> Result<Vec<(String, DbConfig)>> {
         WriteTxn::list_dbs(self)
     }
-    fn cursor(&self, db: &Db) -> Result<Cursor<'_>> {
-        let e = self.entry_ref(db)?;
-        Ok(Cursor::new(self.w()?.source(), db.spec, e.root))
+    fn root(&self, db: &Db) -> Result<PageId> {
+        Ok(self.entry_ref(db)?.root)
     }
 }
 
@@ -357,11 +335,11 @@ impl ReadTxn {
         }
     }
 
-    fn src(&self) -> &dyn PageSource {
+    pub(crate) fn src(&self) -> &dyn PageSource {
         self.pages.source()
     }
 
-    fn entry(&self, db: &Db) -> Result<Entry> {
+    pub(crate) fn entry(&self, db: &Db) -> Result<Entry> {
         if let Some(e) = self
             .cache
             .read()
@@ -493,42 +471,10 @@ impl ReadTxn {
         Ok(self.len(db)? == 0)
     }
 
-    /// An unpositioned cursor.
-    pub fn cursor(&self, db: &Db) -> Result<Cursor<'_>> {
-        let e = self.entry(db)?;
-        Ok(Cursor::new(self.src(), db.spec, e.root))
-    }
-
-    /// Iterates over the keys in `range`, in order: `txn.range(&db, 10u32..20)`.
-    pub fn range<'k, K: Into<Key<'k>> + Copy, R: RangeBounds<K>>(
-        &self,
-        db: &Db,
-        range: R,
-    ) -> Result<Range<'_>> {
-        Range::new(self.cursor(db)?, &range).map_err(|e| range_error(db, &range, e))
-    }
-
-    /// Iterates over every key, in order.
-    pub fn iter(&self, db: &Db) -> Result<Range<'_>> {
-        Range::new::<u32, _>(self.cursor(db)?, &(..))
-    }
-
     /// Statistics from a walk of the database's tree.
     pub fn stats(&self, db: &Db) -> Result<DbStats> {
         let e = self.entry(db)?;
         stats(self.src(), &db.spec, &e)
-    }
-
-    /// Runs a query (see [`crate::query`]): aggregates computed inside the tree, block by
-    /// block, in this snapshot.
-    pub fn query(&self, q: &crate::query::Query) -> Result<crate::query::QueryResult> {
-        crate::query::exec::run(self, q)
-    }
-
-    /// Parses and runs the text of a query:
-    /// `txn.query_str("SELECT COUNT(*), AVG(key) FROM events WHERE key > 1000")`.
-    pub fn query_str(&self, text: &str) -> Result<crate::query::QueryResult> {
-        self.query(&crate::query::Query::parse(text)?)
     }
 
     pub(crate) fn catalog_root(&self) -> PageId {
@@ -598,7 +544,7 @@ impl WriteTxn {
         }
     }
 
-    fn w(&self) -> Result<&dyn Writer> {
+    pub(crate) fn w(&self) -> Result<&dyn Writer> {
         if let Some(f) = &self.failed {
             return Err(f.error());
         }
@@ -681,7 +627,7 @@ impl WriteTxn {
         Ok(s)
     }
 
-    fn entry(&mut self, db: &Db) -> Result<Entry> {
+    pub(crate) fn entry(&mut self, db: &Db) -> Result<Entry> {
         Ok(self.state(db)?.entry)
     }
 
@@ -963,60 +909,10 @@ impl WriteTxn {
         Ok(self.len(db)? == 0)
     }
 
-    /// A read-only cursor over the database as of now.
-    pub fn cursor(&mut self, db: &Db) -> Result<Cursor<'_>> {
-        let e = self.entry(db)?;
-        Ok(Cursor::new(self.w()?.source(), db.spec, e.root))
-    }
-
-    /// A cursor that can also erase at its position.
-    pub fn cursor_mut(&mut self, db: &Db) -> Result<WriteCursor<'_>> {
-        self.entry(db)?;
-        Ok(WriteCursor::new(self, db.clone()))
-    }
-
-    /// Iterates over the keys in `range` as of now, in order.
-    pub fn range<'k, K: Into<Key<'k>> + Copy, R: RangeBounds<K>>(
-        &mut self,
-        db: &Db,
-        range: R,
-    ) -> Result<Range<'_>> {
-        Range::new(self.cursor(db)?, &range).map_err(|e| range_error(db, &range, e))
-    }
-
-    /// Iterates over every key as of now, in order.
-    pub fn iter(&mut self, db: &Db) -> Result<Range<'_>> {
-        Range::new::<u32, _>(self.cursor(db)?, &(..))
-    }
-
     /// Statistics from a walk of the database's tree as of now.
     pub fn stats(&mut self, db: &Db) -> Result<DbStats> {
         let e = self.entry(db)?;
         stats(self.w()?.source(), &db.spec, &e)
-    }
-
-    /// Runs a query on the state as of now, this transaction's changes included (see
-    /// [`ReadTxn::query`]).
-    ///
-    /// ```
-    /// # use tersedb::{Env, EnvOptions, Table, Value};
-    /// # let env = Env::in_memory(&EnvOptions::default())?;
-    /// let mut w = env.begin_write()?;
-    /// let t = w.open_table(Table::<u32, i64>::def("t"))?;
-    /// t.put(&mut w, 1, -5)?;
-    /// t.put(&mut w, 2, 7)?;
-    /// let r = w.query_str("SELECT SUM(record) FROM t")?;
-    /// assert_eq!(r.values[0], Value::Int(2));
-    /// # Ok::<(), tersedb::Error>(())
-    /// ```
-    pub fn query(&self, q: &crate::query::Query) -> Result<crate::query::QueryResult> {
-        self.w()?;
-        crate::query::exec::run(self, q)
-    }
-
-    /// Parses and runs the text of a query on the state as of now (see [`WriteTxn::query`]).
-    pub fn query_str(&self, text: &str) -> Result<crate::query::QueryResult> {
-        self.query(&crate::query::Query::parse(text)?)
     }
 
     /// (source, root) for the write cursor.

@@ -17,8 +17,8 @@
 //! smaller result is kept. The prefix area (group table and prefixes) stays within `cap` bytes
 //! (a quarter of the page).
 
+use super::slots::{ascending, lcp, var_image, KeyShare};
 use super::slots::{le_u16, var, Fault, SResult};
-use super::strkeys::{ascending, lcp, var_image, KeyShare};
 use std::cmp::Ordering;
 
 /// Bytes one more key of `len` bytes takes at most (a group of its own).

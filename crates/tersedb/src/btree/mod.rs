@@ -685,18 +685,8 @@ impl Spec {
     /// Length of the stored record for a value of this length (inline tag + bytes, or a
     /// reference to an overflow chain).
     pub fn stored_record_len(&self, value_len: usize) -> usize {
-        match self.recs {
-            RecordList::None => 0,
-            RecordList::Fixed(n) => n,
-            RecordList::Packed(p) => p.width as usize,
-            RecordList::Var => {
-                if value_len <= self.limits.max_inline_record {
-                    1 + value_len
-                } else {
-                    overflow::REF_LEN
-                }
-            }
-        }
+        self.recs
+            .stored_len(value_len, self.limits.max_inline_record)
     }
 
     /// Bytes the largest separator takes in a branch (key slot + child id).

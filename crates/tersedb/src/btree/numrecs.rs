@@ -44,16 +44,7 @@ const POW10: [f64; 19] = [
 /// Integers up to this magnitude are exact in an f64.
 const DEC_LIMIT: f64 = 9_007_199_254_740_992.0;
 
-/// How the record bytes are read as numbers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Num {
-    /// Unsigned little-endian (u32, u64 and opaque words).
-    Unsigned,
-    /// Two's complement little-endian (i64).
-    Signed,
-    /// IEEE 754 binary64 (f64; `width` 8).
-    Float,
-}
+pub use super::zone::Num;
 
 /// A compressed numeric record list: records of `width` bytes read as `num`, at most `chunk`
 /// per chunk.

@@ -17,8 +17,7 @@ use super::Spec;
 use crate::error::{PageId, Result};
 use crate::storage::{PageKind, PageSink, PageSource, PAGE_KIND_OFFSET};
 
-/// Bytes of an overflow reference stored in a leaf (tag + first page + length).
-pub const REF_LEN: usize = 17;
+use super::records::REF_LEN;
 /// Header bytes of an overflow page.
 pub const HEADER: usize = 24;
 

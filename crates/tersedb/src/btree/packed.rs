@@ -51,7 +51,7 @@ pub const DESC: usize = 12;
 /// Bytes of one block descriptor of a wide (u64) list.
 pub const DESC_WIDE: usize = 16;
 /// Most keys a block may hold, start key included (the byte-oriented codecs' limit).
-pub const MAX_BLOCK_KEYS: usize = 257;
+pub const MAX_BLOCK_KEYS: usize = super::zone::MAX_KEYS;
 /// Room for one block's payload: the worst case of every codec (VByte: 5 bytes per delta).
 const SCRATCH: usize = 1344;
 

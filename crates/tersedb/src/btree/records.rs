@@ -29,6 +29,10 @@ pub enum RecordList {
     Packed(NumRecs),
 }
 
+/// Bytes of a variable-size record that refers to an overflow chain (tag + first page +
+/// length; `overflow` writes and reads the chains).
+pub const REF_LEN: usize = 17;
+
 /// Records measured as a list of their own (`RecordList::image`): their bytes, and for a
 /// compressed list the encoded region and the record count.
 #[derive(Debug)]
@@ -380,6 +384,20 @@ impl RecordList {
         match *self {
             RecordList::Packed(p) => p.vacuumize(region, n),
             _ => Ok(0),
+        }
+    }
+
+    /// Length of the stored record for a value of `value_len` bytes: the width of fixed-size
+    /// and compressed records, nothing for a key-only list, and for variable-size records the
+    /// tag byte and the value inline up to `max_inline`, else the reference to an overflow
+    /// chain.
+    pub fn stored_len(&self, value_len: usize, max_inline: usize) -> usize {
+        match *self {
+            RecordList::None => 0,
+            RecordList::Fixed(n) => n,
+            RecordList::Packed(p) => usize::from(p.width),
+            RecordList::Var if value_len <= max_inline => 1 + value_len,
+            RecordList::Var => REF_LEN,
         }
     }
 

@@ -20,6 +20,8 @@
 //! layouts the next key's prefix can only shrink by less than the removed item's size).
 
 use super::db2;
+pub(crate) use super::slots::var_image;
+pub use super::slots::{ascending, lcp, KeyShare, TOO_LARGE};
 use super::slots::{le_u16, var, Fault, SResult};
 use std::cmp::Ordering;
 
@@ -34,50 +36,6 @@ pub enum StrList {
     Pkb(u8),
     /// DB2 prefix groups with at most this many bytes of group table and prefixes (see `db2`).
     Db2(u16),
-}
-
-/// What one key takes in its list, recorded when a node's entries are copied out for a split
-/// or merge: a split is measured in these bytes (the costs of `StrList::cost` are upper bounds
-/// that can exceed the real bytes many times over), and a DB2 rebuild can keep the groups.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct KeyShare {
-    /// Bytes of the key's item and offset, plus the list's header (key 0) and a DB2 group's
-    /// table entry and prefix (its first key); 0 when unknown.
-    pub bytes: u32,
-    /// DB2 group number: consecutive keys with the same number were one group.
-    pub group: u32,
-    /// DB2 prefix length of the key's group.
-    pub plen: u16,
-}
-
-/// Checks that keys to build a list from ascend strictly: the layouts rely on it (a key
-/// between two others has their common prefix), and keys read from a damaged page behind a
-/// valid checksum need not.
-pub fn ascending(keys: &[&[u8]]) -> SResult<()> {
-    if keys.windows(2).any(|w| w[0] >= w[1]) {
-        return Err(Fault("keys out of order"));
-    }
-    Ok(())
-}
-
-/// Length of the common prefix of two byte strings.
-#[inline]
-pub fn lcp(a: &[u8], b: &[u8]) -> usize {
-    let n = a.len().min(b.len());
-    let mut i = 0;
-    // Eight bytes at a time, then byte by byte.
-    while i + 8 <= n {
-        let x = u64::from_le_bytes(a[i..i + 8].try_into().unwrap_or([0; 8]));
-        let y = u64::from_le_bytes(b[i..i + 8].try_into().unwrap_or([0; 8]));
-        if x != y {
-            return i + ((x ^ y).trailing_zeros() / 8) as usize;
-        }
-        i += 8;
-    }
-    while i < n && a[i] == b[i] {
-        i += 1;
-    }
-    i
 }
 
 /// `[p LEB128][suffix]`.
@@ -102,33 +60,6 @@ fn get_delta(item: &[u8]) -> SResult<(usize, &[u8])> {
         }
     }
     Err(Fault("prefix length not terminated"))
-}
-
-/// The fault of an image that cannot be written because it exceeds the largest page (its
-/// offsets are u16): a node of those keys would not fit any page, so callers measuring a
-/// rebuild treat it as "does not fit".
-pub const TOO_LARGE: Fault = Fault("key list larger than a page");
-
-/// Writes a slots::var image of `items` into `out`.
-pub(crate) fn var_image<'a>(
-    items: impl Iterator<Item = &'a [u8]> + Clone,
-    out: &mut Vec<u8>,
-) -> SResult<()> {
-    let base = out.len();
-    let n = items.clone().count();
-    let mut end = 0usize;
-    for it in items.clone() {
-        end += it.len();
-        if 2 * n + end > 0xffff {
-            return Err(TOO_LARGE);
-        }
-        out.extend_from_slice(&(end as u16).to_le_bytes());
-    }
-    for it in items {
-        out.extend_from_slice(it);
-    }
-    debug_assert_eq!(out.len() - base, 2 * n + end);
-    Ok(())
 }
 
 const PKB_HDR: usize = 3;

@@ -8,8 +8,9 @@ use tersedb_codecs::Descriptor;
 
 /// Slots per block of a plain (uncompressed) leaf, as scans and folds count blocks.
 pub const PLAIN_BLOCK: usize = 256;
-/// Keys a block may hold at most: the size of a decode buffer.
-pub const MAX_KEYS: usize = super::packed::MAX_BLOCK_KEYS;
+/// Keys a block may hold at most, start key included (the byte-oriented codecs' limit): the
+/// size of a decode buffer, and `packed::MAX_BLOCK_KEYS`.
+pub const MAX_KEYS: usize = 257;
 
 /// COUNT, SUM, MIN and MAX of the keys in a range. SUM is exact (128 bits).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -39,11 +40,22 @@ impl KeyFold {
     }
 }
 
+/// How the record bytes are read as numbers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Num {
+    /// Unsigned little-endian (u32, u64 and opaque words).
+    Unsigned,
+    /// Two's complement little-endian (i64).
+    Signed,
+    /// IEEE 754 binary64 (f64; `width` 8).
+    Float,
+}
+
 /// How a fold reads numeric records: the record's width in bytes and what its bytes mean.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RecNum {
     pub width: usize,
-    pub num: super::numrecs::Num,
+    pub num: Num,
 }
 
 /// Running COUNT, SUM, MIN and MAX of numeric records, folded a slot range at a time
@@ -125,7 +137,6 @@ impl RecFold {
 
     /// Adds words read as `num` (signed words sign-extended from `width` bytes).
     pub(crate) fn add_words(&mut self, rn: RecNum, words: &[u64]) {
-        use super::numrecs::Num;
         match rn.num {
             Num::Float => self.add_floats(words.iter().map(|&w| f64::from_bits(w))),
             Num::Unsigned if self.skip_extremes => {

@@ -19,6 +19,10 @@
 //! Sums are exact (u128 for keys, i128 for integer records); AVG divides the exact sum,
 //! converted to f64, by the count. f64 records sum in key order in f64.
 
+// String-key and row execution: a part of this executor (the two call each other for row
+// queries and subqueries).
+mod strkeys;
+
 use super::ast::{AggFunc, Column, GroupBy, Item, Query, SelectItem};
 use super::error::QueryError;
 use super::plan::{self, Binder, Bound, Num, RecVal, RecordDomain};
@@ -178,7 +182,7 @@ fn run_at(txn: &dyn Reader, q: &Query, depth: usize) -> Result<QueryResult> {
     let key_domain = match db.config().key_type {
         KeyType::U32 => (0, u32::MAX as i128),
         KeyType::U64 => (0, u64::MAX as i128),
-        _ => return super::strkeys::run(txn, q, &db, shape, depth),
+        _ => return strkeys::run(txn, q, &db, shape, depth),
     };
     let mut ctx = Ctx {
         txn,
@@ -216,7 +220,7 @@ fn run_at(txn: &dyn Reader, q: &Query, depth: usize) -> Result<QueryResult> {
     let stats = ctx.stats;
     match shape {
         Shape::Aggregates => aggregate(txn, q, &db, entry.root, &ivs, residual, stats),
-        Shape::Rows => super::strkeys::rows_int(txn, q, &db, &ivs, residual.as_ref(), stats),
+        Shape::Rows => strkeys::rows_int(txn, q, &db, &ivs, residual.as_ref(), stats),
         Shape::Groups(g) => groups(txn, q, &db, entry.root, g, &ivs, residual, stats),
     }
 }

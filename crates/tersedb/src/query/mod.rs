@@ -14,12 +14,54 @@ pub mod error;
 pub(crate) mod exec;
 pub mod parse;
 pub(crate) mod plan;
-pub(crate) mod strkeys;
 pub(crate) mod suggest;
 pub mod value;
 
+use crate::error::Result;
 pub use ast::{
     AggFunc, Aggregate, ArithOp, At, CmpOp, Column, Expr, GroupBy, Item, Pred, Query, SelectItem,
 };
 pub use error::QueryError;
 pub use value::{QueryResult, QueryStats, Value};
+
+// The query entry points of the transactions live here, above them: `txn` knows nothing of
+// queries (no import circle between the two).
+impl crate::txn::ReadTxn {
+    /// Runs a query (see [`crate::query`]): aggregates computed inside the tree, block by
+    /// block, in this snapshot.
+    pub fn query(&self, q: &Query) -> Result<QueryResult> {
+        exec::run(self, q)
+    }
+
+    /// Parses and runs the text of a query:
+    /// `txn.query_str("SELECT COUNT(*), AVG(key) FROM events WHERE key > 1000")`.
+    pub fn query_str(&self, text: &str) -> Result<QueryResult> {
+        self.query(&Query::parse(text)?)
+    }
+}
+
+impl crate::txn::WriteTxn {
+    /// Runs a query on the state as of now, this transaction's changes included (see
+    /// [`ReadTxn::query`]).
+    ///
+    /// ```
+    /// # use tersedb::{Env, EnvOptions, Table, Value};
+    /// # let env = Env::in_memory(&EnvOptions::default())?;
+    /// let mut w = env.begin_write()?;
+    /// let t = w.open_table(Table::<u32, i64>::def("t"))?;
+    /// t.put(&mut w, 1, -5)?;
+    /// t.put(&mut w, 2, 7)?;
+    /// let r = w.query_str("SELECT SUM(record) FROM t")?;
+    /// assert_eq!(r.values[0], Value::Int(2));
+    /// # Ok::<(), tersedb::Error>(())
+    /// ```
+    pub fn query(&self, q: &Query) -> Result<QueryResult> {
+        self.w()?;
+        exec::run(self, q)
+    }
+
+    /// Parses and runs the text of a query on the state as of now (see [`WriteTxn::query`]).
+    pub fn query_str(&self, text: &str) -> Result<QueryResult> {
+        self.query(&Query::parse(text)?)
+    }
+}

@@ -297,9 +297,9 @@ impl crate::env::Backend for MemBackend {
     fn begin_write(&self) -> Result<Box<dyn crate::txn::Writer>> {
         Ok(Box::new(self.0.try_write()?))
     }
-    fn pager_pages(&self, _snap: &crate::txn::ReadTxn) -> Result<crate::env::PagerPages> {
+    fn pager_pages(&self, _snap: &crate::txn::ReadTxn) -> Result<crate::check::PagerPages> {
         let st = self.0.read().state;
-        Ok(crate::env::PagerPages {
+        Ok(crate::check::PagerPages {
             total_pages: st.next,
             meta_pages: vec![0, 1],
             free_pages: st.freed.iter().copied().collect(),

@@ -11,15 +11,15 @@
 //! Rows come in key order (reversed with ORDER BY key DESC, walking the cursor backwards);
 //! OFFSET skips and LIMIT stops the walk.
 
-use super::ast::{AggFunc, CmpOp, Column, Expr, GroupBy, Item, Pred, Query};
-use super::error::QueryError;
-use super::exec::{column_name, f64_from_key, f64_group, rec_val, Acc, Shape, Window};
-use super::plan::{self, Binder, Bound, Num, RecVal, RecordDomain};
-use super::value::{QueryResult, QueryStats, Value};
+use super::{column_name, f64_from_key, f64_group, rec_val, Acc, Shape, Window};
 use crate::btree::Key;
 use crate::cursor::Cursor;
 use crate::db::{Db, ValueType};
 use crate::error::{Error, Result};
+use crate::query::ast::{AggFunc, CmpOp, Column, Expr, GroupBy, Item, Pred, Query};
+use crate::query::error::QueryError;
+use crate::query::plan::{self, Binder, Bound, Num, RecVal, RecordDomain};
+use crate::query::value::{QueryResult, QueryStats, Value};
 use crate::txn::Reader;
 use std::collections::BTreeMap;
 
@@ -121,7 +121,7 @@ pub(crate) fn rows_int(
     let needs_rec =
         items.iter().any(|s| s.item == Item::Record) || residual.is_some_and(plan::uses_record);
     let mut win = Window::new(q);
-    let mut cur = txn.cursor(db)?;
+    let mut cur = Cursor::new(txn.pages(), db.spec, txn.root(db)?);
     let u32_keys = db.config().key_type == crate::btree::KeyType::U32;
     let mk = |v: u64| -> Key<'static> {
         if u32_keys {
@@ -328,7 +328,7 @@ impl Binder for StrBinder<'_> {
         }
     }
     fn subquery(&mut self, q: &Query) -> Result<Num> {
-        let r = super::exec::run_sub(self.txn, q, self.depth + 1)?;
+        let r = super::run_sub(self.txn, q, self.depth + 1)?;
         self.stats.add(&r.stats);
         self.stats.subqueries += 1;
         Ok(match r.values.into_iter().next() {
@@ -592,7 +592,7 @@ pub(crate) fn run(
                 .iter()
                 .any(|a| a.func.column() == Some(Column::Record)))
         || items.iter().any(|s| s.item == Item::Record);
-    let mut cur = txn.cursor(db)?;
+    let mut cur = Cursor::new(txn.pages(), db.spec, txn.root(db)?);
     let rows_shape = shape == Shape::Rows;
     let desc = q.descending && rows_shape;
     let mut win = Window::new(q);
