@@ -32,12 +32,19 @@ impl FileStorage {
         read_only: bool,
         wait: Duration,
     ) -> Result<FileStorage> {
+        if path.is_dir() {
+            return Err(not_a_file(path));
+        }
         let file = OpenOptions::new()
             .read(true)
             .write(!read_only)
             .create(create && !read_only)
             .truncate(false)
-            .open(path)?;
+            .open(path)
+            .map_err(|e| open_error(path, read_only, e))?;
+        if file.metadata()?.is_dir() {
+            return Err(not_a_file(path));
+        }
         let fs = FileStorage {
             file,
             path: path.to_path_buf(),
@@ -83,6 +90,33 @@ impl FileStorage {
     }
 }
 
+fn not_a_file(path: &Path) -> Error {
+    Error::BadFormat(format!(
+        "{} is a directory, not a tersedb file",
+        path.display()
+    ))
+}
+
+/// An error opening the file, naming it (an `io::Error` alone says "Permission denied" without
+/// saying of what); its kind stays, so callers can still match on it.
+fn open_error(path: &Path, read_only: bool, e: io::Error) -> Error {
+    match e.kind() {
+        io::ErrorKind::IsADirectory => not_a_file(path),
+        io::ErrorKind::StorageFull => Error::DiskFull,
+        kind => {
+            let hint = if kind == io::ErrorKind::PermissionDenied && !read_only {
+                " for writing (open it read-only to read it)"
+            } else {
+                ""
+            };
+            Error::Io(io::Error::new(
+                kind,
+                format!("cannot open {}{hint}: {e}", path.display()),
+            ))
+        }
+    }
+}
+
 impl Storage for FileStorage {
     fn len(&self) -> io::Result<u64> {
         Ok(self.file.metadata()?.len())
@@ -99,5 +133,37 @@ impl Storage for FileStorage {
     fn sync(&self) -> io::Result<()> {
         // sync_all: the file may have grown, and its length must be durable too.
         self.file.sync_all()
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn open_errors_name_the_path_and_keep_their_kind() {
+        let p = Path::new("/data/x.tdb");
+        let denied = || io::Error::from(io::ErrorKind::PermissionDenied);
+        match open_error(p, false, denied()) {
+            Error::Io(e) => {
+                assert_eq!(e.kind(), io::ErrorKind::PermissionDenied);
+                let text = e.to_string();
+                assert!(
+                    text.contains("/data/x.tdb") && text.contains("read-only"),
+                    "{text}"
+                );
+            }
+            e => panic!("{e:?}"),
+        }
+        match open_error(p, true, denied()) {
+            Error::Io(e) => assert!(!e.to_string().contains("read-only to"), "{e}"),
+            e => panic!("{e:?}"),
+        }
+        let missing = open_error(p, true, io::Error::from(io::ErrorKind::NotFound));
+        assert!(matches!(&missing, Error::Io(e) if e.kind() == io::ErrorKind::NotFound));
+        assert!(missing.to_string().contains("cannot open /data/x.tdb"));
+        let dir = open_error(p, false, io::Error::from(io::ErrorKind::IsADirectory));
+        assert!(matches!(&dir, Error::BadFormat(w) if w.contains("is a directory")));
     }
 }
