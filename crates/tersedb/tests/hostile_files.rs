@@ -8,7 +8,8 @@
 //! * an empty file, a file of random bytes (shorter and longer than a page), a file of zeros, a
 //!   SQLite database, a file holding only the first page of a tersedb file: `BadFormat` or
 //!   `Corrupted`, and the bytes unchanged;
-//! * a directory given as the path: `BadFormat` naming it, nothing created beside it;
+//! * a directory given as the path: `BadFormat` naming it, nothing created beside it; a FIFO
+//!   or a device: the same, and no open waits on a FIFO for a writer;
 //! * a file the operating system will not open for writing: an error naming the path.
 
 use std::collections::BTreeMap;
@@ -375,6 +376,47 @@ fn a_directory_is_not_a_tersedb_file() {
         assert_eq!(dir.names(), ["data.tdb"], "{name}");
         assert_eq!(std::fs::read_dir(&sub).unwrap().count(), 0, "{name}");
     }
+}
+
+/// Opens `path` in every way on another thread; `None` when that takes over 20 s (a hang).
+fn open_all_within(path: &Path) -> Option<Vec<(&'static str, tersedb::Result<()>)>> {
+    let path = path.to_path_buf();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut out = Vec::new();
+        for (name, r) in [
+            ("open_read_only", Env::open_read_only(&path, &opts())),
+            ("open", Env::open(&path, &opts())),
+            ("open_or_create", Env::open_or_create(&path, &opts())),
+            ("create", Env::create(&path, &opts())),
+        ] {
+            out.push((name, r.map(|_| ())));
+        }
+        let _ = tx.send(out);
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(20)).ok()
+}
+
+#[test]
+fn a_fifo_or_a_device_is_not_a_tersedb_file_and_never_hangs() {
+    let dir = Scratch::new("fifo");
+    let fifo = dir.path("pipe.tdb");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    assert!(matches!(made, Ok(s) if s.success()), "mkfifo: {made:?}");
+    for target in [fifo.as_path(), Path::new("/dev/null")] {
+        let results =
+            open_all_within(target).unwrap_or_else(|| panic!("{}: an open hung", target.display()));
+        for (name, r) in results {
+            let e = r.unwrap_err();
+            let text = e.to_string();
+            assert!(matches!(e, Error::BadFormat(_)), "{name}: {e:?}");
+            assert!(
+                text.contains("not a regular file") && text.contains(&*target.to_string_lossy()),
+                "{name}: {text}"
+            );
+        }
+    }
+    assert_eq!(dir.names(), ["pipe.tdb"], "nothing created beside the FIFO");
 }
 
 /// Makes `path` unwritable for this process: mode 0444, and, for a user the mode does not stop

@@ -32,8 +32,11 @@ impl FileStorage {
         read_only: bool,
         wait: Duration,
     ) -> Result<FileStorage> {
-        if path.is_dir() {
-            return Err(not_a_file(path));
+        // Before opening: a read-only open of a FIFO would wait for a writer forever.
+        if let Ok(m) = std::fs::metadata(path) {
+            if !m.is_file() {
+                return Err(not_a_file(path, m.is_dir()));
+            }
         }
         let file = OpenOptions::new()
             .read(true)
@@ -42,8 +45,9 @@ impl FileStorage {
             .truncate(false)
             .open(path)
             .map_err(|e| open_error(path, read_only, e))?;
-        if file.metadata()?.is_dir() {
-            return Err(not_a_file(path));
+        let m = file.metadata()?;
+        if !m.is_file() {
+            return Err(not_a_file(path, m.is_dir()));
         }
         let fs = FileStorage {
             file,
@@ -90,18 +94,21 @@ impl FileStorage {
     }
 }
 
-fn not_a_file(path: &Path) -> Error {
-    Error::BadFormat(format!(
-        "{} is a directory, not a tersedb file",
-        path.display()
-    ))
+/// A path that names a directory, a FIFO, a socket or a device: never a tersedb file.
+fn not_a_file(path: &Path, dir: bool) -> Error {
+    let what = if dir {
+        "a directory"
+    } else {
+        "not a regular file"
+    };
+    Error::BadFormat(format!("{} is {what}, not a tersedb file", path.display()))
 }
 
 /// An error opening the file, naming it (an `io::Error` alone says "Permission denied" without
 /// saying of what); its kind stays, so callers can still match on it.
 fn open_error(path: &Path, read_only: bool, e: io::Error) -> Error {
     match e.kind() {
-        io::ErrorKind::IsADirectory => not_a_file(path),
+        io::ErrorKind::IsADirectory => not_a_file(path, true),
         io::ErrorKind::StorageFull => Error::DiskFull,
         kind => {
             let hint = if kind == io::ErrorKind::PermissionDenied && !read_only {
