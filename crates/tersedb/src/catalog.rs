@@ -11,6 +11,11 @@
 //! key type: 1 u32, 2 u64, 3 fixed-length binary, 4 variable-length binary
 //! record type: 0 none, 1 fixed size, 2 variable size, 3 fixed size compressed (numrecs.rs)
 //! ```
+//!
+//! Entries come from disk: the decoder reads them as a `[u8; ENTRY_LEN]` (constant offsets,
+//! checked at compile time) and returns `Corrupted` or `BadFormat`, never panics.
+
+#![deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used)]
 
 use crate::btree::{tree, KeyType, RecordType, Spec};
 use crate::db::{DbConfig, ValueType};
@@ -92,9 +97,7 @@ impl Entry {
             page,
             what: format!("catalog entry: {what}"),
         };
-        if b.len() != ENTRY_LEN {
-            return Err(bad("wrong length"));
-        }
+        let b: &[u8; ENTRY_LEN] = b.try_into().map_err(|_| bad("wrong length"))?;
         if b[0] != 1 {
             return Err(Error::BadFormat(format!(
                 "catalog entry version {} is not supported",
@@ -225,6 +228,7 @@ pub fn list<S: PageSource + ?Sized>(src: &S, root: PageId) -> Result<Vec<(String
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing, clippy::unwrap_used)]
 mod tests {
     use super::*;
     use crate::db::ValueType;

@@ -7,6 +7,11 @@
 //! every page must be reachable exactly once — from a tree, an overflow chain, the meta pages or
 //! the free list — and no page may be unaccounted for. A fault stops the walk of that subtree
 //! only; the report lists every fault with the page it names.
+//!
+//! Everything here reads damaged files by design: checked access only (the module denies
+//! `clippy::indexing_slicing` and `clippy::unwrap_used`).
+
+#![deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used)]
 
 use crate::btree::node::Layout;
 use crate::btree::overflow::{self, Stored};
@@ -14,7 +19,7 @@ use crate::btree::{KeyBuf, Spec, MAX_DEPTH};
 use crate::catalog;
 use crate::db::{DbConfig, DbStats};
 use crate::error::{Error, PageId, Result};
-use crate::storage::PageSource;
+use crate::storage::{meta, PageSource};
 use std::collections::HashMap;
 use std::fmt;
 
@@ -295,11 +300,19 @@ impl TreeWalk<'_> {
             }
         } else {
             self.stats.branch_pages += 1;
-            let keys = &all;
+            if all.len() != l.count {
+                return Err(bad(format!(
+                    "{} separator keys decoded, the header says {}",
+                    all.len(),
+                    l.count
+                )));
+            }
             for c in 0..=l.count {
                 let child = l.child(&page, c)?;
-                let clo = if c == 0 { lo } else { Some(&keys[c - 1]) };
-                let chi = if c == l.count { hi } else { Some(&keys[c]) };
+                // Child c lies between separators c - 1 and c; the node's own fences bound the
+                // first and the last child (`get` is `None` exactly there, as the length matches).
+                let clo = c.checked_sub(1).and_then(|i| all.get(i)).or(lo);
+                let chi = all.get(c).or(hi);
                 if let Err(e) = self.node(child, depth + 1, clo, chi) {
                     fault(self.faults, e);
                 }
@@ -422,14 +435,17 @@ pub(crate) fn describe_page(
     use crate::storage::{PageKind, PAGE_KIND_OFFSET};
     let page = src.page(id)?;
     let ps = src.page_size();
-    match PageKind::from_u8(page[PAGE_KIND_OFFSET]) {
+    let kind = page.get(PAGE_KIND_OFFSET).copied().unwrap_or(0);
+    match PageKind::from_u8(kind) {
         Some(PageKind::Overflow) => {
-            let len = u32::from_le_bytes([page[12], page[13], page[14], page[15]]);
-            let mut next = [0u8; 8];
-            next.copy_from_slice(&page[16..24]);
+            let (Some(len), Some(next)) = (meta::u32_at(&page, 12), meta::u64_at(&page, 16)) else {
+                return Err(Error::Corrupted {
+                    page: id,
+                    what: "short overflow page".into(),
+                });
+            };
             Ok(Some(format!(
-                "page {id}: overflow page with {len} value bytes, next page {}",
-                u64::from_le_bytes(next)
+                "page {id}: overflow page with {len} value bytes, next page {next}"
             )))
         }
         Some(PageKind::Leaf) | Some(PageKind::Branch) => {
@@ -449,8 +465,7 @@ pub(crate) fn describe_page(
                 }
             }
             Ok(Some(format!(
-                "page {id}: a tree node that no tree reaches (kind {})",
-                page[PAGE_KIND_OFFSET]
+                "page {id}: a tree node that no tree reaches (kind {kind})"
             )))
         }
         _ => Ok(None),

@@ -15,6 +15,8 @@
 //! writer lock for the whole run, so no writer in another process can commit to the old file
 //! while it is copied.
 
+#![deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used)]
+
 use crate::env::{Env, EnvOptions};
 use crate::error::{Error, Result};
 use crate::storage::Durability;

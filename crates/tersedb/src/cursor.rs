@@ -10,6 +10,8 @@
 //! damaged page behind a valid checksum can hold keys out of order, and a cursor returns
 //! `Error::Corrupted` rather than such a key.
 
+#![deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used)]
+
 use crate::btree::cursor::RawCursor;
 use crate::btree::{Key, KeyBuf, Spec};
 use crate::db::Db;

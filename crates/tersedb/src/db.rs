@@ -1,6 +1,8 @@
 //! Databases: the configuration a database is created with, the handle the API takes, and the
 //! statistics it reports.
 
+#![deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used)]
+
 use crate::btree::Spec;
 pub use crate::btree::{Key, KeyBuf, KeyScheme, KeyType, Limits, RecordType, MAX_RECORD_LEN};
 use std::sync::Arc;
@@ -265,7 +267,7 @@ impl DbStats {
     pub fn codec_mix(&self) -> Vec<(CodecId, u64)> {
         let mut mix: Vec<(CodecId, u64)> = CodecId::ALL
             .iter()
-            .map(|&c| (c, self.key_blocks[c as usize]))
+            .map(|&c| (c, self.key_blocks.get(c as usize).copied().unwrap_or(0)))
             .filter(|&(_, n)| n > 0)
             .collect();
         mix.sort_by(|a, b| b.1.cmp(&a.1).then((a.0 as u8).cmp(&(b.0 as u8))));

@@ -3,8 +3,9 @@
 //! `Env` is `Send + Sync`: share it (e.g. in an `Arc`) between threads. Read transactions are
 //! snapshots and never block; one write transaction at a time (`Error::WriteTxnActive`).
 
-use crate::check::PagerPages;
-use crate::check::{self, CheckFault, CheckReport, Owners};
+#![deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used)]
+
+use crate::check::{self, CheckFault, CheckReport, Owners, PagerPages};
 use crate::error::{Error, PageId, Result};
 use crate::storage::{Durability, DEFAULT_PAGE_SIZE};
 use crate::txn::{ReadTxn, Snapshot, WriteTxn, Writer};
@@ -291,10 +292,13 @@ impl Env {
             Some(s) => Ok(s),
             None => {
                 let page = snap.pages().page(id)?;
+                let kind = page
+                    .get(crate::storage::PAGE_KIND_OFFSET)
+                    .copied()
+                    .unwrap_or(0);
                 Ok(format!(
-                    "page {id}: pager page of kind {} ({:?})",
-                    page[crate::storage::PAGE_KIND_OFFSET],
-                    crate::storage::PageKind::from_u8(page[crate::storage::PAGE_KIND_OFFSET])
+                    "page {id}: pager page of kind {kind} ({:?})",
+                    crate::storage::PageKind::from_u8(kind)
                 ))
             }
         }

@@ -1,6 +1,8 @@
 //! The environment over the real pager: files (`Env::create`, `Env::open`) or any [`Storage`]
 //! (`Env::create_with_storage`, `Env::open_with_storage`, for tests and fault injection).
 
+#![deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used)]
+
 use crate::check::PagerPages;
 use crate::env::{Backend, Env, EnvOptions};
 use crate::error::{Error, PageId, Result};

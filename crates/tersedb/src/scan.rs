@@ -13,6 +13,8 @@
 //! Plain and compressed keys and records look the same here; the query executor reads leaves
 //! through the same window.
 
+#![deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used)]
+
 use crate::btree::records::Rec;
 use crate::btree::scan::LeafScan;
 use crate::btree::zone;

@@ -7,6 +7,8 @@
 //! in memory and writes the changed catalog entries at commit. Creating, dropping and renaming
 //! databases write the catalog at once, so `list_dbs` sees them.
 
+#![deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used)]
+
 use crate::btree::fold::{self, KeyFold};
 use crate::btree::tree::{self, AppendHint, PutMode};
 use crate::btree::{Key, Spec};
@@ -92,7 +94,8 @@ fn check_int_keys(db: &Db) -> Result<()> {
 pub(crate) fn key_text(key: &Key<'_>) -> String {
     match key {
         Key::Bytes(b) if b.len() > 64 => {
-            format!("{} (first 64 of {} bytes)", Key::Bytes(&b[..64]), b.len())
+            let head = b.get(..64).unwrap_or(b);
+            format!("{} (first 64 of {} bytes)", Key::Bytes(head), b.len())
         }
         k => k.to_string(),
     }

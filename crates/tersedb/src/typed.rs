@@ -41,6 +41,8 @@
 //! returning; for numbers that copy of 4 or 8 bytes is all, and the lookup is faster than
 //! positioning a guard.
 
+#![deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used)]
+
 use crate::btree::cursor::RawCursor;
 use crate::btree::overflow::{self, Stored};
 use crate::btree::{Key, KeyBuf, KeyScheme, KeyType, RecordType, Spec};

@@ -32,12 +32,23 @@ impl FileStorage {
         read_only: bool,
         wait: Duration,
     ) -> Result<FileStorage> {
+        // Before opening: a read-only open of a FIFO would wait for a writer forever.
+        if let Ok(m) = std::fs::metadata(path) {
+            if !m.is_file() {
+                return Err(not_a_file(path, m.is_dir()));
+            }
+        }
         let file = OpenOptions::new()
             .read(true)
             .write(!read_only)
             .create(create && !read_only)
             .truncate(false)
-            .open(path)?;
+            .open(path)
+            .map_err(|e| open_error(path, read_only, e))?;
+        let m = file.metadata()?;
+        if !m.is_file() {
+            return Err(not_a_file(path, m.is_dir()));
+        }
         let fs = FileStorage {
             file,
             path: path.to_path_buf(),
@@ -83,6 +94,36 @@ impl FileStorage {
     }
 }
 
+/// A path that names a directory, a FIFO, a socket or a device: never a tersedb file.
+fn not_a_file(path: &Path, dir: bool) -> Error {
+    let what = if dir {
+        "a directory"
+    } else {
+        "not a regular file"
+    };
+    Error::BadFormat(format!("{} is {what}, not a tersedb file", path.display()))
+}
+
+/// An error opening the file, naming it (an `io::Error` alone says "Permission denied" without
+/// saying of what); its kind stays, so callers can still match on it.
+fn open_error(path: &Path, read_only: bool, e: io::Error) -> Error {
+    match e.kind() {
+        io::ErrorKind::IsADirectory => not_a_file(path, true),
+        io::ErrorKind::StorageFull => Error::DiskFull,
+        kind => {
+            let hint = if kind == io::ErrorKind::PermissionDenied && !read_only {
+                " for writing (open it read-only to read it)"
+            } else {
+                ""
+            };
+            Error::Io(io::Error::new(
+                kind,
+                format!("cannot open {}{hint}: {e}", path.display()),
+            ))
+        }
+    }
+}
+
 impl Storage for FileStorage {
     fn len(&self) -> io::Result<u64> {
         Ok(self.file.metadata()?.len())
@@ -99,5 +140,37 @@ impl Storage for FileStorage {
     fn sync(&self) -> io::Result<()> {
         // sync_all: the file may have grown, and its length must be durable too.
         self.file.sync_all()
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn open_errors_name_the_path_and_keep_their_kind() {
+        let p = Path::new("/data/x.tdb");
+        let denied = || io::Error::from(io::ErrorKind::PermissionDenied);
+        match open_error(p, false, denied()) {
+            Error::Io(e) => {
+                assert_eq!(e.kind(), io::ErrorKind::PermissionDenied);
+                let text = e.to_string();
+                assert!(
+                    text.contains("/data/x.tdb") && text.contains("read-only"),
+                    "{text}"
+                );
+            }
+            e => panic!("{e:?}"),
+        }
+        match open_error(p, true, denied()) {
+            Error::Io(e) => assert!(!e.to_string().contains("read-only to"), "{e}"),
+            e => panic!("{e:?}"),
+        }
+        let missing = open_error(p, true, io::Error::from(io::ErrorKind::NotFound));
+        assert!(matches!(&missing, Error::Io(e) if e.kind() == io::ErrorKind::NotFound));
+        assert!(missing.to_string().contains("cannot open /data/x.tdb"));
+        let dir = open_error(p, false, io::Error::from(io::ErrorKind::IsADirectory));
+        assert!(matches!(&dir, Error::BadFormat(w) if w.contains("is a directory")));
     }
 }

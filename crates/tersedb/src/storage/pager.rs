@@ -267,6 +267,13 @@ impl Pager {
         };
         let m = chosen.meta;
         let mut notes = chosen.notes;
+        // Read before any repair is written: an open refused on a damaged free list (or a file
+        // cut short) leaves the file as it was, recovery included.
+        let free_list = if opts.read_only {
+            None
+        } else {
+            Some(load_free_list(storage.as_ref(), &m)?)
+        };
         if !opts.read_only && !chosen.repairs.is_empty() {
             // Each repair writes a page no committed state reads (a damaged meta page, or a
             // copy): a crash half-way leaves the same choice for the next open.
@@ -281,14 +288,13 @@ impl Pager {
             page_size: m.page_size as usize,
             ..opts.clone()
         };
-        if opts.read_only {
+        let Some((free, free_pages)) = free_list else {
             // Loaded by `check` only (a writer of another process may reuse these pages
             // before this handle registers a snapshot).
             let p = Self::new(storage, &opts, m, Vec::new(), Vec::new(), notes);
             lock(&p.committed).free_loaded = false;
             return Ok(p);
-        }
-        let (free, free_pages) = load_free_list(storage.as_ref(), &m)?;
+        };
         Ok(Self::new(storage, &opts, m, free, free_pages, notes))
     }
 
