@@ -135,7 +135,7 @@ fn sweep(page_size: usize, cfg: DbConfig) {
 // with `TERSEDB_LONG=1`. One case again: `CONFIG=i FLIP=page,byte,mask` (mask in decimal).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tersedb::storage::meta::seal;
 use tersedb::storage::PageKind;
@@ -378,15 +378,28 @@ fn sealed_damage_reaches_every_parser() {
     let only = std::env::var("CONFIG")
         .ok()
         .and_then(|c| c.parse::<usize>().ok());
-    // A watchdog: a trial that runs for a minute is a hang; name it and abort.
+    // A watchdog: a trial that runs for a minute is a hang; name it and abort. It stops when
+    // this test ends (the guard below, also on a panic): left running, it would abort the test
+    // binary a minute later while other tests still run.
     let beat = Arc::new(AtomicU64::new(0));
     let current = Arc::new(Mutex::new(String::new()));
+    let done = Arc::new(AtomicBool::new(false));
+    struct StopOnDrop(Arc<AtomicBool>);
+    impl Drop for StopOnDrop {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::Relaxed);
+        }
+    }
+    let _stop = StopOnDrop(done.clone());
     {
         let (beat, current) = (beat.clone(), current.clone());
         std::thread::spawn(move || {
             let mut last = u64::MAX;
             loop {
                 std::thread::sleep(std::time::Duration::from_secs(60));
+                if done.load(Ordering::Relaxed) {
+                    return;
+                }
                 let now = beat.load(Ordering::Relaxed);
                 if now == last {
                     eprintln!("hang: {}", current.lock().unwrap());
