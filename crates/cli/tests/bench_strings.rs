@@ -4,6 +4,8 @@
 //! no compression on prefix-heavy keys, PkB more, and Tail raises the branches' fan-out. Also
 //! hex input with the empty key, and a key too long for the page size as a clear error.
 
+mod common;
+use common::{field, num};
 use std::collections::HashMap;
 use std::process::{Command, Output};
 
@@ -19,24 +21,6 @@ fn temp(name: &str) -> std::path::PathBuf {
         "tersedb-bench-strings-{}-{name}",
         std::process::id()
     ))
-}
-
-/// The value of a numeric or string field of a flat JSON object.
-fn field<'a>(line: &'a str, name: &str) -> &'a str {
-    let pat = format!("\"{name}\":");
-    let start = line
-        .find(&pat)
-        .unwrap_or_else(|| panic!("{name} missing: {line}"))
-        + pat.len();
-    let rest = &line[start..];
-    let end = rest.find([',', '}']).unwrap_or(rest.len());
-    rest[..end].trim_matches('"')
-}
-
-fn num(line: &str, name: &str) -> f64 {
-    field(line, name)
-        .parse()
-        .unwrap_or_else(|_| panic!("{name} is not a number: {line}"))
 }
 
 /// Runs the bench with `--json`; returns its lines by scheme, after checking that every scheme

@@ -5,6 +5,8 @@
 //! make fewer leaves, and the benchmark's files are gone afterwards. Also the refusals: pages
 //! below 4 KiB, and `--quick` without `--disk`.
 
+mod common;
+use common::{field, num};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -23,23 +25,6 @@ fn dir(name: &str) -> PathBuf {
         .join(format!("bench-strings-disk-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
     d
-}
-
-fn field<'a>(line: &'a str, name: &str) -> &'a str {
-    let pat = format!("\"{name}\":");
-    let start = line
-        .find(&pat)
-        .unwrap_or_else(|| panic!("{name} missing: {line}"))
-        + pat.len();
-    let rest = &line[start..];
-    let end = rest.find([',', '}']).unwrap_or(rest.len());
-    rest[..end].trim_matches('"')
-}
-
-fn num(line: &str, name: &str) -> f64 {
-    field(line, name)
-        .parse()
-        .unwrap_or_else(|_| panic!("{name} is not a number: {line}"))
 }
 
 const SCHEMES: [&str; 8] = [

@@ -36,3 +36,22 @@ pub fn stdout(o: &Output) -> String {
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
+
+/// The value of a numeric or string field of a flat JSON object (one line of `--json` output).
+pub fn field<'a>(line: &'a str, name: &str) -> &'a str {
+    let pat = format!("\"{name}\":");
+    let start = line
+        .find(&pat)
+        .unwrap_or_else(|| panic!("{name} missing: {line}"))
+        + pat.len();
+    let rest = &line[start..];
+    let end = rest.find([',', '}']).unwrap_or(rest.len());
+    rest[..end].trim_matches('"')
+}
+
+/// A numeric field of a flat JSON object.
+pub fn num(line: &str, name: &str) -> f64 {
+    field(line, name)
+        .parse()
+        .unwrap_or_else(|_| panic!("{name} is not a number: {line}"))
+}

@@ -615,22 +615,28 @@ struct Ctx<'a> {
     stats: QueryStats,
 }
 
+/// What the records of `db` range over as numbers; an error naming the database when they are
+/// opaque bytes.
+pub(crate) fn record_domain(db: &Db) -> std::result::Result<RecordDomain, String> {
+    match db.value_type() {
+        ValueType::U32 => Ok(RecordDomain::Int(0, u32::MAX as i128)),
+        ValueType::U64 => Ok(RecordDomain::Int(0, u64::MAX as i128)),
+        ValueType::I64 => Ok(RecordDomain::Int(i64::MIN as i128, i64::MAX as i128)),
+        ValueType::F64 => Ok(RecordDomain::F64),
+        ValueType::Bytes => Err(format!(
+            "the records of database {:?} are not numbers (create it with a value type \
+             u32, u64, i64 or f64)",
+            db.name()
+        )),
+    }
+}
+
 impl Binder for Ctx<'_> {
     fn key_domain(&self) -> (i128, i128) {
         self.key_domain
     }
     fn record_domain(&self) -> std::result::Result<RecordDomain, String> {
-        match self.db.value_type() {
-            ValueType::U32 => Ok(RecordDomain::Int(0, u32::MAX as i128)),
-            ValueType::U64 => Ok(RecordDomain::Int(0, u64::MAX as i128)),
-            ValueType::I64 => Ok(RecordDomain::Int(i64::MIN as i128, i64::MAX as i128)),
-            ValueType::F64 => Ok(RecordDomain::F64),
-            ValueType::Bytes => Err(format!(
-                "the records of database {:?} are not numbers (create it with a value type \
-                 u32, u64, i64 or f64)",
-                self.db.name()
-            )),
-        }
+        record_domain(self.db)
     }
     fn subquery(&mut self, q: &Query) -> Result<Num> {
         let r = run_sub(self.txn, q, self.depth + 1)?;

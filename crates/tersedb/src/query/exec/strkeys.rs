@@ -315,17 +315,7 @@ impl Binder for StrBinder<'_> {
         (0, 0)
     }
     fn record_domain(&self) -> std::result::Result<RecordDomain, String> {
-        match self.db.value_type() {
-            ValueType::U32 => Ok(RecordDomain::Int(0, u32::MAX as i128)),
-            ValueType::U64 => Ok(RecordDomain::Int(0, u64::MAX as i128)),
-            ValueType::I64 => Ok(RecordDomain::Int(i64::MIN as i128, i64::MAX as i128)),
-            ValueType::F64 => Ok(RecordDomain::F64),
-            ValueType::Bytes => Err(format!(
-                "the records of database {:?} are not numbers (create it with a value type \
-                 u32, u64, i64 or f64)",
-                self.db.name()
-            )),
-        }
+        super::record_domain(self.db)
     }
     fn subquery(&mut self, q: &Query) -> Result<Num> {
         let r = super::run_sub(self.txn, q, self.depth + 1)?;
