@@ -65,7 +65,7 @@ fn main() {
         let db = wtx
             .create_db(
                 "ts",
-                DbConfig::new(KeyType::U32, RecordType::Fixed(4))
+                DbConfig::raw(KeyType::U32, RecordType::Fixed(4))
                     .with_codec(codec)
                     .with_value_type(ValueType::U32),
             )

@@ -50,7 +50,7 @@ impl TerseStore {
         let db = w
             .create_db(
                 "bench",
-                DbConfig::new(key_type, RecordType::None)
+                DbConfig::raw(key_type, RecordType::None)
                     .with_codec(codec)
                     .with_auto_codec(auto),
             )

@@ -330,7 +330,7 @@ fn config(c: &tersedb_db_config) -> Res<DbConfig> {
     };
     let block = u16::try_from(c.block_size)
         .map_err(|_| inval(format!("block_size {} is too large", c.block_size)))?;
-    let mut cfg = DbConfig::new(key, rec)
+    let mut cfg = DbConfig::raw(key, rec)
         .with_value_type(vt)
         .with_block_size(block);
     if !c.compression.is_null() {

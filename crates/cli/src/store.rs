@@ -472,7 +472,7 @@ fn import_into(
             }
             Err(tersedb::Error::DbNotFound(_)) => w
                 .create_db(&name, {
-                    let c = DbConfig::new(key_type, record_type)
+                    let c = DbConfig::raw(key_type, record_type)
                         .with_codec(codec)
                         .with_auto_codec(auto_new)
                         .with_block_size(new_db.block_size.unwrap_or(0))

@@ -173,7 +173,7 @@ fn a_killed_reader_process_gives_its_slot_back() {
     let env = Env::create(&f, &EnvOptions::default()).unwrap();
     let mut w = env.begin_write().unwrap();
     let db = w
-        .create_db("d", DbConfig::new(KeyType::U32, RecordType::Fixed(4)))
+        .create_db("d", DbConfig::raw(KeyType::U32, RecordType::Fixed(4)))
         .unwrap();
     for k in 0..KEYS {
         w.append(&db, k, &[0; 4]).unwrap();

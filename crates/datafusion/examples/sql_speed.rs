@@ -31,7 +31,7 @@ fn write(path: &Path, keys: &[u32]) {
     let _ = std::fs::remove_file(path);
     let env = Env::create(path, &EnvOptions::default().durability(Durability::None)).unwrap();
     let mut w = env.begin_write().unwrap();
-    let cfg = DbConfig::new(KeyType::U32, RecordType::None).with_codec(Some(CodecId::Bp128));
+    let cfg = DbConfig::raw(KeyType::U32, RecordType::None).with_codec(Some(CodecId::Bp128));
     let db = w.create_db("k", cfg).unwrap();
     for &k in keys {
         w.append(&db, k, b"").unwrap();

@@ -26,7 +26,7 @@ fn temp(name: &str) -> PathBuf {
 fn file(path: &Path, keys: impl Iterator<Item = u32>) {
     let env = Env::create(path, &EnvOptions::default()).unwrap();
     let mut w = env.begin_write().unwrap();
-    let cfg = DbConfig::new(KeyType::U32, RecordType::Fixed(8)).with_value_type(ValueType::U64);
+    let cfg = DbConfig::raw(KeyType::U32, RecordType::Fixed(8)).with_value_type(ValueType::U64);
     let db = w.create_db("ev", cfg).unwrap();
     for k in keys {
         w.append(&db, k, &(2 * k as u64).to_le_bytes()).unwrap();
@@ -259,13 +259,13 @@ fn byte_string_keys_and_key_only_databases() {
     let env = Env::create(&f, &EnvOptions::default()).unwrap();
     let mut w = env.begin_write().unwrap();
     let s = w
-        .create_db("s", DbConfig::new(KeyType::VarBinary, RecordType::Variable))
+        .create_db("s", DbConfig::raw(KeyType::VarBinary, RecordType::Variable))
         .unwrap();
     let fx = w
-        .create_db("fx", DbConfig::new(KeyType::Binary(4), RecordType::None))
+        .create_db("fx", DbConfig::raw(KeyType::Binary(4), RecordType::None))
         .unwrap();
     let set = w
-        .create_db("set", DbConfig::new(KeyType::U64, RecordType::None))
+        .create_db("set", DbConfig::raw(KeyType::U64, RecordType::None))
         .unwrap();
     let mut want = Vec::new();
     for i in 0..3000u32 {

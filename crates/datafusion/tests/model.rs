@@ -340,7 +340,7 @@ fn write(d: &Data, case: u64) -> (PathBuf, PathBuf) {
         Recs::F64 => (RecordType::Fixed(8), ValueType::F64),
         Recs::Bytes => (RecordType::Variable, ValueType::Bytes),
     };
-    let cfg = DbConfig::new(d.key, rt)
+    let cfg = DbConfig::raw(d.key, rt)
         .with_value_type(vt)
         .with_codec(d.codec)
         .with_compressed_records(d.packed);

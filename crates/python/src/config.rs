@@ -116,7 +116,7 @@ pub fn db_config(
             )))
         }
     };
-    let mut c = DbConfig::new(key_type, record_type)
+    let mut c = DbConfig::raw(key_type, record_type)
         .with_value_type(value_type)
         .with_block_size(block_size)
         .with_compressed_records(compress_records);

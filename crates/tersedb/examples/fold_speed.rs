@@ -38,7 +38,7 @@ fn main() {
         let db = w
             .create_db(
                 "k",
-                DbConfig::new(KeyType::U32, RecordType::None).with_codec(codec),
+                DbConfig::raw(KeyType::U32, RecordType::None).with_codec(codec),
             )
             .unwrap();
         for &k in &keys {

@@ -35,7 +35,7 @@ fn main() {
         .durability(Durability::None)
         .cache_bytes(1 << 30);
     let env = Env::create(&path, &opts).expect("create");
-    let cfg = DbConfig::new(KeyType::U32, RecordType::None)
+    let cfg = DbConfig::raw(KeyType::U32, RecordType::None)
         .with_codec(Some(codec))
         .with_auto_codec(auto);
     let mut order = keys.clone();

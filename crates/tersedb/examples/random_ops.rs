@@ -15,7 +15,7 @@ fn main() -> tersedb::Result<()> {
     let keys: Vec<u64> = (0..n).map(|_| rng.u64(..)).collect();
     let t = Instant::now();
     let mut w = env.begin_write()?;
-    let db = w.create_db("r", DbConfig::new(KeyType::U64, RecordType::Fixed(16)))?;
+    let db = w.create_db("r", DbConfig::raw(KeyType::U64, RecordType::Fixed(16)))?;
     for k in &keys {
         w.upsert(&db, *k, &k.to_le_bytes().repeat(2))?;
     }

@@ -19,7 +19,7 @@ fn main() {
     let w = Env::create(&path, &opts).unwrap();
     let mut t = w.begin_write().unwrap();
     let db = t
-        .create_db("d", DbConfig::new(KeyType::U32, RecordType::None))
+        .create_db("d", DbConfig::raw(KeyType::U32, RecordType::None))
         .unwrap();
     for k in 0..100_000u32 {
         t.insert(&db, k * 3, &[]).unwrap();

@@ -78,7 +78,7 @@ fn main() {
         let mut envs = Vec::new();
         for compressed in [false, true] {
             let env = Env::in_memory(&EnvOptions::default()).unwrap();
-            let cfg = DbConfig::new(KeyType::U64, RecordType::Fixed(width as u32))
+            let cfg = DbConfig::raw(KeyType::U64, RecordType::Fixed(width as u32))
                 .with_codec(Some(CodecId::Bp128))
                 .with_value_type(*vt)
                 .with_compressed_records(compressed);

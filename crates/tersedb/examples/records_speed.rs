@@ -58,7 +58,7 @@ fn main() {
                 .durability(Durability::None)
                 .cache_bytes(1 << 30);
             let env = Env::create(&path, &opts).expect("create");
-            let cfg = DbConfig::new(KeyType::U64, RecordType::Fixed(8))
+            let cfg = DbConfig::raw(KeyType::U64, RecordType::Fixed(8))
                 .with_codec(Some(CodecId::Bp128))
                 .with_value_type(ValueType::F64)
                 .with_compressed_records(compressed);

@@ -46,7 +46,7 @@ fn main() {
         }
         let env = Env::in_memory(&EnvOptions::default().page_size(page)).expect("env");
         let mut w = env.begin_write().expect("write");
-        let cfg = DbConfig::new(KeyType::VarBinary, RecordType::None).with_key_scheme(scheme);
+        let cfg = DbConfig::raw(KeyType::VarBinary, RecordType::None).with_key_scheme(scheme);
         let db = w.create_db("k", cfg).expect("db");
         let t = Instant::now();
         for k in &keys {

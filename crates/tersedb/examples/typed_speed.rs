@@ -39,7 +39,7 @@ fn main() {
             let def = if auto { def } else { def.uncompressed() };
             let mut w = env.begin_write().unwrap();
             let t = w.open_table(def).unwrap();
-            let config = DbConfig::new(KeyType::U32, RecordType::Fixed(8))
+            let config = DbConfig::raw(KeyType::U32, RecordType::Fixed(8))
                 .with_value_type(ValueType::U64)
                 .with_auto_codec(auto);
             let db = w.create_db("raw", config).unwrap();

@@ -151,7 +151,7 @@ impl Entry {
             return Err(bad("root points at a meta page"));
         }
         Ok(Entry {
-            config: DbConfig::new(key_type, record_type)
+            config: DbConfig::raw(key_type, record_type)
                 .with_codec(key_codec)
                 .with_auto_codec(auto)
                 .with_block_size(block_size)
@@ -236,7 +236,7 @@ mod tests {
     #[test]
     fn value_type_byte_round_trips_and_unknown_is_bad_format() {
         let e = Entry {
-            config: DbConfig::new(KeyType::U64, RecordType::Fixed(8))
+            config: DbConfig::raw(KeyType::U64, RecordType::Fixed(8))
                 .with_value_type(ValueType::I64),
             root: 7,
             count: 3,

@@ -116,9 +116,22 @@ impl ValueType {
 }
 
 impl DbConfig {
-    /// Keys of `key_type`, records of `record_type`, keys uncompressed (byte-string keys use
-    /// the default scheme, `HeadTail`), records opaque bytes.
+    /// Keys of `key_type`, records of `record_type`, compressed as a new database should be:
+    /// integer keys (u32, u64) with a codec chosen per block ([`DbConfig::auto_codec`]; on
+    /// pages under 1 KiB, where no block fits, they stay uncompressed), fixed-size records of
+    /// 1 to 8 bytes compressed per chunk ([`DbConfig::compress_records`]), byte-string keys
+    /// with the `HeadTail` scheme; records are opaque bytes until
+    /// [`DbConfig::with_value_type`] says otherwise. [`DbConfig::raw`] stores everything
+    /// uncompressed.
     pub fn new(key_type: KeyType, record_type: RecordType) -> Self {
+        let mut c = Self::raw(key_type, record_type);
+        c.auto_codec = matches!(key_type, KeyType::U32 | KeyType::U64);
+        c.compress_records = matches!(record_type, RecordType::Fixed(1..=8));
+        c
+    }
+    /// Keys of `key_type`, records of `record_type`, keys and records uncompressed (byte-string
+    /// keys use the default scheme, `HeadTail`), records opaque bytes.
+    pub fn raw(key_type: KeyType, record_type: RecordType) -> Self {
         DbConfig {
             key_type,
             record_type,
@@ -196,7 +209,7 @@ impl DbConfig {
         self.block_size = keys;
         self
     }
-    /// u32 keys, no records.
+    /// u32 keys, no records, compressed as [`DbConfig::new`] does.
     pub fn u32_set() -> Self {
         Self::new(KeyType::U32, RecordType::None)
     }

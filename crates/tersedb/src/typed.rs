@@ -364,8 +364,9 @@ impl<K: TableKey, V: TableValue> fmt::Debug for TableDef<'_, K, V> {
 
 impl<'n, K: TableKey, V: TableValue> TableDef<'n, K, V> {
     /// A table named `name`. New tables compress integer keys with a codec chosen per block
-    /// (`auto`; uncompressed on pages under 1 KiB, too small for compressed leaves) and
-    /// byte-string keys with `HeadTail`.
+    /// (`auto`; uncompressed on pages under 1 KiB, too small for compressed leaves),
+    /// byte-string keys with `HeadTail`, and numeric values (integers, floats) chunk by chunk
+    /// (see [`DbConfig::new`]).
     pub const fn new(name: &'n str) -> Self {
         TableDef {
             name,
@@ -387,7 +388,7 @@ impl<'n, K: TableKey, V: TableValue> TableDef<'n, K, V> {
         self
     }
 
-    /// Keys of a new table are stored uncompressed.
+    /// Keys and values of a new table are stored uncompressed.
     pub const fn uncompressed(mut self) -> Self {
         self.compression = Compression::None;
         self
@@ -408,10 +409,14 @@ impl<'n, K: TableKey, V: TableValue> TableDef<'n, K, V> {
     pub fn config(&self) -> DbConfig {
         let (rt, vt) = V::records();
         let kt = K::key_type();
-        let c = DbConfig::new(kt, rt).with_value_type(vt);
+        // Numeric values are compressed unless the table is `uncompressed`.
+        let c = match self.compression {
+            Compression::None => DbConfig::raw(kt, rt),
+            _ => DbConfig::new(kt, rt),
+        }
+        .with_value_type(vt);
         let int = matches!(kt, KeyType::U32 | KeyType::U64);
         let c = match (self.compression, int) {
-            (Compression::Default, true) => c.with_auto_codec(true),
             (Compression::Codec(codec), true) => c.with_codec(Some(codec)),
             (Compression::Scheme(s), false) => c.with_key_scheme(s),
             (Compression::None, false) => c.with_key_scheme(KeyScheme::None),

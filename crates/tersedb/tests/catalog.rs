@@ -11,7 +11,7 @@ fn create_list_open_rename_drop() {
     let (env, _) = mem_env(4096);
     let mut w = env.begin_write().unwrap();
     let a = w.create_db("alpha", DbConfig::u32_set()).unwrap();
-    let cfg_b = DbConfig::new(KeyType::VarBinary, RecordType::Variable);
+    let cfg_b = DbConfig::raw(KeyType::VarBinary, RecordType::Variable);
     let b = w.create_db("beta", cfg_b).unwrap();
     assert!(matches!(
         w.create_db("alpha", cfg_b),
@@ -29,14 +29,15 @@ fn create_list_open_rename_drop() {
     assert_eq!(
         r.list_dbs().unwrap(),
         vec![
-            ("alpha".to_string(), DbConfig::u32_set()),
-            // Stored as effective: the default split range of head-tail is 17%.
+            // Stored as effective: auto's blocks hold 129 keys (the largest every candidate
+            // codec takes), head-tail's default split range is 17%.
+            ("alpha".to_string(), DbConfig::u32_set().with_block_size(129)),
             ("beta".to_string(), cfg_b.with_split_range(17))
         ]
     );
     assert!(matches!(r.open_db("gamma"), Err(Error::DbNotFound(_))));
     assert!(matches!(
-        r.open_db_with("alpha", DbConfig::new(KeyType::U64, RecordType::None)),
+        r.open_db_with("alpha", DbConfig::raw(KeyType::U64, RecordType::None)),
         Err(Error::ConfigMismatch { .. })
     ));
     let b2 = r.open_db_with("beta", cfg_b).unwrap();
@@ -71,7 +72,7 @@ fn a_handle_with_another_config_is_rejected() {
     let mut w = env.begin_write().unwrap();
     let a = w.create_db("a", DbConfig::u32_set()).unwrap();
     w.drop_db("a").unwrap();
-    w.create_db("a", DbConfig::new(KeyType::U64, RecordType::None))
+    w.create_db("a", DbConfig::raw(KeyType::U64, RecordType::None))
         .unwrap();
     // The old handle's config no longer matches the stored one.
     assert!(matches!(
@@ -88,7 +89,7 @@ fn dropping_databases_frees_their_pages() {
     for round in 0..6 {
         let mut w = env.begin_write().unwrap();
         let d = w
-            .create_db("d", DbConfig::new(KeyType::U32, RecordType::Variable))
+            .create_db("d", DbConfig::raw(KeyType::U32, RecordType::Variable))
             .unwrap();
         for i in 0..3000u32 {
             let v = vec![round as u8; if i % 100 == 0 { 10_000 } else { 20 }];

@@ -12,7 +12,7 @@ use tersedb::storage::MemStorage;
 use tersedb::{CodecId, DbConfig, Env, EnvOptions, Error, KeyType, RecordType};
 
 fn cfg(codec: CodecId) -> DbConfig {
-    DbConfig::new(KeyType::U32, RecordType::None).with_codec(Some(codec))
+    DbConfig::raw(KeyType::U32, RecordType::None).with_codec(Some(codec))
 }
 
 /// ClusterData-like keys: runs of dense keys separated by gaps of varying width.
@@ -126,7 +126,7 @@ fn random_order_inserts_with_records_for_every_codec() {
         let db = w
             .create_db(
                 "k",
-                DbConfig::new(KeyType::U32, RecordType::Fixed(4)).with_codec(Some(codec)),
+                DbConfig::raw(KeyType::U32, RecordType::Fixed(4)).with_codec(Some(codec)),
             )
             .unwrap();
         let mut model = std::collections::BTreeMap::new();
@@ -164,11 +164,11 @@ fn configuration_is_stored_and_checked() {
         .unwrap();
     // Codecs need integer keys, a supported block size and pages of 1 KiB or more.
     for bad in [
-        DbConfig::new(KeyType::VarBinary, RecordType::None).with_codec(Some(CodecId::VByte)),
-        DbConfig::new(KeyType::Binary(8), RecordType::None).with_codec(Some(CodecId::Bp128)),
+        DbConfig::raw(KeyType::VarBinary, RecordType::None).with_codec(Some(CodecId::VByte)),
+        DbConfig::raw(KeyType::Binary(8), RecordType::None).with_codec(Some(CodecId::Bp128)),
         cfg(CodecId::Bp128).with_block_size(130),
         cfg(CodecId::VByte).with_block_size(1),
-        DbConfig::new(KeyType::U32, RecordType::None).with_block_size(8),
+        DbConfig::raw(KeyType::U32, RecordType::None).with_block_size(8),
     ] {
         assert!(
             matches!(w.create_db("bad", bad), Err(Error::InvalidArgument(_))),
@@ -321,10 +321,10 @@ fn fold_keys_matches_a_model() {
         .iter()
         .map(|&c| cfg(c).with_block_size([0u16, 7][rng.usize(0..2)]))
         .collect();
-    cfgs.push(DbConfig::new(KeyType::U32, RecordType::None));
-    cfgs.push(DbConfig::new(KeyType::U32, RecordType::None).with_auto_codec(true));
-    cfgs.push(DbConfig::new(KeyType::U64, RecordType::Fixed(2)));
-    cfgs.push(DbConfig::new(KeyType::U64, RecordType::Fixed(2)).with_auto_codec(true));
+    cfgs.push(DbConfig::raw(KeyType::U32, RecordType::None));
+    cfgs.push(DbConfig::raw(KeyType::U32, RecordType::None).with_auto_codec(true));
+    cfgs.push(DbConfig::raw(KeyType::U64, RecordType::Fixed(2)));
+    cfgs.push(DbConfig::raw(KeyType::U64, RecordType::Fixed(2)).with_auto_codec(true));
     for c in cfgs {
         let (env, _store) = mem_env(4096);
         let mut w = env.begin_write().unwrap();
@@ -376,7 +376,7 @@ fn dense_blocks_answer_lookups_exactly() {
             let (env, _store) = mem_env(1024);
             let mut w = env.begin_write().unwrap();
             let db = w
-                .create_db("d", DbConfig::new(KeyType::U32, rt).with_codec(Some(codec)))
+                .create_db("d", DbConfig::raw(KeyType::U32, rt).with_codec(Some(codec)))
                 .unwrap();
             let mut model = std::collections::BTreeMap::new();
             for k in (1000..6000u32)

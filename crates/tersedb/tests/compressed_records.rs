@@ -34,7 +34,7 @@ impl Data {
             Data::Codes => (RecordType::Fixed(4), ValueType::U32),
             Data::Words => (RecordType::Fixed(2), ValueType::Bytes),
         };
-        DbConfig::new(key_type, rt)
+        DbConfig::raw(key_type, rt)
             .with_value_type(vt)
             .with_compressed_records(true)
     }
@@ -243,7 +243,7 @@ fn compressed_records_need_small_fixed_records() {
     let (env, _store) = mem_env(4096);
     let mut w = env.begin_write().unwrap();
     for rt in [RecordType::Variable, RecordType::None, RecordType::Fixed(9)] {
-        let cfg = DbConfig::new(KeyType::U32, rt).with_compressed_records(true);
+        let cfg = DbConfig::raw(KeyType::U32, rt).with_compressed_records(true);
         let e = w.create_db("x", cfg).unwrap_err();
         assert!(e.to_string().contains("compressed records"), "{e}");
     }
@@ -299,7 +299,7 @@ fn compressed_records_are_small() {
 fn compressed_records_behind_string_keys() {
     let mut rng = fastrand::Rng::with_seed(seed());
     for scheme in tersedb::KeyScheme::ALL {
-        let cfg = DbConfig::new(KeyType::VarBinary, RecordType::Fixed(8))
+        let cfg = DbConfig::raw(KeyType::VarBinary, RecordType::Fixed(8))
             .with_key_scheme(scheme)
             .with_value_type(ValueType::F64)
             .with_compressed_records(true);
@@ -360,7 +360,7 @@ fn small_blocks_and_repetitive_records_split_cleanly() {
         for bs in [2u16, 3, 7] {
             let mut rng = fastrand::Rng::with_seed(base ^ (round as u64 * 31 + bs as u64));
             let (env, _store) = mem_env(1024);
-            let cfg = DbConfig::new(KeyType::U32, RecordType::Fixed(8))
+            let cfg = DbConfig::raw(KeyType::U32, RecordType::Fixed(8))
                 .with_value_type(ValueType::F64)
                 .with_codec(Some(codec))
                 .with_block_size(bs)
@@ -572,7 +572,7 @@ fn query_model_load_that_failed_to_split() {
     ];
 
     let (env, _store) = mem_env(1024);
-    let cfg = DbConfig::new(KeyType::U32, RecordType::Fixed(8))
+    let cfg = DbConfig::raw(KeyType::U32, RecordType::Fixed(8))
         .with_value_type(ValueType::F64)
         .with_codec(Some(CodecId::SimdFor))
         .with_block_size(2)

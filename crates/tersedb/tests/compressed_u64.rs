@@ -41,7 +41,7 @@ fn u64_keys_match_a_model_for_every_codec() {
     let mut rng = fastrand::Rng::with_seed(seed());
     // Every codec, and `auto` (a codec chosen per block) last.
     for codec in CodecId::ALL.into_iter().map(Some).chain([None]) {
-        let cfg = DbConfig::new(KeyType::U64, RecordType::Fixed(8))
+        let cfg = DbConfig::raw(KeyType::U64, RecordType::Fixed(8))
             .with_codec(codec)
             .with_auto_codec(codec.is_none())
             .with_block_size([0u16, 9][rng.usize(0..2)]);
@@ -167,7 +167,7 @@ fn u64_keys_cost_what_the_same_deltas_cost_as_u32() {
             let db = w
                 .create_db(
                     "k",
-                    DbConfig::new(kt, RecordType::None).with_codec(Some(codec)),
+                    DbConfig::raw(kt, RecordType::None).with_codec(Some(codec)),
                 )
                 .unwrap();
             for &d in &deltas {

@@ -41,14 +41,14 @@ fn build(page_size: usize, cfg: DbConfig) -> (Vec<u8>, BTreeMap<KeyBuf, Vec<u8>>
 
 #[test]
 fn every_flipped_byte_gives_an_error_or_a_correct_answer() {
-    sweep(512, DbConfig::new(KeyType::U32, RecordType::Variable));
+    sweep(512, DbConfig::raw(KeyType::U32, RecordType::Variable));
 }
 
 /// The same sweep over files whose leaves hold compressed blocks.
 #[test]
 fn every_flipped_byte_of_compressed_leaves() {
     for codec in [CodecId::VByte, CodecId::Bp128, CodecId::PforDelta] {
-        let cfg = DbConfig::new(KeyType::U32, RecordType::Variable)
+        let cfg = DbConfig::raw(KeyType::U32, RecordType::Variable)
             .with_codec(Some(codec))
             .with_block_size(16);
         sweep(1024, cfg);
@@ -59,7 +59,7 @@ fn every_flipped_byte_of_compressed_leaves() {
 #[test]
 fn every_flipped_byte_of_compressed_string_keys() {
     for scheme in KeyScheme::ALL {
-        let cfg = DbConfig::new(KeyType::VarBinary, RecordType::Variable).with_key_scheme(scheme);
+        let cfg = DbConfig::raw(KeyType::VarBinary, RecordType::Variable).with_key_scheme(scheme);
         sweep(1024, cfg);
     }
 }
@@ -167,7 +167,7 @@ fn sealed_file(page_size: usize, cfg: DbConfig) -> Vec<u8> {
     let mut w = env.begin_write().unwrap();
     let d = w.create_db("d", cfg).unwrap();
     let e = w
-        .create_db("e", DbConfig::new(KeyType::U64, RecordType::Fixed(4)))
+        .create_db("e", DbConfig::raw(KeyType::U64, RecordType::Fixed(4)))
         .unwrap();
     for k in 0..600u32 {
         w.insert(&d, &key(k), &rec(k)).unwrap();
@@ -345,15 +345,15 @@ fn summary_key(ci: usize, kind: Option<PageKind>, fault: &str) -> String {
 
 fn sealed_configs() -> Vec<(usize, DbConfig)> {
     let mut v = vec![
-        (512, DbConfig::new(KeyType::U32, RecordType::Variable)),
-        (512, DbConfig::new(KeyType::U64, RecordType::Fixed(8))),
-        (512, DbConfig::new(KeyType::Binary(12), RecordType::None)),
-        (512, DbConfig::new(KeyType::VarBinary, RecordType::None)),
+        (512, DbConfig::raw(KeyType::U32, RecordType::Variable)),
+        (512, DbConfig::raw(KeyType::U64, RecordType::Fixed(8))),
+        (512, DbConfig::raw(KeyType::Binary(12), RecordType::None)),
+        (512, DbConfig::raw(KeyType::VarBinary, RecordType::None)),
     ];
     for codec in CodecId::ALL {
         v.push((
             1024,
-            DbConfig::new(KeyType::U32, RecordType::Variable)
+            DbConfig::raw(KeyType::U32, RecordType::Variable)
                 .with_codec(Some(codec))
                 .with_block_size(16),
         ));
@@ -361,7 +361,7 @@ fn sealed_configs() -> Vec<(usize, DbConfig)> {
     for scheme in KeyScheme::ALL {
         v.push((
             512,
-            DbConfig::new(KeyType::VarBinary, RecordType::Variable).with_key_scheme(scheme),
+            DbConfig::raw(KeyType::VarBinary, RecordType::Variable).with_key_scheme(scheme),
         ));
     }
     v

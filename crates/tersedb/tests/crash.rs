@@ -35,7 +35,7 @@ fn opts() -> EnvOptions {
 }
 
 fn config() -> DbConfig {
-    DbConfig::new(KeyType::U64, RecordType::Variable)
+    DbConfig::raw(KeyType::U64, RecordType::Variable)
 }
 
 /// Applies commit number `c` of the workload to the env and the model.
@@ -98,7 +98,7 @@ fn crash_at_every_sync_point() {
 #[test]
 fn crash_at_every_sync_point_compressed() {
     for codec in CodecId::ALL {
-        let cfg = DbConfig::new(KeyType::U32, RecordType::Variable)
+        let cfg = DbConfig::raw(KeyType::U32, RecordType::Variable)
             .with_codec(Some(codec))
             .with_block_size(9);
         crash_at_every_sync_point_with(EnvOptions::default().page_size(1024), cfg);
@@ -109,7 +109,7 @@ fn crash_at_every_sync_point_compressed() {
 #[test]
 fn crash_at_every_sync_point_string_schemes() {
     for scheme in KeyScheme::ALL {
-        let cfg = DbConfig::new(KeyType::VarBinary, RecordType::Variable).with_key_scheme(scheme);
+        let cfg = DbConfig::raw(KeyType::VarBinary, RecordType::Variable).with_key_scheme(scheme);
         crash_at_every_sync_point_with(opts(), cfg);
     }
 }

@@ -44,7 +44,7 @@ fn walk_across_leaves_both_ways() {
     let (env, _) = mem_env(512);
     let mut w = env.begin_write().unwrap();
     let d = w
-        .create_db("d", DbConfig::new(KeyType::U64, RecordType::Fixed(16)))
+        .create_db("d", DbConfig::raw(KeyType::U64, RecordType::Fixed(16)))
         .unwrap();
     let n = 5000u64;
     for i in 0..n {
@@ -77,7 +77,7 @@ fn erase_at_cursor() {
     let (env, _) = mem_env(512);
     let mut w = env.begin_write().unwrap();
     let d = w
-        .create_db("d", DbConfig::new(KeyType::VarBinary, RecordType::Variable))
+        .create_db("d", DbConfig::raw(KeyType::VarBinary, RecordType::Variable))
         .unwrap();
     for i in 0..1000u32 {
         w.insert(&d, format!("{i:04}").as_str(), b"v").unwrap();

@@ -19,7 +19,7 @@ fn file_round_trip_reopen_and_check() {
         let mut w = env.begin_write().unwrap();
         let db = w.create_db("events", DbConfig::u32_set()).unwrap();
         let kv = w
-            .create_db("kv", DbConfig::new(KeyType::U64, RecordType::Variable))
+            .create_db("kv", DbConfig::raw(KeyType::U64, RecordType::Variable))
             .unwrap();
         for k in 0..20_000u32 {
             w.insert(&db, k * 3, &[]).unwrap();
@@ -72,7 +72,7 @@ fn churn_keeps_the_file_bounded() {
     let env = Env::create(&path, &opts).unwrap();
     let mut w = env.begin_write().unwrap();
     let db = w
-        .create_db("d", DbConfig::new(KeyType::U32, RecordType::Fixed(8)))
+        .create_db("d", DbConfig::raw(KeyType::U32, RecordType::Fixed(8)))
         .unwrap();
     w.commit().unwrap();
     let mut sizes = Vec::new();

@@ -33,10 +33,10 @@ fn build(cfg: DbConfig) -> (Vec<u8>, Vec<u32>) {
 #[test]
 fn forged_leaf_counts_are_faults_not_allocations() {
     for cfg in [
-        DbConfig::new(KeyType::U32, RecordType::None).with_codec(Some(CodecId::Bp128)),
-        DbConfig::new(KeyType::U32, RecordType::None).with_codec(Some(CodecId::VByte)),
-        DbConfig::new(KeyType::U32, RecordType::None),
-        DbConfig::new(KeyType::VarBinary, RecordType::None),
+        DbConfig::raw(KeyType::U32, RecordType::None).with_codec(Some(CodecId::Bp128)),
+        DbConfig::raw(KeyType::U32, RecordType::None).with_codec(Some(CodecId::VByte)),
+        DbConfig::raw(KeyType::U32, RecordType::None),
+        DbConfig::raw(KeyType::VarBinary, RecordType::None),
     ] {
         let (good, keys) = build(cfg);
         let mut leaves = 0;

@@ -60,12 +60,12 @@ type Model = BTreeMap<(String, u64), Vec<u8>>;
 fn commit(env: &Env, model: &mut Model, c: u64) {
     let mut w = env.begin_write().unwrap();
     let a = w
-        .open_or_create_db("a", DbConfig::new(KeyType::U32, RecordType::Variable))
+        .open_or_create_db("a", DbConfig::raw(KeyType::U32, RecordType::Variable))
         .unwrap();
     let b = w
         .open_or_create_db(
             "b",
-            DbConfig::new(KeyType::U64, RecordType::Fixed(8)).with_codec(Some(CodecId::Bp128)),
+            DbConfig::raw(KeyType::U64, RecordType::Fixed(8)).with_codec(Some(CodecId::Bp128)),
         )
         .unwrap();
     for k in 0..60u64 {

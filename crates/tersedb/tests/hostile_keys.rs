@@ -289,7 +289,7 @@ fn scheme_on_every_page(scheme: KeyScheme) {
             continue;
         }
         for rt in [RecordType::None, RecordType::Variable] {
-            let cfg = DbConfig::new(KeyType::VarBinary, rt).with_key_scheme(scheme);
+            let cfg = DbConfig::raw(KeyType::VarBinary, rt).with_key_scheme(scheme);
             eprintln!("{} page {page} {rt:?}", scheme.name());
             runner(6)
                 .run(

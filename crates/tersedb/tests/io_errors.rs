@@ -29,7 +29,7 @@ fn opts() -> EnvOptions {
 /// erases, committed with `Durability::None` on even `c` when `mixed`.
 fn step(env: &Env, model: &mut Model, c: u64, mixed: bool) -> tersedb::Result<()> {
     let mut w = env.begin_write()?;
-    let db = w.open_or_create_db("io", DbConfig::new(KeyType::U64, RecordType::Variable))?;
+    let db = w.open_or_create_db("io", DbConfig::raw(KeyType::U64, RecordType::Variable))?;
     let mut rng = fastrand::Rng::with_seed(0x10E + c);
     for _ in 0..rng.usize(10..60) {
         let k = rng.u64(..300);

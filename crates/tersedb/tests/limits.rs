@@ -14,7 +14,7 @@ fn key_limits_follow_the_page_size() {
         let limits = Limits::for_page_size(ps);
         let mut w = env.begin_write().unwrap();
         let d = w
-            .create_db("v", DbConfig::new(KeyType::VarBinary, RecordType::Variable))
+            .create_db("v", DbConfig::raw(KeyType::VarBinary, RecordType::Variable))
             .unwrap();
         assert_eq!(d.limits(), limits);
         // Many maximal keys with maximal inline values: nodes still split and hold them.
@@ -43,7 +43,7 @@ fn key_and_record_types_are_checked() {
     let (env, _) = mem_env(4096);
     let mut w = env.begin_write().unwrap();
     let f = w
-        .create_db("f", DbConfig::new(KeyType::Binary(4), RecordType::Fixed(2)))
+        .create_db("f", DbConfig::raw(KeyType::Binary(4), RecordType::Fixed(2)))
         .unwrap();
     assert!(matches!(
         w.insert(&f, b"abc", b"xy"),
@@ -61,7 +61,7 @@ fn key_and_record_types_are_checked() {
     ));
     assert!(matches!(w.insert(&s, 1u64, b""), Err(Error::InvalidKey(_))));
     let u = w
-        .create_db("u", DbConfig::new(KeyType::U64, RecordType::None))
+        .create_db("u", DbConfig::raw(KeyType::U64, RecordType::None))
         .unwrap();
     // A u32 probe widens for u64 keys.
     w.insert(&u, Key::U64(7), b"").unwrap();
@@ -69,12 +69,12 @@ fn key_and_record_types_are_checked() {
     assert!(matches!(
         w.create_db(
             "big",
-            DbConfig::new(KeyType::U32, RecordType::Fixed(100_000))
+            DbConfig::raw(KeyType::U32, RecordType::Fixed(100_000))
         ),
         Err(Error::InvalidArgument(_))
     ));
     assert!(matches!(
-        w.create_db("zero", DbConfig::new(KeyType::Binary(0), RecordType::None)),
+        w.create_db("zero", DbConfig::raw(KeyType::Binary(0), RecordType::None)),
         Err(Error::InvalidArgument(_))
     ));
     w.commit().unwrap();
@@ -85,7 +85,7 @@ fn sixty_four_mib_value_round_trips_and_larger_is_rejected() {
     let (env, _) = mem_env(65536);
     let mut w = env.begin_write().unwrap();
     let d = w
-        .create_db("blobs", DbConfig::new(KeyType::U32, RecordType::Variable))
+        .create_db("blobs", DbConfig::raw(KeyType::U32, RecordType::Variable))
         .unwrap();
     let big: Vec<u8> = (0..tersedb::db::MAX_RECORD_LEN)
         .map(|i| (i % 251) as u8)

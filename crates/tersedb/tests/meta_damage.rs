@@ -28,7 +28,7 @@ type Model = BTreeMap<u32, Vec<u8>>;
 fn commit(env: &Env, model: &mut Model, c: u32) {
     let mut w = env.begin_write().unwrap();
     let db = w
-        .open_or_create_db("d", DbConfig::new(KeyType::U32, RecordType::Variable))
+        .open_or_create_db("d", DbConfig::raw(KeyType::U32, RecordType::Variable))
         .unwrap();
     for k in 0..40u32 {
         let key = k * 3 + c;

@@ -152,7 +152,7 @@ fn run(page_size: usize, cfg: DbConfig, ops: &[Op]) -> Result<(), TestCaseError>
     let mut w = env.begin_write().unwrap();
     let db = w.create_db("t", cfg).unwrap();
     let side = w
-        .create_db("side", DbConfig::new(KeyType::U64, RecordType::None))
+        .create_db("side", DbConfig::raw(KeyType::U64, RecordType::None))
         .unwrap();
     let mut side_model = std::collections::BTreeSet::new();
     let mut side_committed = side_model.clone();
@@ -391,7 +391,7 @@ fn check_all(page_size: usize, cases: u32, len: usize) {
         eprintln!("page size {page_size}, {kt:?} / {rt:?}");
         runner(cases)
             .run(&prop::collection::vec(op(), 1..len), |ops| {
-                run(page_size, DbConfig::new(kt, rt), &ops)
+                run(page_size, DbConfig::raw(kt, rt), &ops)
             })
             .unwrap();
     }
@@ -413,7 +413,7 @@ fn model_compressed() {
             (RecordType::Variable, 0),
             (RecordType::Fixed(8), 3),
         ] {
-            let cfg = DbConfig::new(KeyType::U32, rt)
+            let cfg = DbConfig::raw(KeyType::U32, rt)
                 .with_codec(Some(codec))
                 .with_block_size(block);
             eprintln!("{} block {block} {rt:?}", codec.name());
@@ -434,9 +434,9 @@ fn model_compressed() {
 fn model_string_schemes() {
     let mut cfgs = Vec::new();
     for scheme in KeyScheme::ALL {
-        cfgs.push(DbConfig::new(KeyType::VarBinary, RecordType::Variable).with_key_scheme(scheme));
+        cfgs.push(DbConfig::raw(KeyType::VarBinary, RecordType::Variable).with_key_scheme(scheme));
     }
-    let vb = DbConfig::new(KeyType::VarBinary, RecordType::None);
+    let vb = DbConfig::raw(KeyType::VarBinary, RecordType::None);
     cfgs.push(
         vb.with_key_scheme(KeyScheme::WiredTiger)
             .with_scheme_param(1),

@@ -97,7 +97,7 @@ fn single_key() {
         fill(
             &e,
             "one",
-            DbConfig::new(KeyType::U64, RecordType::None),
+            DbConfig::raw(KeyType::U64, RecordType::None),
             [(u64::MAX, vec![])],
         );
         let m = u64::MAX as i128;
@@ -277,7 +277,7 @@ fn count_reads_at_most_two_blocks_per_range() {
 fn top_and_bottom_stop_early() {
     let ints = |v: &[u64]| Value::List(v.iter().map(|&k| int(k as i128)).collect());
     // Records: the key's parity, so `record = 1` is a residual filter (not a key range).
-    let base = DbConfig::new(KeyType::U32, RecordType::Fixed(4)).with_value_type(ValueType::U32);
+    let base = DbConfig::raw(KeyType::U32, RecordType::Fixed(4)).with_value_type(ValueType::U32);
     let mut configs = vec![(base, 512)];
     for c in [CodecId::Bp128, CodecId::VByte] {
         configs.push((base.with_codec(Some(c)), 1024));
@@ -343,7 +343,7 @@ fn top_and_bottom_stop_early() {
 #[test]
 fn numeric_records() {
     let e = env(4096);
-    let cfg = DbConfig::new(KeyType::U64, RecordType::Fixed(8)).with_value_type(ValueType::I64);
+    let cfg = DbConfig::raw(KeyType::U64, RecordType::Fixed(8)).with_value_type(ValueType::I64);
     let rows: Vec<(u64, i64)> = (0..3000u64)
         .map(|k| (k * 1000, (k as i64 - 1500) * 7))
         .collect();
@@ -370,7 +370,7 @@ fn numeric_records() {
         ]
     );
     let f = env(4096);
-    let cfg = DbConfig::new(KeyType::U32, RecordType::Fixed(8)).with_value_type(ValueType::F64);
+    let cfg = DbConfig::raw(KeyType::U32, RecordType::Fixed(8)).with_value_type(ValueType::F64);
     fill(
         &f,
         "t",
@@ -404,13 +404,13 @@ fn type_errors_name_the_column() {
     fill(
         &e,
         "raw",
-        DbConfig::new(KeyType::U32, RecordType::Fixed(8)),
+        DbConfig::raw(KeyType::U32, RecordType::Fixed(8)),
         [(1, vec![0; 8])],
     );
     fill(
         &e,
         "s",
-        DbConfig::new(KeyType::VarBinary, RecordType::None),
+        DbConfig::raw(KeyType::VarBinary, RecordType::None),
         [(0, vec![])].into_iter().take(0),
     );
     let (c, m) = type_error(&e, "SELECT COUNT(*), SUM(record) FROM raw");

@@ -431,7 +431,7 @@ fn record(vt: ValueType, bits: u64) -> (Vec<u8>, R) {
 fn load(d: &Data) -> (Env, Model) {
     let env = Env::in_memory(&EnvOptions::default().page_size(d.page_size)).unwrap();
     let rt = RecordType::Fixed(d.vt.width().unwrap_or(4));
-    let cfg = DbConfig::new(d.key_type, rt)
+    let cfg = DbConfig::raw(d.key_type, rt)
         .with_codec(d.codec)
         .with_block_size(d.block_size)
         .with_value_type(d.vt)

@@ -126,7 +126,7 @@ fn string_key_queries_match_the_model() {
         .run(&strat, |(scheme, data, conds)| {
             let env = Env::in_memory(&EnvOptions::default().page_size(1024)).unwrap();
             let mut w = env.begin_write().unwrap();
-            let cfg = DbConfig::new(KeyType::VarBinary, RecordType::Fixed(8))
+            let cfg = DbConfig::raw(KeyType::VarBinary, RecordType::Fixed(8))
                 .with_key_scheme(scheme)
                 .with_value_type(ValueType::I64);
             let db = w.create_db("s", cfg).unwrap();
@@ -216,7 +216,7 @@ fn string_key_errors_name_the_problem() {
     let db = w
         .create_db(
             "names",
-            DbConfig::new(KeyType::VarBinary, RecordType::Variable),
+            DbConfig::raw(KeyType::VarBinary, RecordType::Variable),
         )
         .unwrap();
     w.upsert(&db, "a", b"x").unwrap();

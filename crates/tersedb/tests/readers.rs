@@ -33,7 +33,7 @@ type Model = BTreeMap<u32, Vec<u8>>;
 fn churn(env: &Env, model: &mut Model, c: u32) {
     let mut w = env.begin_write().unwrap();
     let db = w
-        .open_or_create_db("d", DbConfig::new(KeyType::U32, RecordType::Variable))
+        .open_or_create_db("d", DbConfig::raw(KeyType::U32, RecordType::Variable))
         .unwrap();
     for k in (c % 3..600).step_by(3) {
         let v = vec![c as u8; 20 + (k as usize % 7)];

@@ -18,7 +18,7 @@ fn config(rng: &mut fastrand::Rng) -> DbConfig {
         KeyType::U64
     };
     let codec = [None, Some(CodecId::Bp128), Some(CodecId::For)][rng.usize(..3)];
-    DbConfig::new(key, RecordType::Fixed(8))
+    DbConfig::raw(key, RecordType::Fixed(8))
         .with_value_type(ValueType::U64)
         .with_codec(codec)
         .with_compressed_records(rng.bool())
@@ -125,7 +125,7 @@ fn bad_intervals_and_key_types_are_refused() {
     let mut w = env.begin_write().unwrap();
     let ints = w.create_db("ints", DbConfig::u32_set()).unwrap();
     let strs = w
-        .create_db("strs", DbConfig::new(KeyType::VarBinary, RecordType::None))
+        .create_db("strs", DbConfig::raw(KeyType::VarBinary, RecordType::None))
         .unwrap();
     w.put(&ints, 5u32, b"").unwrap();
     w.commit().unwrap();

@@ -251,7 +251,7 @@ fn records_survive_compaction_and_crash_before_rename_keeps_the_old_file() {
         let env = Env::create(&path, &EnvOptions::default()).unwrap();
         let mut w = env.begin_write().unwrap();
         let a = w
-            .create_db("vals", DbConfig::new(KeyType::U64, RecordType::Variable))
+            .create_db("vals", DbConfig::raw(KeyType::U64, RecordType::Variable))
             .unwrap();
         let b = w.create_db("set", config(Some(CodecId::Bp128))).unwrap();
         let mut rng = fastrand::Rng::with_seed(seed());

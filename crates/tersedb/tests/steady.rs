@@ -13,7 +13,7 @@ fn steady_churn_keeps_the_file_flat() {
     let mut rng = fastrand::Rng::with_seed(11);
     let mut w = env.begin_write().unwrap();
     let d = w
-        .create_db("d", DbConfig::new(KeyType::U64, RecordType::Variable))
+        .create_db("d", DbConfig::raw(KeyType::U64, RecordType::Variable))
         .unwrap();
     w.commit().unwrap();
     let mut live: Vec<u64> = Vec::new();

@@ -414,7 +414,7 @@ fn key_errors_name_key_and_database() {
     let env = env();
     let mut w = env.begin_write().unwrap();
     let db = w
-        .create_db("fixed", DbConfig::new(KeyType::Binary(4), RecordType::None))
+        .create_db("fixed", DbConfig::raw(KeyType::Binary(4), RecordType::None))
         .unwrap();
     let e = w.insert(&db, b"toolong", &[]).unwrap_err();
     assert_eq!(
@@ -451,7 +451,7 @@ fn key_errors_name_key_and_database() {
     );
     // A binary key longer than 64 bytes is cut in the message.
     let long = w
-        .create_db("long", DbConfig::new(KeyType::VarBinary, RecordType::None))
+        .create_db("long", DbConfig::raw(KeyType::VarBinary, RecordType::None))
         .unwrap();
     let e = w.insert(&long, &[b'x'; 5000][..], &[]).unwrap_err();
     assert!(e.to_string().contains("(first 64 of 5000 bytes)"), "{e}");
@@ -479,7 +479,7 @@ fn opening_with_other_types_says_what_differs_in_words() {
         "{e}"
     );
     // The byte API's configuration check speaks the same words (no `DbConfig { .. }` dumps).
-    let want = DbConfig::new(KeyType::U64, RecordType::Fixed(8)).with_value_type(ValueType::I64);
+    let want = DbConfig::raw(KeyType::U64, RecordType::Fixed(8)).with_value_type(ValueType::I64);
     let e = w.open_db_with("series", want).unwrap_err().to_string();
     assert!(e.contains("values: stored f64, requested i64"), "{e}");
     assert!(
@@ -524,7 +524,7 @@ fn numbers_are_stored_as_queries_read_them() {
     let raw = w
         .create_db(
             "raw",
-            DbConfig::new(KeyType::VarBinary, RecordType::Variable),
+            DbConfig::raw(KeyType::VarBinary, RecordType::Variable),
         )
         .unwrap();
     w.insert(&raw, &[0xffu8, 0xfe][..], b"ok").unwrap();
@@ -540,7 +540,7 @@ fn range_items_give_u64_keys() {
     let env = env();
     let mut w = env.begin_write().unwrap();
     let db = w
-        .create_db("d", DbConfig::new(KeyType::U32, RecordType::None))
+        .create_db("d", DbConfig::raw(KeyType::U32, RecordType::None))
         .unwrap();
     for k in [1u32, 5, 9] {
         w.insert_new(&db, k, &[]).unwrap();
@@ -579,7 +579,7 @@ fn text_values_that_are_not_utf8_say_so() {
     let env = env();
     let mut w = env.begin_write().unwrap();
     let raw = w
-        .create_db("raw", DbConfig::new(KeyType::U32, RecordType::Variable))
+        .create_db("raw", DbConfig::raw(KeyType::U32, RecordType::Variable))
         .unwrap();
     w.insert(&raw, 1u32, &[0xff, 0xfe]).unwrap();
     let t = w.open_table(TableDef::<u32, &str>::new("raw")).unwrap();

@@ -7,7 +7,7 @@ use common::{mem_env, reopen_mem};
 use tersedb::{DbConfig, Error, KeyType, RecordType, ValueType};
 
 fn cfg(rt: RecordType, vt: ValueType) -> DbConfig {
-    DbConfig::new(KeyType::U64, rt).with_value_type(vt)
+    DbConfig::raw(KeyType::U64, rt).with_value_type(vt)
 }
 
 #[test]

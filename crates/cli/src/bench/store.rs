@@ -240,7 +240,7 @@ pub(super) fn one_run(
     let db = w
         .create_db(
             "bench",
-            DbConfig::new(KeyType::U32, rt)
+            DbConfig::raw(KeyType::U32, rt)
                 .with_codec(codec)
                 .with_block_size(if codec.is_some() { opts.block_size } else { 0 }),
         )

@@ -191,7 +191,7 @@ pub(super) fn workload(opts: &Options) -> Result<Workload, String> {
 }
 
 pub(super) fn config(scheme: KeyScheme, opts: &Options) -> DbConfig {
-    let mut c = DbConfig::new(KeyType::VarBinary, RecordType::None).with_key_scheme(scheme);
+    let mut c = DbConfig::raw(KeyType::VarBinary, RecordType::None).with_key_scheme(scheme);
     match scheme {
         KeyScheme::WiredTiger if opts.wt_distance > 0 => c = c.with_scheme_param(opts.wt_distance),
         KeyScheme::Pkb if opts.pkb_len > 0 => c = c.with_scheme_param(opts.pkb_len),
@@ -216,7 +216,7 @@ fn new_env(page_size: usize) -> Result<Env, String> {
 pub(super) fn limits(scheme: KeyScheme, page_size: usize) -> Result<Limits, String> {
     let env = new_env(page_size)?;
     let mut w = env.begin_write().map_err(|e| e.to_string())?;
-    let cfg = DbConfig::new(KeyType::VarBinary, RecordType::None).with_key_scheme(scheme);
+    let cfg = DbConfig::raw(KeyType::VarBinary, RecordType::None).with_key_scheme(scheme);
     let db = w
         .create_db("probe", cfg)
         .map_err(|e| format!("scheme {}: {e}", scheme.name()))?;

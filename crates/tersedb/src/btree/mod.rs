@@ -384,8 +384,12 @@ impl Spec {
     /// The format of a database configuration: `Spec::new` plus the leaves' key codec.
     pub fn for_config(page_size: usize, c: &crate::db::DbConfig) -> Result<Spec> {
         let mut spec = Spec::new(page_size, c.key_type, c.record_type)?;
-        let codec = match (c.auto_codec, c.key_codec) {
+        // Automatic choice on pages too small for a block chooses no codec (the default of
+        // `DbConfig::new` must work on every page size); a named codec there is an error.
+        let auto = c.auto_codec && page_size >= MIN_PACKED_PAGE;
+        let codec = match (auto, c.key_codec) {
             (true, _) => Some(tersedb_codecs::CodecId::Bp128),
+            (false, _) if c.auto_codec => None,
             (false, k) => k,
         };
         match codec {
@@ -412,7 +416,7 @@ impl Spec {
                         "compressed keys need pages of at least {MIN_PACKED_PAGE} bytes, got {page_size}"
                     )));
                 }
-                let max = if c.auto_codec {
+                let max = if auto {
                     packed::AUTO_CODECS
                         .iter()
                         .map(|&a| tersedb_codecs::codec::max_keys(a))
@@ -428,7 +432,7 @@ impl Spec {
                     n => {
                         return Err(Error::InvalidArgument(format!(
                             "block size {n} must be 2..={max} keys for codec {}",
-                            if c.auto_codec { "auto" } else { codec.name() }
+                            if auto { "auto" } else { codec.name() }
                         )))
                     }
                 };
@@ -436,7 +440,7 @@ impl Spec {
                     codec,
                     block_keys: bk as u16,
                     wide,
-                    auto: c.auto_codec,
+                    auto,
                 });
             }
         }
@@ -556,7 +560,7 @@ impl Spec {
 
     /// The configuration this format was made from (block size as stored: the effective one).
     pub fn config(&self) -> crate::db::DbConfig {
-        let c = crate::db::DbConfig::new(self.key_type, self.record_type);
+        let c = crate::db::DbConfig::raw(self.key_type, self.record_type);
         let c = match self.leaf_keys.packed() {
             Some(p) if p.auto => c.with_auto_codec(true).with_block_size(p.block_keys),
             Some(p) => c.with_codec(Some(p.codec)).with_block_size(p.block_keys),

@@ -395,12 +395,12 @@ mod tests {
     #[test]
     fn blocks_cover_every_key_plain_and_compressed() {
         for ps in [512, 4096] {
-            check(DbConfig::new(KeyType::U32, RecordType::Fixed(4)), ps, 1);
-            check(DbConfig::new(KeyType::U64, RecordType::Fixed(4)), ps, 2);
+            check(DbConfig::raw(KeyType::U32, RecordType::Fixed(4)), ps, 1);
+            check(DbConfig::raw(KeyType::U64, RecordType::Fixed(4)), ps, 2);
         }
         for c in CodecId::ALL {
             check(
-                DbConfig::new(KeyType::U32, RecordType::Fixed(4)).with_codec(Some(c)),
+                DbConfig::raw(KeyType::U32, RecordType::Fixed(4)).with_codec(Some(c)),
                 1024,
                 3,
             );

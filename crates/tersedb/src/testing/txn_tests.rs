@@ -18,7 +18,7 @@ fn catalog_create_list_rename_drop() {
     let mut t = w(&p);
     let a = t.create_db("a", DbConfig::u32_set()).unwrap();
     let b = t
-        .create_db("b", DbConfig::new(KeyType::VarBinary, RecordType::Variable))
+        .create_db("b", DbConfig::raw(KeyType::VarBinary, RecordType::Variable))
         .unwrap();
     assert!(matches!(
         t.create_db("a", DbConfig::u32_set()),
@@ -35,7 +35,7 @@ fn catalog_create_list_rename_drop() {
     assert_eq!(names, ["a", "b"]);
     assert_eq!(rt.len(&a).unwrap(), 2000);
     assert!(matches!(
-        rt.open_db_with("a", DbConfig::new(KeyType::U64, RecordType::None)),
+        rt.open_db_with("a", DbConfig::raw(KeyType::U64, RecordType::None)),
         Err(Error::ConfigMismatch { .. })
     ));
     let mut t = w(&p);
@@ -81,7 +81,7 @@ fn write_cursor_erases_and_moves_on() {
     let p = MemPager::new(512);
     let mut t = w(&p);
     let d = t
-        .create_db("d", DbConfig::new(KeyType::U64, RecordType::Fixed(4)))
+        .create_db("d", DbConfig::raw(KeyType::U64, RecordType::Fixed(4)))
         .unwrap();
     for i in 0..500u64 {
         t.append(&d, i, &(i as u32).to_le_bytes()).unwrap();
@@ -144,7 +144,7 @@ fn check_finds_clean_trees_and_broken_order() {
     let p = MemPager::new(512);
     let mut t = w(&p);
     let d = t
-        .create_db("d", DbConfig::new(KeyType::U32, RecordType::Variable))
+        .create_db("d", DbConfig::raw(KeyType::U32, RecordType::Variable))
         .unwrap();
     for i in 0..3000u32 {
         let v = vec![1u8; if i % 97 == 0 { 2000 } else { 3 }];
@@ -193,7 +193,7 @@ fn env_check_accounts_for_every_page_and_dump_describes_nodes() {
     let (env, p) = super::mem_pages::mem_env(512);
     let mut t = env.begin_write().unwrap();
     let d = t
-        .create_db("d", DbConfig::new(KeyType::VarBinary, RecordType::Variable))
+        .create_db("d", DbConfig::raw(KeyType::VarBinary, RecordType::Variable))
         .unwrap();
     for i in 0..500u32 {
         t.insert(
@@ -244,9 +244,9 @@ fn flipped_bytes_never_panic() {
     eprintln!("SEED={seed}");
     let mut rng = fastrand::Rng::with_seed(seed);
     let configs = [
-        DbConfig::new(KeyType::U32, RecordType::Variable),
-        DbConfig::new(KeyType::VarBinary, RecordType::Fixed(4)),
-        DbConfig::new(KeyType::Binary(3), RecordType::None),
+        DbConfig::raw(KeyType::U32, RecordType::Variable),
+        DbConfig::raw(KeyType::VarBinary, RecordType::Fixed(4)),
+        DbConfig::raw(KeyType::Binary(3), RecordType::None),
     ];
     for cfg in configs {
         let (env, p) = super::mem_pages::mem_env(512);

@@ -45,13 +45,13 @@ impl Bytes<'_> {
 
 fn config(c: u8) -> DbConfig {
     match c % CONFIGS {
-        0 => DbConfig::new(KeyType::U64, RecordType::Variable),
-        c @ 1..=9 => DbConfig::new(KeyType::U32, RecordType::Fixed(4))
+        0 => DbConfig::raw(KeyType::U64, RecordType::Variable),
+        c @ 1..=9 => DbConfig::raw(KeyType::U32, RecordType::Fixed(4))
             .with_codec(Some(CodecId::ALL[usize::from(c - 1)]))
             .with_block_size(if c % 2 == 0 { 0 } else { 16 })
             // Compressed records on every third codec.
             .with_compressed_records(c % 3 == 0),
-        c => DbConfig::new(KeyType::VarBinary, RecordType::Variable)
+        c => DbConfig::raw(KeyType::VarBinary, RecordType::Variable)
             .with_key_scheme(KeyScheme::ALL[usize::from(c - 10)]),
     }
 }

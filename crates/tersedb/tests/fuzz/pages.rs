@@ -40,19 +40,19 @@ fn config(kind: u8, records: u8) -> DbConfig {
         _ => RecordType::Fixed(8),
     };
     let cfg = match kind % KINDS {
-        0 => DbConfig::new(KeyType::U32, rec),
-        1 => DbConfig::new(KeyType::U64, rec),
-        2 => DbConfig::new(KeyType::Binary(6), rec),
-        k @ 3..=11 => DbConfig::new(KeyType::U32, rec)
+        0 => DbConfig::raw(KeyType::U32, rec),
+        1 => DbConfig::raw(KeyType::U64, rec),
+        2 => DbConfig::raw(KeyType::Binary(6), rec),
+        k @ 3..=11 => DbConfig::raw(KeyType::U32, rec)
             .with_codec(Some(CodecId::ALL[usize::from(k - 3)]))
             .with_block_size(if k % 2 == 0 { 0 } else { 24 }),
-        k @ 12..=19 => DbConfig::new(KeyType::VarBinary, rec)
+        k @ 12..=19 => DbConfig::raw(KeyType::VarBinary, rec)
             .with_key_scheme(KeyScheme::ALL[usize::from(k - 12)]),
-        k @ 20..=28 => DbConfig::new(KeyType::U64, rec)
+        k @ 20..=28 => DbConfig::raw(KeyType::U64, rec)
             .with_codec(Some(CodecId::ALL[usize::from(k - 20)]))
             .with_block_size(if k % 2 == 0 { 0 } else { 24 }),
-        29 => DbConfig::new(KeyType::U32, rec).with_auto_codec(true),
-        _ => DbConfig::new(KeyType::U64, rec).with_auto_codec(true),
+        29 => DbConfig::raw(KeyType::U32, rec).with_auto_codec(true),
+        _ => DbConfig::raw(KeyType::U64, rec).with_auto_codec(true),
     };
     match records % RECORDS {
         1 => cfg.with_value_type(ValueType::U32),

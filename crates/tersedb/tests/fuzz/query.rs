@@ -12,7 +12,7 @@ fn env() -> &'static Env {
     ENV.get_or_init(|| {
         let env = Env::in_memory(&EnvOptions::default().page_size(512)).unwrap();
         let mut w = env.begin_write().unwrap();
-        let cfg = DbConfig::new(KeyType::U64, RecordType::Fixed(8)).with_value_type(ValueType::I64);
+        let cfg = DbConfig::raw(KeyType::U64, RecordType::Fixed(8)).with_value_type(ValueType::I64);
         let db = w.create_db("db", cfg).unwrap();
         let keys =
             (0..300u64).chain([u32::MAX as u64, u32::MAX as u64 + 1, u64::MAX - 1, u64::MAX]);

@@ -150,7 +150,7 @@ fn engine_row(t: &Table, scale: &Scale, name: &str, values: &[u32]) -> Result<()
     use tersedb::{DbConfig, Durability, Env, EnvOptions, KeyType, RecordType, Value, ValueType};
     let e = |x: tersedb::Error| format!("engine records of {name}: {x}");
     let env = Env::in_memory(&EnvOptions::default().durability(Durability::None)).map_err(e)?;
-    let cfg = DbConfig::new(KeyType::U32, RecordType::Fixed(4))
+    let cfg = DbConfig::raw(KeyType::U32, RecordType::Fixed(4))
         .with_value_type(ValueType::U32)
         .with_compressed_records(true);
     let mut w = env.begin_write().map_err(e)?;

@@ -32,7 +32,7 @@ impl Keys {
 
 /// The configuration of a series' database: keys as `keys` says, records compressed or raw.
 pub fn config(s: &Series, key_type: KeyType, keys: Keys, compressed: bool) -> DbConfig {
-    let c = DbConfig::new(key_type, s.record_type())
+    let c = DbConfig::raw(key_type, s.record_type())
         .with_value_type(s.value_type())
         .with_compressed_records(compressed);
     match keys {
