@@ -31,7 +31,10 @@ fn create_list_open_rename_drop() {
         vec![
             // Stored as effective: auto's blocks hold 129 keys (the largest every candidate
             // codec takes), head-tail's default split range is 17%.
-            ("alpha".to_string(), DbConfig::u32_set().with_block_size(129)),
+            (
+                "alpha".to_string(),
+                DbConfig::u32_set().with_block_size(129)
+            ),
             ("beta".to_string(), cfg_b.with_split_range(17))
         ]
     );

@@ -239,6 +239,31 @@ impl NumRecs {
         Ok(c)
     }
 
+    /// Records and bytes of the chunk at `at`, read from one fixed-size window: the walk of
+    /// `locate` over the chunks before the one it wants (a leaf holds up to a hundred). `None`
+    /// when the window passes the region's end or the header is not a valid one; `header`
+    /// then parses the chunk byte by byte and names the fault.
+    #[inline(always)]
+    fn skip(&self, region: &[u8], at: usize) -> Option<(usize, usize)> {
+        let h: [u8; 13] = region.get(at..at + 13)?.try_into().ok()?;
+        let (count, w) = (h[0] as usize, self.w());
+        let len = match h[1] {
+            _ if count == 0 => return None,
+            RAW => 2 + count * w,
+            FOR if h[2] as usize <= 8 * w => 3 + w + packed_len(count, h[2] as u32),
+            DICT if h[2] <= 8 => 4 + (h[3] as usize + 1) * w + packed_len(count, h[2] as u32),
+            DEC if self.num == Num::Float
+                && (h[2] as usize) < POW10.len()
+                && h[3] <= 64
+                && h[12] as usize <= count =>
+            {
+                13 + packed_len(count, h[3] as u32) + 9 * h[12] as usize
+            }
+            _ => return None,
+        };
+        (at + len <= region.len()).then_some((count, len))
+    }
+
     /// Record `j` of the chunk at `at` as a word.
     fn chunk_get(&self, region: &[u8], at: usize, c: &Chunk, j: usize) -> SResult<u64> {
         let w = self.w();
@@ -437,6 +462,16 @@ impl NumRecs {
             (2, 0)
         };
         while seen < n {
+            // Chunks before record `i` are only measured; the one holding it is parsed whole
+            // (`header` also reports the faults `skip` leaves to it).
+            if let Some((count, len)) = self.skip(region, at) {
+                let here = i < seen + count || (insert && i == seen + count && seen + count >= n);
+                if !here {
+                    seen += count;
+                    at += len;
+                    continue;
+                }
+            }
             let c = self.header(region, at)?;
             let last = seen + c.count >= n;
             if i < seen + c.count || (insert && i == seen + c.count && last) {
