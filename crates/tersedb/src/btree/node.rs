@@ -364,10 +364,15 @@ fn move_boundary(page: &mut [u8], l: &mut Layout, ru: usize, rrange: usize) {
     l.rstart = new_rstart;
 }
 
-/// After the KeyList said it needs `need` bytes in all: vacuumizes it (once per operation; a
-/// success when it freed at least `gain` bytes), or else moves the boundary so the KeyList gets
-/// `need` and the records (`ru` used, `rneed` wanted) their bytes plus a share. True when
-/// something changed and the operation may retry.
+/// After the KeyList said it needs `need` bytes in all: moves the boundary so the KeyList gets
+/// `need` and the records (`ru` used, `rneed` wanted) their bytes plus a share when the node has
+/// that room, or else vacuumizes both lists (once per operation; a success when it freed at
+/// least `gain` bytes). True when something changed and the operation may retry.
+///
+/// The boundary comes first: it moves the record bytes (a copy), where a vacuum re-encodes every
+/// block and chunk of the node. Vacuum first cost a repack each time a compressed KeyList grew
+/// past the boundary, long before the node was full: 47% of the instructions of a load of
+/// compressed keys with compressed records (docs/BENCHMARKS.md, session 11).
 fn make_room(
     page: &mut [u8],
     l: &mut Layout,
@@ -377,16 +382,16 @@ fn make_room(
     vacuumized: &mut bool,
     gain: usize,
 ) -> Result<bool> {
+    if need + rneed <= l.capacity() && need > l.rstart - l.hdr {
+        let rrange = rrange_for(l.keys, l.recs, l.capacity(), need, rneed);
+        move_boundary(page, l, ru, rrange);
+        return Ok(true);
+    }
     if !*vacuumized {
         *vacuumized = true;
         if vacuum(page, l)? >= gain.max(1) {
             return Ok(true);
         }
-    }
-    if need + rneed <= l.capacity() && need > l.rstart - l.hdr {
-        let rrange = rrange_for(l.keys, l.recs, l.capacity(), need, rneed);
-        move_boundary(page, l, ru, rrange);
-        return Ok(true);
     }
     Ok(false)
 }
