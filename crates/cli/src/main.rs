@@ -79,7 +79,7 @@ enum Command {
         #[arg(long)]
         block_size: Option<u16>,
         /// Record compression of a new database with fixed-size records (`--record-type` or
-        /// `--record-size` up to 8): auto codes every chunk of 128 records with the smallest of
+        /// `--record-size` up to 8): auto codes every chunk of up to 255 records with the smallest of
         /// frame of reference, a dictionary and (f64) decimal coding; none stores them raw.
         #[arg(long, value_parser = ["none", "auto"])]
         record_compression: Option<String>,

@@ -992,7 +992,7 @@ pub fn info(file: &Path, json: bool) -> Result<(), String> {
         outln!("  records      {}", crate::names::records(&c));
         if c.compress_records {
             outln!(
-                "  record compression  auto: each chunk of up to 128 records as frame of reference, dictionary{} or raw, whichever is smallest",
+                "  record compression  auto: each chunk of up to 255 records as frame of reference, dictionary{} or raw, whichever is smallest",
                 if c.value_type == tersedb::ValueType::F64 { ", decimal" } else { "" }
             );
         }

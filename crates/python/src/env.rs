@@ -150,7 +150,7 @@ impl Env {
     /// "bytes"; `record`: None (a set), "u32", "u64", "i64", "f64" or "bytes"; `compression`:
     /// a key codec for u32 keys ("bp128", "streamvbyte", ... ) or a key scheme for byte-string
     /// keys ("head-tail", ...); None stores keys uncompressed. `record_compression`: "auto"
-    /// compresses numeric records (each chunk of 128 as frame of reference, a dictionary or, for
+    /// compresses numeric records (each chunk of up to 255 as frame of reference, a dictionary or, for
     /// f64, decimals, whichever is smallest); None stores them raw.
     #[pyo3(signature = (name, key="u32", record=None, compression=None, block_size=0, record_compression=None))]
     // One argument per Python keyword of `create_db`.

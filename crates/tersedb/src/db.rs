@@ -38,7 +38,7 @@ pub struct DbConfig {
     /// its middle (1..=25, default 17, about 1/6); 0 = the default.
     pub split_range: u8,
     /// Compresses the leaves' fixed-size records (1..=8 bytes, read as `value_type`: FOR,
-    /// dictionary or, for f64, decimal coding, chosen per chunk of 128 records). Stored in the
+    /// dictionary or, for f64, decimal coding, chosen per chunk of up to 255 records). Stored in the
     /// catalog as record type 3.
     pub compress_records: bool,
 }

@@ -25,7 +25,7 @@
 //!
 //! Signed records are ordered by flipping their sign bit (FOR's base is the minimum in that
 //! order); every layout gives O(1) access to one record. A chunk holds at most
-//! [`NumRecs::chunk`] records (128, fewer on small pages); inserts that overflow a chunk split it
+//! [`NumRecs::chunk`] records (255, fewer on small pages); inserts that overflow a chunk split it
 //! in two, removes never make a chunk bigger, `vacuumize` repacks the chunks full.
 
 use super::slots::{le_word, Fault, SResult};
@@ -55,9 +55,11 @@ pub struct NumRecs {
     pub chunk: u8,
 }
 
-/// Chunk capacity for a page: a quarter of a leaf's bytes holds a raw chunk, at most 128.
+/// Chunk capacity for a page: a quarter of a leaf's bytes holds a raw chunk, at most 255 (the
+/// header's count byte): fewer chunks per leaf to walk for a point read, and a smaller share
+/// of chunk headers and frames (docs/BENCHMARKS.md, session 11).
 pub fn chunk_for(page_size: usize, width: usize) -> u8 {
-    (page_size / (4 * width.max(1))).clamp(8, 128) as u8
+    (page_size / (4 * width.max(1))).clamp(8, 255) as u8
 }
 
 #[inline]
