@@ -227,6 +227,20 @@ fn run_batches(
             in_batch = 0;
         }
     }
+    // Names not yet checked (no data line): a header-only file with a misspelt name fails as
+    // one with data would, instead of importing nothing.
+    if cols.is_none() && opts.columns.by_name() {
+        let Some(h) = &header else {
+            return Err(format!(
+                "--header: the input ended before its header line (line {})",
+                opts.skip
+            ));
+        };
+        let d = delim.unwrap_or_else(|| Delim::detect(h, fmt));
+        let names =
+            lines::split_columns(h, d).map_err(|e| format!("header (line {}): {e}", opts.skip))?;
+        opts.columns.resolve(Some(&names))?;
+    }
     progress.message("committing");
     txn.commit().map_err(err)?;
     *committed = true;
@@ -257,20 +271,52 @@ impl Batches {
     }
 }
 
-/// Puts a file that a command found absent (`before` = `None`) or empty back as it was, after
-/// the command failed without committing anything: removed, or truncated to nothing. A file
-/// that held an environment needs nothing: only commits write to it.
-fn restore(file: &Path, before: Option<u64>) {
-    match before {
-        None => {
-            let _ = std::fs::remove_file(file);
+/// The reader table beside a data file (`FILE-readers/`, docs/FORMAT.md), which the writer
+/// creates on open.
+fn readers_dir(file: &Path) -> std::path::PathBuf {
+    let mut s = file.as_os_str().to_owned();
+    s.push("-readers");
+    s.into()
+}
+
+/// What a command found before it opened a file, to put back after a failure that committed
+/// nothing.
+struct Before {
+    /// The file's length; `None`: absent.
+    len: Option<u64>,
+    /// Whether its reader table existed.
+    readers: bool,
+}
+
+impl Before {
+    fn of(file: &Path) -> Before {
+        Before {
+            len: std::fs::metadata(file).map(|m| m.len()).ok(),
+            readers: readers_dir(file).exists(),
         }
-        Some(0) => {
-            if let Ok(f) = std::fs::OpenOptions::new().write(true).open(file) {
-                let _ = f.set_len(0);
+    }
+
+    /// Puts a file that the command found absent or empty back as it was: removed, or
+    /// truncated to nothing; a reader table the open created is removed. A file that held an
+    /// environment needs nothing: only commits write to it.
+    fn restore(&self, file: &Path) {
+        match self.len {
+            None => {
+                let _ = std::fs::remove_file(file);
             }
+            Some(0) => {
+                if let Ok(f) = std::fs::OpenOptions::new().write(true).open(file) {
+                    let _ = f.set_len(0);
+                }
+            }
+            Some(_) => {}
         }
-        Some(_) => {}
+        if !self.readers {
+            // The open made it; a reader's slot (another process) in it keeps it.
+            let dir = readers_dir(file);
+            let _ = std::fs::remove_file(dir.join("writer"));
+            let _ = std::fs::remove_dir(dir);
+        }
     }
 }
 
@@ -326,11 +372,11 @@ pub fn import(
     new_db: &NewDb,
     durability: Durability,
 ) -> Result<(), String> {
-    let before = std::fs::metadata(file).map(|m| m.len()).ok();
+    let before = Before::of(file);
     let mut committed = false;
     let r = import_into(file, opts, new_db, durability, &mut committed);
     if r.is_err() && !committed {
-        restore(file, before);
+        before.restore(file);
     }
     r
 }
