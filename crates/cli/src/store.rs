@@ -105,6 +105,24 @@ fn err(e: impl std::fmt::Display) -> String {
     e.to_string()
 }
 
+/// An error opening `file`, naming the path once: the engine's errors that already name it
+/// (`cannot open FILE: ...`, `FILE is a directory ...`, `FILE already exists`) as they are,
+/// the others (`not a tersedb file`, `Locked`, a damaged meta page) after `FILE: `.
+pub fn open_error(file: &Path, e: tersedb::Error) -> String {
+    let p = file.display().to_string();
+    let named = match &e {
+        tersedb::Error::Io(io) => io.to_string().starts_with(&format!("cannot open {p}")),
+        tersedb::Error::BadFormat(w) => w.starts_with(&format!("{p} is ")),
+        tersedb::Error::InvalidArgument(w) => w.starts_with(&format!("{p} already exists")),
+        _ => false,
+    };
+    if named {
+        e.to_string()
+    } else {
+        format!("{p}: {e}")
+    }
+}
+
 fn open_input(input: &Option<String>) -> Result<Box<dyn BufRead>, String> {
     match input.as_deref() {
         None | Some("-") => Ok(Box::new(BufReader::new(std::io::stdin()))),
@@ -393,7 +411,7 @@ fn import_into(
     let exists = std::fs::metadata(file).is_ok_and(|m| m.len() > 0);
     if let (true, Some(ps)) = (exists, new_db.page_size) {
         let have = Env::open_read_only(file, &EnvOptions::default())
-            .map_err(|e| format!("{}: {e}", file.display()))?
+            .map_err(|e| open_error(file, e))?
             .page_size();
         if have != ps {
             return Err(format!(
@@ -429,8 +447,7 @@ fn import_into(
         .page_size(page_size)
         .durability(durability);
     let mut input = open_input(&opts.input)?;
-    let env =
-        Env::open_or_create(file, &env_opts).map_err(|e| format!("{}: {e}", file.display()))?;
+    let env = Env::open_or_create(file, &env_opts).map_err(|e| open_error(file, e))?;
     // A new integer-key database compresses its keys with a codec chosen per block unless
     // --compression says otherwise (`none` stores them raw); pages under 1 KiB are too small.
     let auto_new = auto
@@ -625,8 +642,7 @@ pub fn format_number(b: &[u8], vt: ValueType) -> Option<String> {
 /// `tersedb erase`. A failure in the first batch leaves the file as it was.
 pub fn erase(file: &Path, opts: &LoadOptions) -> Result<(), String> {
     let input = open_input(&opts.input)?;
-    let env =
-        Env::open(file, &EnvOptions::default()).map_err(|e| format!("{}: {e}", file.display()))?;
+    let env = Env::open(file, &EnvOptions::default()).map_err(|e| open_error(file, e))?;
     let mut absent = 0u64;
     let mut committed = false;
     let open = |w: &mut WriteTxn| {
@@ -712,8 +728,7 @@ fn value_text(v: &[u8], vt: ValueType, hex: bool) -> Vec<u8> {
 
 /// `tersedb export`: the keys from `--from` to `--to`, at most `--limit` of them.
 pub fn export(file: &Path, o: &ExportOptions) -> Result<(), String> {
-    let env = Env::open_read_only(file, &EnvOptions::default())
-        .map_err(|e| format!("{}: {e}", file.display()))?;
+    let env = Env::open_read_only(file, &EnvOptions::default()).map_err(|e| open_error(file, e))?;
     let r = env.begin_read().map_err(err)?;
     let db = open_read_db(file, &r, o.db.as_deref())?;
     let kt = db.config().key_type;
@@ -797,8 +812,7 @@ pub fn get(
     ts: Option<Unit>,
     json: bool,
 ) -> Result<(), String> {
-    let env = Env::open_read_only(file, &EnvOptions::default())
-        .map_err(|e| format!("{}: {e}", file.display()))?;
+    let env = Env::open_read_only(file, &EnvOptions::default()).map_err(|e| open_error(file, e))?;
     let r = env.begin_read().map_err(err)?;
     let db = open_read_db(file, &r, db)?;
     let (kt, vt) = (db.config().key_type, db.value_type());
@@ -873,8 +887,7 @@ fn json_key(k: &ParsedKey, shown: &str) -> String {
 
 /// `tersedb drop FILE --db NAME`: removes a database and every entry in it.
 pub fn drop_db(file: &Path, name: &str) -> Result<(), String> {
-    let env =
-        Env::open(file, &EnvOptions::default()).map_err(|e| format!("{}: {e}", file.display()))?;
+    let env = Env::open(file, &EnvOptions::default()).map_err(|e| open_error(file, e))?;
     let mut w = env.begin_write().map_err(err)?;
     let names = db_names(w.list_dbs())?;
     let db = w.open_db(name).map_err(|e| match e {
@@ -941,8 +954,7 @@ fn pct(x: u64, of: u64) -> String {
 
 /// `tersedb info`.
 pub fn info(file: &Path, json: bool) -> Result<(), String> {
-    let env = Env::open_read_only(file, &EnvOptions::default())
-        .map_err(|e| format!("{}: {e}", file.display()))?;
+    let env = Env::open_read_only(file, &EnvOptions::default()).map_err(|e| open_error(file, e))?;
     let file_bytes = std::fs::metadata(file).map_err(err)?.len();
     let space = env.space().map_err(err)?;
     let page = env.page_size() as u64;
@@ -1111,8 +1123,8 @@ pub fn info(file: &Path, json: bool) -> Result<(), String> {
 
 /// `tersedb compact`.
 pub fn compact(file: &Path) -> Result<(), String> {
-    let rep = tersedb::compact_file(file, &EnvOptions::default())
-        .map_err(|e| format!("{}: {e}", file.display()))?;
+    let rep =
+        tersedb::compact_file(file, &EnvOptions::default()).map_err(|e| open_error(file, e))?;
     let pct = if rep.before_bytes > 0 {
         100.0 * rep.after_bytes as f64 / rep.before_bytes as f64
     } else {
@@ -1133,8 +1145,7 @@ pub fn compact(file: &Path) -> Result<(), String> {
 /// `{"file", "clean", "commit", "pages": {...}, "databases", "faults": [{"page", "what"}],
 /// "notes"}` (and a non-zero exit when not clean).
 pub fn check(file: &Path, json: bool) -> Result<(), String> {
-    let env = Env::open_read_only(file, &EnvOptions::default())
-        .map_err(|e| format!("{}: {e}", file.display()))?;
+    let env = Env::open_read_only(file, &EnvOptions::default()).map_err(|e| open_error(file, e))?;
     let mut progress = crate::progress::Progress::spinner("checking every page");
     let report = env.check().map_err(err)?;
     progress.finish("");
@@ -1210,8 +1221,8 @@ pub fn check(file: &Path, json: bool) -> Result<(), String> {
 /// `tersedb recover FILE`: opens for writing with recovery, which repairs damaged meta pages
 /// and, when it must, rolls back to the older commit; says what it did.
 pub fn recover(file: &Path) -> Result<(), String> {
-    let env = Env::open(file, &EnvOptions::default().recover(true))
-        .map_err(|e| format!("{}: {e}", file.display()))?;
+    let env =
+        Env::open(file, &EnvOptions::default().recover(true)).map_err(|e| open_error(file, e))?;
     let notes = env.open_notes();
     let commit = env.begin_read().map_err(err)?.txn_id();
     if notes.is_empty() {
@@ -1226,8 +1237,7 @@ pub fn recover(file: &Path) -> Result<(), String> {
 
 /// `tersedb dump --page N`.
 pub fn dump(file: &Path, page: u64) -> Result<(), String> {
-    let env = Env::open_read_only(file, &EnvOptions::default())
-        .map_err(|e| format!("{}: {e}", file.display()))?;
+    let env = Env::open_read_only(file, &EnvOptions::default()).map_err(|e| open_error(file, e))?;
     let pages = std::fs::metadata(file).map_err(err)?.len() / env.page_size() as u64;
     if page >= pages {
         return Err(format!(
