@@ -277,3 +277,33 @@ def test_f64_records_group_and_average():
         assert len(zeros) == 1 and zeros[0][1] == sum(1 for v in model.values() if v == 0.0)
         assert sum(g[1] for g in groups) == len(model)
     env.close()
+
+
+def test_env_execute_runs_in_its_own_snapshot(tmp_path):
+    env = tersedb.open(str(tmp_path / "e.tdb"))
+    db = env.create_db("t", key="u64", record="i64")
+    keys = np.arange(0, 3000, 3, dtype=np.uint64)
+    with env.write() as w:
+        w.put_many(db, keys, keys.astype(np.int64) - 500)
+    q = "SELECT key / 100 AS b, COUNT(*) AS n, SUM(record) AS s FROM t WHERE key > 10 GROUP BY key / 100"
+    res = env.execute(q)
+    assert isinstance(res, tersedb.QueryResult)
+    with env.read() as r:
+        want = r.execute(q)
+    assert res.columns == want.columns == ["b", "n", "s"]
+    assert res.rows == want.rows and len(res) == 30
+    got, exp = res.to_dict(), want.to_dict()
+    assert all(np.array_equal(got[c], exp[c]) and got[c].dtype == exp[c].dtype for c in exp)
+    assert env.execute("SELECT COUNT(*), AVG(key) FROM t").rows == [(1000, 1498.5)]
+    # The last commit only: an open write transaction neither blocks it nor shows through.
+    with env.write() as w:
+        w.put(db, 10**6, 1)
+        assert w.execute("SELECT COUNT(*) FROM t").rows == [(1001,)]
+        assert env.execute("SELECT COUNT(*) FROM t").rows == [(1000,)]
+    assert env.execute("SELECT key, record FROM t ORDER BY key DESC LIMIT 1").rows == [(10**6, 1)]
+    with pytest.raises(tersedb.QueryError, match="did you mean"):
+        env.execute("SELECT * FROM tt")
+    env.close()
+    with pytest.raises(tersedb.Error):
+        env.execute("SELECT COUNT(*) FROM t")
+
