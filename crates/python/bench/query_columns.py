@@ -1,8 +1,7 @@
 """QueryResult columns as numpy arrays: `to_dict()` and `column()` of a row query of N rows
 (`SELECT key, record`), u32 keys with i64 records and with f64 records, and of a GROUP BY of
 N / 10 groups. Each figure is the median of `--repeats` calls on one result (the query runs once
-per table, timed apart). docs/BENCHMARKS.md ("Python: query results as numpy columns") has the
-figures.
+per table, timed apart). docs/BENCHMARKS.md ("Query results as numpy columns") has the figures.
 
 Usage: python crates/python/bench/query_columns.py [--rows N] [--repeats R]
 Needs the tersedb package (pip install crates/python) and numpy.
