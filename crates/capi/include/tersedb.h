@@ -197,7 +197,7 @@ typedef struct {
   uint64_t id;
 } tersedb_db;
 
-// A cursor over one database of a read transaction.
+// A cursor over one database of a read transaction or of the write transaction.
 typedef struct {
   uint64_t id;
 } tersedb_cursor;
@@ -263,8 +263,11 @@ const char *tersedb_version(void);
 // valid until the next call into the library on this thread.
 const char *tersedb_last_error_message(void);
 
-// Opens an unpositioned cursor on `db` in a read transaction. It keeps the snapshot alive
-// until closed, even after the transaction handle is closed.
+// Opens an unpositioned cursor on `db` in a read transaction or in the write transaction. A
+// read transaction's cursor keeps the snapshot alive until closed, even after the transaction
+// handle is closed. A write transaction's cursor sees the transaction's own puts and erases
+// (made before or while it moves); after the transaction is committed or aborted every call on
+// it but `tersedb_cursor_close` is `TERSEDB_ECLOSED`.
 //
 // # Safety
 // `out` must be NULL or writable.
@@ -310,7 +313,8 @@ tersedb_status tersedb_cursor_key(tersedb_cursor c, void *buf, size_t cap, size_
 tersedb_status tersedb_cursor_key_u64(tersedb_cursor c, uint64_t *out);
 
 // Copies the current value into `buf` and its length into `*len`; `TERSEDB_NOTFOUND` when
-// unpositioned, `TERSEDB_EBUFFER` when too small.
+// unpositioned or when the key was erased in the cursor's write transaction since the cursor
+// moved there, `TERSEDB_EBUFFER` when too small.
 //
 // # Safety
 // `buf` must be NULL or point to `cap` writable bytes; `len` NULL or writable.

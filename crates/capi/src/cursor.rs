@@ -1,17 +1,24 @@
-//! Cursors over a read transaction's snapshot. The engine's cursor borrows its transaction, so
-//! a C cursor keeps the snapshot (an `Arc`) and a window of entries around its position, fetched
+//! Cursors over a read transaction's snapshot or over the write transaction. The engine's
+//! cursor borrows its transaction, so a C cursor keeps its transaction (a snapshot's `Arc`, or
+//! the write transaction's handle object) and a window of entries around its position, fetched
 //! with one short-lived engine cursor per window (up to 256 entries or 1 MiB of values); moving
 //! inside the window touches no page.
+//!
+//! In a write transaction the window goes stale when a call changes data (the transaction's
+//! version moves on): the next move fetches from the current key again, so the cursor sees the
+//! transaction's own puts and erases. Once the write transaction is committed or aborted every
+//! call on its cursors is `TERSEDB_ECLOSED` (a snapshot's cursor outlives its handle instead).
 
-use crate::env::{read_txn, tersedb_db, tersedb_txn};
+use crate::env::{ended, tersedb_db, tersedb_txn};
 use crate::ffi::{self, fail, run, Res};
-use crate::handles::{self, Obj};
+use crate::handles::{self, Obj, Txn, WriteObj};
 use crate::tersedb_status::{self, *};
 use std::ffi::c_void;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use tersedb::{Db, KeyBuf, KeyType};
 
-/// A cursor over one database of a read transaction.
+/// A cursor over one database of a read transaction or of the write transaction.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct tersedb_cursor {
@@ -21,12 +28,25 @@ pub struct tersedb_cursor {
 const WINDOW: usize = 256;
 const WINDOW_BYTES: usize = 1 << 20;
 
+/// Entries in key order: a cursor's window.
+type Entries = Vec<(KeyBuf, Vec<u8>)>;
+
+/// Where a cursor's entries come from.
+enum Source {
+    /// A snapshot, kept alive by the cursor.
+    Read(Arc<tersedb::ReadTxn>),
+    /// The write transaction of handle `id` (`None` inside once it ended).
+    Write { txn: Arc<WriteObj>, id: u64 },
+}
+
 pub struct CursorObj {
-    txn: Arc<tersedb::ReadTxn>,
+    src: Source,
     db: Db,
     /// Entries in key order; `pos` indexes the current one.
-    window: Vec<(KeyBuf, Vec<u8>)>,
+    window: Entries,
     pos: Option<usize>,
+    /// The write transaction's version when `window` was fetched (0 for a snapshot).
+    seen: u64,
 }
 
 enum Start<'a> {
@@ -38,48 +58,76 @@ enum Start<'a> {
     After(&'a KeyBuf),
 }
 
-impl CursorObj {
-    /// Fills a window going forward (`fwd`) or backward from `start`.
-    fn fetch(&self, start: Start<'_>, fwd: bool) -> Res<Vec<(KeyBuf, Vec<u8>)>> {
-        let mut c = self.txn.cursor(&self.db)?;
-        let mut ok = match start {
-            Start::First => c.first()?,
-            Start::Last => c.last()?,
-            Start::At(k) => c.lower_bound(k)?,
-            Start::After(k) if fwd => {
-                if c.lower_bound(k)? {
-                    if c.key() == Some(k.as_key()) {
-                        c.next()? // false at the end: nothing after k
-                    } else {
-                        true
-                    }
+/// Up to a window of entries from `start` going forward (`fwd`) or backward, in key order.
+fn fill(mut c: tersedb::Cursor<'_>, start: Start<'_>, fwd: bool) -> Res<Entries> {
+    let mut ok = match start {
+        Start::First => c.first()?,
+        Start::Last => c.last()?,
+        Start::At(k) => c.lower_bound(k)?,
+        Start::After(k) if fwd => {
+            if c.lower_bound(k)? {
+                if c.key() == Some(k.as_key()) {
+                    c.next()? // false at the end: nothing after k
                 } else {
-                    false
+                    true
                 }
+            } else {
+                false
             }
-            Start::After(k) => {
-                if c.lower_bound(k)? {
-                    c.prev()? // false at the start: nothing before k
-                } else {
-                    c.last()?
-                }
+        }
+        Start::After(k) => {
+            if c.lower_bound(k)? {
+                c.prev()? // false at the start: nothing before k
+            } else {
+                c.last()?
             }
+        }
+    };
+    let mut out = Vec::new();
+    let mut bytes = 0;
+    while ok && out.len() < WINDOW && bytes < WINDOW_BYTES {
+        let Some(k) = c.key().map(|k| k.to_owned()) else {
+            break;
         };
-        let mut out = Vec::new();
-        let mut bytes = 0;
-        while ok && out.len() < WINDOW && bytes < WINDOW_BYTES {
-            let Some(k) = c.key().map(|k| k.to_owned()) else {
-                break;
-            };
-            let v = c.value()?.unwrap_or_default();
-            bytes += v.len() + 16;
-            out.push((k, v));
-            ok = if fwd { c.next()? } else { c.prev()? };
+        let v = c.value()?.unwrap_or_default();
+        bytes += v.len() + 16;
+        out.push((k, v));
+        ok = if fwd { c.next()? } else { c.prev()? };
+    }
+    if !fwd {
+        out.reverse();
+    }
+    Ok(out)
+}
+
+impl CursorObj {
+    /// Fills a window going forward (`fwd`) or backward from `start`, with the version of the
+    /// data it shows.
+    fn fetch(&self, start: Start<'_>, fwd: bool) -> Res<(Entries, u64)> {
+        match &self.src {
+            Source::Read(t) => Ok((fill(t.cursor(&self.db)?, start, fwd)?, 0)),
+            Source::Write { txn, id } => {
+                let mut g = txn.lock();
+                let w = g.as_mut().ok_or_else(|| ended(*id))?;
+                let seen = txn.version.load(Ordering::Relaxed);
+                Ok((fill(w.cursor(&self.db)?, start, fwd)?, seen))
+            }
         }
-        if !fwd {
-            out.reverse();
+    }
+
+    /// Whether the transaction changed data since the window was fetched; `TERSEDB_ECLOSED`
+    /// once a write transaction ended.
+    fn stale(&self) -> Res<bool> {
+        match &self.src {
+            Source::Read(_) => Ok(false),
+            Source::Write { txn, id } => {
+                let g = txn.lock();
+                if g.is_none() {
+                    return Err(ended(*id));
+                }
+                Ok(txn.version.load(Ordering::Relaxed) != self.seen)
+            }
         }
-        Ok(out)
     }
 
     fn current(&self) -> Option<&(KeyBuf, Vec<u8>)> {
@@ -88,7 +136,7 @@ impl CursorObj {
 
     /// Positions at the window fetched from `start` (unpositioned when it is empty).
     fn reset(&mut self, start: Start<'_>, fwd: bool) -> Res<tersedb_status> {
-        let w = self.fetch(start, fwd)?;
+        let (w, seen) = self.fetch(start, fwd)?;
         self.pos = if w.is_empty() {
             None
         } else if fwd {
@@ -97,6 +145,7 @@ impl CursorObj {
             Some(w.len() - 1)
         };
         self.window = w;
+        self.seen = seen;
         Ok(if self.pos.is_some() {
             TERSEDB_OK
         } else {
@@ -108,22 +157,48 @@ impl CursorObj {
         let Some(p) = self.pos else {
             return Ok(TERSEDB_NOTFOUND);
         };
-        if fwd && p + 1 < self.window.len() {
-            self.pos = Some(p + 1);
-            return Ok(TERSEDB_OK);
-        }
-        if !fwd && p > 0 {
-            self.pos = Some(p - 1);
-            return Ok(TERSEDB_OK);
+        if !self.stale()? {
+            if fwd && p + 1 < self.window.len() {
+                self.pos = Some(p + 1);
+                return Ok(TERSEDB_OK);
+            }
+            if !fwd && p > 0 {
+                self.pos = Some(p - 1);
+                return Ok(TERSEDB_OK);
+            }
         }
         let k = self.window[p].0.clone();
-        let w = self.fetch(Start::After(&k), fwd)?;
+        let (w, seen) = self.fetch(Start::After(&k), fwd)?;
         if w.is_empty() {
             return Ok(TERSEDB_NOTFOUND); // stays on the end key
         }
         self.pos = Some(if fwd { 0 } else { w.len() - 1 });
         self.window = w;
+        self.seen = seen;
         Ok(TERSEDB_OK)
+    }
+
+    /// The current entry with its value as the transaction has it now: a stale window is
+    /// fetched again from the current key; `TERSEDB_NOTFOUND` when that key was erased since.
+    fn fresh(&mut self) -> Res<&(KeyBuf, Vec<u8>)> {
+        let (k, _) = self.current().ok_or_else(unpositioned)?;
+        if self.stale()? {
+            let k = k.clone();
+            let (w, seen) = self.fetch(Start::At(&k), true)?;
+            if w.first().is_none_or(|(x, _)| *x != k) {
+                return Err(fail(
+                    TERSEDB_NOTFOUND,
+                    format!(
+                        "the cursor's key {} was erased in this transaction",
+                        k.as_key()
+                    ),
+                ));
+            }
+            self.window = w;
+            self.pos = Some(0);
+            self.seen = seen;
+        }
+        self.current().ok_or_else(unpositioned)
     }
 }
 
@@ -134,14 +209,19 @@ fn cursor(c: tersedb_cursor) -> Res<Arc<Mutex<CursorObj>>> {
     })
 }
 
+/// Runs `f` on cursor `c`; `TERSEDB_ECLOSED` when it is closed or its write transaction ended.
 fn with<T>(c: tersedb_cursor, f: impl FnOnce(&mut CursorObj) -> Res<T>) -> Res<T> {
     let c = cursor(c)?;
     let mut g = c.lock().unwrap_or_else(|p| p.into_inner());
+    g.stale()?;
     f(&mut g)
 }
 
-/// Opens an unpositioned cursor on `db` in a read transaction. It keeps the snapshot alive
-/// until closed, even after the transaction handle is closed.
+/// Opens an unpositioned cursor on `db` in a read transaction or in the write transaction. A
+/// read transaction's cursor keeps the snapshot alive until closed, even after the transaction
+/// handle is closed. A write transaction's cursor sees the transaction's own puts and erases
+/// (made before or while it moves); after the transaction is committed or aborted every call on
+/// it but `tersedb_cursor_close` is `TERSEDB_ECLOSED`.
 ///
 /// # Safety
 /// `out` must be NULL or writable.
@@ -155,13 +235,26 @@ pub unsafe extern "C" fn tersedb_cursor_open(
         // SAFETY: the caller's contract.
         let out = unsafe { ffi::out(out, "out")? };
         let db = handles::db(db.id)?;
-        let txn = read_txn(txn.id, "a cursor")?;
-        txn.len(&db)?; // the database exists in this snapshot
+        // The database exists in the transaction.
+        let src = match &*handles::txn(txn.id)? {
+            Txn::Read(r) => {
+                r.len(&db)?;
+                Source::Read(r.clone())
+            }
+            Txn::Write(w) => {
+                w.lock().as_mut().ok_or_else(|| ended(txn.id))?.len(&db)?;
+                Source::Write {
+                    txn: w.clone(),
+                    id: txn.id,
+                }
+            }
+        };
         let obj = CursorObj {
-            txn,
+            src,
             db,
             window: Vec::new(),
             pos: None,
+            seen: 0,
         };
         out.id = handles::insert(Obj::Cursor(Arc::new(Mutex::new(obj))));
         Ok(TERSEDB_OK)
@@ -306,7 +399,8 @@ pub unsafe extern "C" fn tersedb_cursor_key_u64(
 }
 
 /// Copies the current value into `buf` and its length into `*len`; `TERSEDB_NOTFOUND` when
-/// unpositioned, `TERSEDB_EBUFFER` when too small.
+/// unpositioned or when the key was erased in the cursor's write transaction since the cursor
+/// moved there, `TERSEDB_EBUFFER` when too small.
 ///
 /// # Safety
 /// `buf` must be NULL or point to `cap` writable bytes; `len` NULL or writable.
@@ -320,7 +414,7 @@ pub unsafe extern "C" fn tersedb_cursor_value(
     run(|| {
         ffi::need_len(len)?;
         with(c, |c| {
-            let (_, v) = c.current().ok_or_else(unpositioned)?;
+            let (_, v) = c.fresh()?;
             // SAFETY: the caller's contract.
             unsafe { ffi::copy_out(v, buf, cap, len)? };
             Ok(TERSEDB_OK)

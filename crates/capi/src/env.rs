@@ -1,10 +1,11 @@
 //! Environments, transactions and database handles.
 
 use crate::ffi::{self, fail, inval, run, Res};
-use crate::handles::{self, Obj, Txn};
+use crate::handles::{self, Obj, Txn, WriteObj};
 use crate::tersedb_status::{self, *};
 use std::ffi::c_char;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use tersedb::{
     CodecId, DbConfig, Durability, EnvOptions, KeyScheme, KeyType, RecordType, ValueType,
 };
@@ -221,7 +222,7 @@ pub unsafe extern "C" fn tersedb_txn_begin_write(
         if flags & TERSEDB_NO_SYNC != 0 {
             t.set_durability(Durability::None);
         }
-        out.id = handles::insert(Obj::Txn(Arc::new(Txn::Write(Mutex::new(Some(t))))));
+        out.id = handles::insert(Obj::Txn(Arc::new(Txn::Write(Arc::new(WriteObj::new(t))))));
         Ok(TERSEDB_OK)
     })
 }
@@ -239,7 +240,7 @@ fn take(txn: tersedb_txn) -> Res<Arc<Txn>> {
 pub extern "C" fn tersedb_txn_commit(txn: tersedb_txn) -> tersedb_status {
     run(|| {
         if let Txn::Write(m) = &*take(txn)? {
-            let w = m.lock().unwrap_or_else(|p| p.into_inner()).take();
+            let w = m.lock().take();
             if let Some(w) = w {
                 w.commit()?;
             }
@@ -253,7 +254,7 @@ pub extern "C" fn tersedb_txn_commit(txn: tersedb_txn) -> tersedb_status {
 pub extern "C" fn tersedb_txn_abort(txn: tersedb_txn) -> tersedb_status {
     run(|| {
         if let Txn::Write(m) = &*take(txn)? {
-            let w = m.lock().unwrap_or_else(|p| p.into_inner()).take();
+            let w = m.lock().take();
             if let Some(w) = w {
                 w.abort();
             }
@@ -274,27 +275,36 @@ pub fn with_txn<T>(id: u64, f: impl FnOnce(TxnRef<'_>) -> Res<T>) -> Res<T> {
     match &*t {
         Txn::Read(r) => f(TxnRef::Read(r)),
         Txn::Write(m) => {
-            let mut g = m.lock().unwrap_or_else(|p| p.into_inner());
-            let w = g.as_mut().ok_or_else(|| {
-                fail(
-                    TERSEDB_ECLOSED,
-                    format!("transaction {id} was committed or aborted"),
-                )
-            })?;
+            let mut g = m.lock();
+            let w = g.as_mut().ok_or_else(|| ended(id))?;
             f(TxnRef::Write(w))
         }
     }
 }
 
-/// Runs `f` on the write transaction `id` (`TERSEDB_EREADONLY` for a read transaction).
+/// The error of a call on a write transaction that was committed or aborted.
+pub fn ended(id: u64) -> ffi::Fail {
+    fail(
+        TERSEDB_ECLOSED,
+        format!("transaction {id} was committed or aborted"),
+    )
+}
+
+/// Runs `f` on the write transaction `id` (`TERSEDB_EREADONLY` for a read transaction). Every
+/// call that may change data goes through here: it marks the entries cursors fetched stale.
 pub fn with_write<T>(id: u64, f: impl FnOnce(&mut tersedb::WriteTxn) -> Res<T>) -> Res<T> {
-    with_txn(id, |t| match t {
-        TxnRef::Write(w) => f(w),
-        TxnRef::Read(_) => Err(fail(
+    match &*handles::txn(id)? {
+        Txn::Write(m) => {
+            let mut g = m.lock();
+            let w = g.as_mut().ok_or_else(|| ended(id))?;
+            m.version.fetch_add(1, Ordering::Relaxed);
+            f(w)
+        }
+        Txn::Read(_) => Err(fail(
             TERSEDB_EREADONLY,
             format!("transaction {id} is a read transaction"),
         )),
-    })
+    }
 }
 
 /// Runs `f` on the read transaction `id` (`TERSEDB_EINVAL` for the write transaction).

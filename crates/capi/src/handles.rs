@@ -6,13 +6,38 @@
 use crate::ffi::{fail, Fail, Res};
 use crate::tersedb_status::*;
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// A transaction: a shared snapshot, or the write transaction behind a mutex (calls on it from
 /// several threads are serialised; commit/abort take it out).
 pub enum Txn {
     Read(Arc<tersedb::ReadTxn>),
-    Write(Mutex<Option<tersedb::WriteTxn>>),
+    Write(Arc<WriteObj>),
+}
+
+/// The write transaction of a C handle.
+pub struct WriteObj {
+    /// `None` once committed or aborted (cursors may still hold the `Arc<Txn>`).
+    pub txn: Mutex<Option<tersedb::WriteTxn>>,
+    /// Bumped (under `txn`'s lock) by every call that may change the transaction's data, so a
+    /// cursor knows when the entries it fetched are stale.
+    pub version: AtomicU64,
+}
+
+impl WriteObj {
+    pub fn new(t: tersedb::WriteTxn) -> WriteObj {
+        WriteObj {
+            txn: Mutex::new(Some(t)),
+            version: AtomicU64::new(0),
+        }
+    }
+
+    /// The transaction, locked (a panic in another call leaves it usable: no call leaves it
+    /// half-changed in a way the engine does not undo).
+    pub fn lock(&self) -> MutexGuard<'_, Option<tersedb::WriteTxn>> {
+        self.txn.lock().unwrap_or_else(|p| p.into_inner())
+    }
 }
 
 pub enum Obj {

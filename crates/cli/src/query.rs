@@ -11,7 +11,7 @@ use tersedb::{Env, EnvOptions};
 /// `tersedb query`.
 pub fn run(file: &Path, text: &str, format: Format, stats: bool) -> Result<(), String> {
     let env = Env::open_read_only(file, &EnvOptions::default())
-        .map_err(|e| format!("{}: {e}", file.display()))?;
+        .map_err(|e| crate::store::open_error(file, e))?;
     let r = env.begin_read().map_err(|e| e.to_string())?;
     let t = std::time::Instant::now();
     let res = r.query_str(text).map_err(|e| e.to_string())?;

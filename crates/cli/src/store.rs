@@ -105,6 +105,24 @@ fn err(e: impl std::fmt::Display) -> String {
     e.to_string()
 }
 
+/// An error opening `file`, naming the path once: the engine's errors that already name it
+/// (`cannot open FILE: ...`, `FILE is a directory ...`, `FILE already exists`) as they are,
+/// the others (`not a tersedb file`, `Locked`, a damaged meta page) after `FILE: `.
+pub fn open_error(file: &Path, e: tersedb::Error) -> String {
+    let p = file.display().to_string();
+    let named = match &e {
+        tersedb::Error::Io(io) => io.to_string().starts_with(&format!("cannot open {p}")),
+        tersedb::Error::BadFormat(w) => w.starts_with(&format!("{p} is ")),
+        tersedb::Error::InvalidArgument(w) => w.starts_with(&format!("{p} already exists")),
+        _ => false,
+    };
+    if named {
+        e.to_string()
+    } else {
+        format!("{p}: {e}")
+    }
+}
+
 fn open_input(input: &Option<String>) -> Result<Box<dyn BufRead>, String> {
     match input.as_deref() {
         None | Some("-") => Ok(Box::new(BufReader::new(std::io::stdin()))),
@@ -227,6 +245,20 @@ fn run_batches(
             in_batch = 0;
         }
     }
+    // Names not yet checked (no data line): a header-only file with a misspelt name fails as
+    // one with data would, instead of importing nothing.
+    if cols.is_none() && opts.columns.by_name() {
+        let Some(h) = &header else {
+            return Err(format!(
+                "--header: the input ended before its header line (line {})",
+                opts.skip
+            ));
+        };
+        let d = delim.unwrap_or_else(|| Delim::detect(h, fmt));
+        let names =
+            lines::split_columns(h, d).map_err(|e| format!("header (line {}): {e}", opts.skip))?;
+        opts.columns.resolve(Some(&names))?;
+    }
     progress.message("committing");
     txn.commit().map_err(err)?;
     *committed = true;
@@ -257,20 +289,52 @@ impl Batches {
     }
 }
 
-/// Puts a file that a command found absent (`before` = `None`) or empty back as it was, after
-/// the command failed without committing anything: removed, or truncated to nothing. A file
-/// that held an environment needs nothing: only commits write to it.
-fn restore(file: &Path, before: Option<u64>) {
-    match before {
-        None => {
-            let _ = std::fs::remove_file(file);
+/// The reader table beside a data file (`FILE-readers/`, docs/FORMAT.md), which the writer
+/// creates on open.
+fn readers_dir(file: &Path) -> std::path::PathBuf {
+    let mut s = file.as_os_str().to_owned();
+    s.push("-readers");
+    s.into()
+}
+
+/// What a command found before it opened a file, to put back after a failure that committed
+/// nothing.
+struct Before {
+    /// The file's length; `None`: absent.
+    len: Option<u64>,
+    /// Whether its reader table existed.
+    readers: bool,
+}
+
+impl Before {
+    fn of(file: &Path) -> Before {
+        Before {
+            len: std::fs::metadata(file).map(|m| m.len()).ok(),
+            readers: readers_dir(file).exists(),
         }
-        Some(0) => {
-            if let Ok(f) = std::fs::OpenOptions::new().write(true).open(file) {
-                let _ = f.set_len(0);
+    }
+
+    /// Puts a file that the command found absent or empty back as it was: removed, or
+    /// truncated to nothing; a reader table the open created is removed. A file that held an
+    /// environment needs nothing: only commits write to it.
+    fn restore(&self, file: &Path) {
+        match self.len {
+            None => {
+                let _ = std::fs::remove_file(file);
             }
+            Some(0) => {
+                if let Ok(f) = std::fs::OpenOptions::new().write(true).open(file) {
+                    let _ = f.set_len(0);
+                }
+            }
+            Some(_) => {}
         }
-        Some(_) => {}
+        if !self.readers {
+            // The open made it; a reader's slot (another process) in it keeps it.
+            let dir = readers_dir(file);
+            let _ = std::fs::remove_file(dir.join("writer"));
+            let _ = std::fs::remove_dir(dir);
+        }
     }
 }
 
@@ -326,11 +390,11 @@ pub fn import(
     new_db: &NewDb,
     durability: Durability,
 ) -> Result<(), String> {
-    let before = std::fs::metadata(file).map(|m| m.len()).ok();
+    let before = Before::of(file);
     let mut committed = false;
     let r = import_into(file, opts, new_db, durability, &mut committed);
     if r.is_err() && !committed {
-        restore(file, before);
+        before.restore(file);
     }
     r
 }
@@ -347,7 +411,7 @@ fn import_into(
     let exists = std::fs::metadata(file).is_ok_and(|m| m.len() > 0);
     if let (true, Some(ps)) = (exists, new_db.page_size) {
         let have = Env::open_read_only(file, &EnvOptions::default())
-            .map_err(|e| format!("{}: {e}", file.display()))?
+            .map_err(|e| open_error(file, e))?
             .page_size();
         if have != ps {
             return Err(format!(
@@ -383,8 +447,7 @@ fn import_into(
         .page_size(page_size)
         .durability(durability);
     let mut input = open_input(&opts.input)?;
-    let env =
-        Env::open_or_create(file, &env_opts).map_err(|e| format!("{}: {e}", file.display()))?;
+    let env = Env::open_or_create(file, &env_opts).map_err(|e| open_error(file, e))?;
     // A new integer-key database compresses its keys with a codec chosen per block unless
     // --compression says otherwise (`none` stores them raw); pages under 1 KiB are too small.
     let auto_new = auto
@@ -579,8 +642,7 @@ pub fn format_number(b: &[u8], vt: ValueType) -> Option<String> {
 /// `tersedb erase`. A failure in the first batch leaves the file as it was.
 pub fn erase(file: &Path, opts: &LoadOptions) -> Result<(), String> {
     let input = open_input(&opts.input)?;
-    let env =
-        Env::open(file, &EnvOptions::default()).map_err(|e| format!("{}: {e}", file.display()))?;
+    let env = Env::open(file, &EnvOptions::default()).map_err(|e| open_error(file, e))?;
     let mut absent = 0u64;
     let mut committed = false;
     let open = |w: &mut WriteTxn| {
@@ -666,8 +728,7 @@ fn value_text(v: &[u8], vt: ValueType, hex: bool) -> Vec<u8> {
 
 /// `tersedb export`: the keys from `--from` to `--to`, at most `--limit` of them.
 pub fn export(file: &Path, o: &ExportOptions) -> Result<(), String> {
-    let env = Env::open_read_only(file, &EnvOptions::default())
-        .map_err(|e| format!("{}: {e}", file.display()))?;
+    let env = Env::open_read_only(file, &EnvOptions::default()).map_err(|e| open_error(file, e))?;
     let r = env.begin_read().map_err(err)?;
     let db = open_read_db(file, &r, o.db.as_deref())?;
     let kt = db.config().key_type;
@@ -751,8 +812,7 @@ pub fn get(
     ts: Option<Unit>,
     json: bool,
 ) -> Result<(), String> {
-    let env = Env::open_read_only(file, &EnvOptions::default())
-        .map_err(|e| format!("{}: {e}", file.display()))?;
+    let env = Env::open_read_only(file, &EnvOptions::default()).map_err(|e| open_error(file, e))?;
     let r = env.begin_read().map_err(err)?;
     let db = open_read_db(file, &r, db)?;
     let (kt, vt) = (db.config().key_type, db.value_type());
@@ -827,8 +887,7 @@ fn json_key(k: &ParsedKey, shown: &str) -> String {
 
 /// `tersedb drop FILE --db NAME`: removes a database and every entry in it.
 pub fn drop_db(file: &Path, name: &str) -> Result<(), String> {
-    let env =
-        Env::open(file, &EnvOptions::default()).map_err(|e| format!("{}: {e}", file.display()))?;
+    let env = Env::open(file, &EnvOptions::default()).map_err(|e| open_error(file, e))?;
     let mut w = env.begin_write().map_err(err)?;
     let names = db_names(w.list_dbs())?;
     let db = w.open_db(name).map_err(|e| match e {
@@ -895,8 +954,7 @@ fn pct(x: u64, of: u64) -> String {
 
 /// `tersedb info`.
 pub fn info(file: &Path, json: bool) -> Result<(), String> {
-    let env = Env::open_read_only(file, &EnvOptions::default())
-        .map_err(|e| format!("{}: {e}", file.display()))?;
+    let env = Env::open_read_only(file, &EnvOptions::default()).map_err(|e| open_error(file, e))?;
     let file_bytes = std::fs::metadata(file).map_err(err)?.len();
     let space = env.space().map_err(err)?;
     let page = env.page_size() as u64;
@@ -1065,8 +1123,8 @@ pub fn info(file: &Path, json: bool) -> Result<(), String> {
 
 /// `tersedb compact`.
 pub fn compact(file: &Path) -> Result<(), String> {
-    let rep = tersedb::compact_file(file, &EnvOptions::default())
-        .map_err(|e| format!("{}: {e}", file.display()))?;
+    let rep =
+        tersedb::compact_file(file, &EnvOptions::default()).map_err(|e| open_error(file, e))?;
     let pct = if rep.before_bytes > 0 {
         100.0 * rep.after_bytes as f64 / rep.before_bytes as f64
     } else {
@@ -1087,8 +1145,7 @@ pub fn compact(file: &Path) -> Result<(), String> {
 /// `{"file", "clean", "commit", "pages": {...}, "databases", "faults": [{"page", "what"}],
 /// "notes"}` (and a non-zero exit when not clean).
 pub fn check(file: &Path, json: bool) -> Result<(), String> {
-    let env = Env::open_read_only(file, &EnvOptions::default())
-        .map_err(|e| format!("{}: {e}", file.display()))?;
+    let env = Env::open_read_only(file, &EnvOptions::default()).map_err(|e| open_error(file, e))?;
     let mut progress = crate::progress::Progress::spinner("checking every page");
     let report = env.check().map_err(err)?;
     progress.finish("");
@@ -1164,8 +1221,8 @@ pub fn check(file: &Path, json: bool) -> Result<(), String> {
 /// `tersedb recover FILE`: opens for writing with recovery, which repairs damaged meta pages
 /// and, when it must, rolls back to the older commit; says what it did.
 pub fn recover(file: &Path) -> Result<(), String> {
-    let env = Env::open(file, &EnvOptions::default().recover(true))
-        .map_err(|e| format!("{}: {e}", file.display()))?;
+    let env =
+        Env::open(file, &EnvOptions::default().recover(true)).map_err(|e| open_error(file, e))?;
     let notes = env.open_notes();
     let commit = env.begin_read().map_err(err)?.txn_id();
     if notes.is_empty() {
@@ -1180,8 +1237,7 @@ pub fn recover(file: &Path) -> Result<(), String> {
 
 /// `tersedb dump --page N`.
 pub fn dump(file: &Path, page: u64) -> Result<(), String> {
-    let env = Env::open_read_only(file, &EnvOptions::default())
-        .map_err(|e| format!("{}: {e}", file.display()))?;
+    let env = Env::open_read_only(file, &EnvOptions::default()).map_err(|e| open_error(file, e))?;
     let pages = std::fs::metadata(file).map_err(err)?.len() / env.page_size() as u64;
     if page >= pages {
         return Err(format!(

@@ -3,7 +3,7 @@
 //! timestamps), each error a user meets (a line with too many fields, a missing value with
 //! `--missing error`, a page size that does not fit the file, an ambiguous or misspelt
 //! database, an absent key), `get`, `drop`, `export` ranges, queries as CSV and JSON (errors
-//! too), and `info`'s size breakdown adding up.
+//! too), `info`'s size breakdown adding up, and open errors naming the file once.
 
 mod common;
 
@@ -606,4 +606,94 @@ fn new_integer_databases_compress_by_default() {
     assert!(t.contains("codec mix"), "{t}");
     let _ = std::fs::remove_file(&f);
     let _ = std::fs::remove_file(&small);
+}
+
+/// The engine's open errors name the file (`cannot open FILE: ...`, `FILE is a directory`), and
+/// the CLI used to add `FILE: ` in front once more. Every command's open error names the path
+/// exactly once: a missing file, a directory, a file that is not a tersedb file, a file
+/// another process writes (`Locked`), in text and in `--json`.
+#[test]
+fn open_errors_name_the_file_once() {
+    let missing = temp("open-errors-missing");
+    let dir = temp("open-errors-dir");
+    std::fs::create_dir_all(&dir).unwrap();
+    let junk = temp("open-errors-junk");
+    std::fs::write(&junk, b"not a database\n").unwrap();
+    let once = |f: &str, args: &[&str], want: &str| {
+        let mut a = args.to_vec();
+        a.insert(1, f);
+        let o = tersedb(&a, b"1\n");
+        assert!(!o.status.success(), "{a:?} succeeded");
+        // --json errors are on standard output.
+        let text = format!("{}{}", stderr(&o), stdout(&o));
+        assert_eq!(text.matches(f).count(), 1, "{a:?}: {text}");
+        assert!(text.contains(want), "{a:?}: {text}");
+        text
+    };
+    let commands: [&[&str]; 12] = [
+        &["info"],
+        &["info", "--json"],
+        &["check"],
+        &["export"],
+        &["get", "1"],
+        &["query", "SELECT COUNT(*) FROM a"],
+        &["query", "--json", "SELECT COUNT(*) FROM a"],
+        &["drop", "--db", "a"],
+        &["erase", "--db", "a"],
+        &["dump", "--page", "0"],
+        &["recover"],
+        &["compact"],
+    ];
+    for c in commands {
+        once(&missing, c, "No such file or directory");
+        once(&dir, c, "is a directory");
+        once(&junk, c, &format!("{junk}: not a usable tersedb file"));
+    }
+    once(&dir, &["import", "--db", "a"], "is a directory");
+    once(
+        &junk,
+        &["import", "--db", "a"],
+        &format!("{junk}: not a usable tersedb file"),
+    );
+
+    // A writer blocked on its input holds the file; every other writer is refused, naming the
+    // file and the process.
+    let f = temp("open-errors-locked");
+    let o = tersedb(&["import", &f, "--db", "a"], b"1\n");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut writer = std::process::Command::new(env!("CARGO_BIN_EXE_tersedb"))
+        .args(["import", &f, "--db", "a"])
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let note = format!("{f}-readers/writer");
+    let pid = writer.id().to_string();
+    let start = std::time::Instant::now();
+    while std::fs::read_to_string(&note).ok().as_deref() != Some(pid.as_str()) {
+        assert!(
+            start.elapsed().as_secs() < 20,
+            "the writer never opened {f}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    for c in [
+        &["drop", "--db", "a"][..],
+        &["import", "--db", "a"],
+        &["erase", "--db", "a"],
+    ] {
+        once(
+            &f,
+            c,
+            &format!("{f}: the file is already open for writing by process {pid}"),
+        );
+    }
+    drop(writer.stdin.take());
+    assert!(writer.wait().unwrap().success());
+    for p in [&missing, &junk, &f] {
+        let _ = std::fs::remove_file(p);
+        let _ = std::fs::remove_dir_all(format!("{p}-readers"));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(format!("{dir}-readers"));
 }

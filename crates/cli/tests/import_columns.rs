@@ -2,7 +2,8 @@
 //! fields, TSV, whitespace) import the chosen columns, by number or by header name, against a
 //! `BTreeMap` model of the same rows (later rows overwrite earlier ones); `--timestamps` on a
 //! chosen key column; `erase --key-column`; and the errors: a short line names its line and
-//! the column it lacks, names without `--header`, unknown and repeated names, column 0.
+//! the column it lacks, names without `--header`, unknown and repeated names (in a header-only
+//! file too, leaving the file as it was), column 0.
 //! Seeded: prints the seed; re-run with `SEED=n`.
 
 mod common;
@@ -247,4 +248,103 @@ fn column_errors_name_the_line_or_the_option() {
     );
     // Nothing was created by the failed imports.
     assert!(!std::path::Path::new(&f).exists());
+}
+
+/// Names were resolved on the first data line: a header-only file with a misspelt name
+/// imported 0 lines without an error (and committed the new database). Now the names are
+/// checked against the header either way; a failure leaves the file byte-identical, and a file
+/// (and reader table) the command created is removed.
+#[test]
+fn a_header_only_file_checks_its_column_names() {
+    let f = temp("columns-header-only");
+    let readers = format!("{f}-readers");
+    let import = |db: &str, args: &[&str], input: &str| {
+        let mut a = vec!["import", f.as_str(), "--db", db, "--record-type", "u32"];
+        a.extend_from_slice(args);
+        tersedb(&a, input.as_bytes())
+    };
+    let cases: [(&[&str], &str, &str); 5] = [
+        (
+            &["--header", "--key-column", "tme", "--value-column", "delay"],
+            "time,delay\n",
+            r#"--key-column "tme": no such column in the header (its columns: "time", "delay")"#,
+        ),
+        (
+            &["--header", "--key-column", "time", "--value-column", "dlay"],
+            "time,delay\r\n",
+            r#"--value-column "dlay": no such column in the header (its columns: "time", "delay")"#,
+        ),
+        (
+            &["--header", "--key-column", "time", "--value-column", "dlay"],
+            "time\tdelay\n\n\n",
+            r#"--value-column "dlay": no such column in the header (its columns: "time", "delay")"#,
+        ),
+        // With data lines, the same message (this worked before; the file must not change).
+        (
+            &["--header", "--key-column", "tme", "--value-column", "delay"],
+            "time,delay\n5,6\n",
+            r#"--key-column "tme": no such column in the header (its columns: "time", "delay")"#,
+        ),
+        (
+            &["--header", "--key-column", "time"],
+            "",
+            "--header: the input ended before its header line (line 1)",
+        ),
+    ];
+    // No file before: none after, and no reader table.
+    for (args, input, want) in cases {
+        let o = import("d", args, input);
+        assert!(!o.status.success(), "{args:?} {input:?} succeeded");
+        assert!(stderr(&o).contains(want), "{args:?}: {}", stderr(&o));
+        assert!(!std::path::Path::new(&f).exists(), "{args:?} {input:?}");
+        assert!(
+            !std::path::Path::new(&readers).exists(),
+            "{args:?} {input:?}"
+        );
+    }
+    // A file with a database: byte-identical after each failure, into it or into a new one.
+    let o = import("d", &[], "1\t2\n");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let before = std::fs::read(&f).unwrap();
+    for db in ["d", "e"] {
+        for (args, input, want) in cases {
+            let o = import(db, args, input);
+            assert!(!o.status.success(), "{db} {args:?} {input:?} succeeded");
+            assert!(stderr(&o).contains(want), "{args:?}: {}", stderr(&o));
+            assert!(
+                std::fs::read(&f).unwrap() == before,
+                "{db} {args:?} {input:?}"
+            );
+        }
+    }
+    // erase reads the same header.
+    let o = tersedb(
+        &["erase", &f, "--db", "d", "--header", "--key-column", "tme"],
+        b"time,delay\n",
+    );
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains(r#"--key-column "tme": no such column"#),
+        "{}",
+        stderr(&o)
+    );
+    assert!(std::fs::read(&f).unwrap() == before);
+    // Names that exist: a header-only file is an empty import, not an error.
+    let o = import(
+        "e",
+        &[
+            "--header",
+            "--key-column",
+            "time",
+            "--value-column",
+            "delay",
+        ],
+        "time,delay\n",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("imported 0 lines"), "{}", stderr(&o));
+    assert_eq!(export(&f, "d"), "1\t2\n");
+    assert_eq!(export(&f, "e"), "");
+    let _ = std::fs::remove_file(&f);
+    let _ = std::fs::remove_dir_all(&readers);
 }

@@ -105,5 +105,26 @@ fn sql_over_a_file_and_a_directory() {
     let o = tersedb(&["sql", &a, "SELECT nope FROM ev"], b"");
     assert!(!o.status.success());
     assert!(stderr(&o).contains("nope"), "{}", stderr(&o));
+
+    // Files that do not open name their path once (the engine names it in some errors).
+    let junk = d.join("junk.tdb").to_string_lossy().into_owned();
+    std::fs::write(&junk, b"not a database\n").unwrap();
+    let fifo = d.join("fifo.tdb").to_string_lossy().into_owned();
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    let missing = d.join("missing.tdb").to_string_lossy().into_owned();
+    let mut cases = vec![
+        (junk.clone(), "not a tersedb file"),
+        (missing, "No such file"),
+    ];
+    if made.is_ok_and(|s| s.success()) {
+        cases.push((fifo, "is not a regular file"));
+    }
+    for (f, want) in cases {
+        let o = tersedb(&["sql", &f, "SELECT COUNT(*) FROM ev"], b"");
+        assert!(!o.status.success(), "{f}");
+        let e = stderr(&o);
+        assert_eq!(e.matches(f.as_str()).count(), 1, "{e}");
+        assert!(e.contains(want), "{e}");
+    }
     let _ = std::fs::remove_dir_all(&d);
 }

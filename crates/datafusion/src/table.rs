@@ -94,9 +94,23 @@ fn engine_err(p: &str, e: tersedb::Error) -> DataFusionError {
     DataFusionError::External(format!("{p}: {e}").into())
 }
 
+/// Opens a file, its errors naming the path once: the engine's open errors that name it
+/// already (`cannot open P: ...`, `P is not a regular file ...`) as they are, the others after
+/// `P: ` (the rule of the CLI's `store::open_error`).
 fn open_env(p: &Path) -> Result<Env> {
-    Env::open_read_only(p, &EnvOptions::default())
-        .map_err(|e| engine_err(&p.display().to_string(), e))
+    Env::open_read_only(p, &EnvOptions::default()).map_err(|e| {
+        let s = p.display().to_string();
+        let named = match &e {
+            tersedb::Error::Io(io) => io.to_string().starts_with(&format!("cannot open {s}")),
+            tersedb::Error::BadFormat(w) => w.starts_with(&format!("{s} is ")),
+            _ => false,
+        };
+        if named {
+            DataFusionError::External(e.to_string().into())
+        } else {
+            engine_err(&s, e)
+        }
+    })
 }
 
 /// The file column's value for a file: its name without the extension.

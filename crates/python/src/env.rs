@@ -1,4 +1,5 @@
-//! `tersedb.open(path)` -> `Env`; `Env.create_db` / `Env.db` -> `Db`; `Env.read()` / `Env.write()`.
+//! `tersedb.open(path)` -> `Env`; `Env.create_db` / `Env.db` -> `Db`; `Env.read()` / `Env.write()`;
+//! `Env.execute(query)` in a snapshot of its own.
 
 use crate::config::{self, KeyKind, RecKind};
 use crate::errors::{Closed, IntoPy};
@@ -197,6 +198,15 @@ impl Env {
         let env = self.env()?;
         let t = py.detach(|| env.begin_read()).py_err()?;
         Ok(ReadTxn::new(Arc::new(t)))
+    }
+
+    /// Runs any query (`execute` of a read transaction) in a snapshot of its own, released
+    /// when the query is done: `env.execute("SELECT key, record FROM events LIMIT 10")` is
+    /// `with env.read() as r: r.execute(...)`. Returns a `QueryResult`.
+    fn execute(&self, py: Python<'_>, text: &str) -> PyResult<crate::rows::QueryResult> {
+        let env = self.env()?;
+        let r = py.detach(|| env.begin_read()?.query_str(text)).py_err()?;
+        Ok(crate::rows::QueryResult::new(r))
     }
 
     /// The write transaction (`with env.write() as w:` commits on success, aborts on an

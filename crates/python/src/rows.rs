@@ -52,8 +52,13 @@ impl QueryResult {
         QueryResult { inner }
     }
 
-    fn table(&self) -> Vec<&[Value]> {
-        self.inner.all_rows()
+    /// The number of rows (one for an aggregate query).
+    fn n_rows(&self) -> usize {
+        if self.inner.is_rows() {
+            self.inner.rows.len()
+        } else {
+            1
+        }
     }
 
     fn row<'py>(&self, py: Python<'py>, r: &[Value]) -> PyResult<Bound<'py, PyTuple>> {
@@ -64,36 +69,28 @@ impl QueryResult {
         PyTuple::new(py, items)
     }
 
-    /// Column `i` as a numpy array when its values are all integers (int64, or uint64 when one
-    /// is above the int64 range) or all floats (float64), else as a list (NULLs as None).
-    fn column_at(&self, py: Python<'_>, i: usize) -> PyResult<Py<PyAny>> {
-        let vals: Vec<&Value> = self.table().iter().map(|r| &r[i]).collect();
-        let ints: Option<Vec<i128>> = vals.iter().map(|v| v.as_int()).collect();
-        if let Some(ints) = ints {
-            let i64s: Option<Vec<i64>> = ints.iter().map(|&x| i64::try_from(x).ok()).collect();
-            if let Some(v) = i64s {
-                return Ok(PyArray1::from_vec(py, v).into_any().unbind());
-            }
-            let u64s: Option<Vec<u64>> = ints.iter().map(|&x| u64::try_from(x).ok()).collect();
-            if let Some(v) = u64s {
-                return Ok(PyArray1::from_vec(py, v).into_any().unbind());
-            }
-        }
-        let floats: Option<Vec<f64>> = vals
+    /// Columns `which` as numpy arrays where a column's values are all integers (int64, or
+    /// uint64 when one is above the int64 range) or all floats (float64), else as lists (NULLs
+    /// as None). The numeric ones are built in one pass over the rows.
+    fn columns_at(&self, py: Python<'_>, which: &[usize]) -> PyResult<Vec<Py<PyAny>>> {
+        let inner = &self.inner;
+        // Plain Rust over the result: without the GIL, as every engine call.
+        let built = py.detach(|| numeric_columns(inner, which));
+        which
             .iter()
-            .map(|v| match v {
-                Value::Float(f) => Some(*f),
-                _ => None,
+            .zip(built)
+            .map(|(&i, b)| match b {
+                Some(Numeric::I64(v)) => Ok(PyArray1::from_vec(py, v).into_any().unbind()),
+                Some(Numeric::U64(v)) => Ok(PyArray1::from_vec(py, v).into_any().unbind()),
+                Some(Numeric::F64(v)) => Ok(PyArray1::from_vec(py, v).into_any().unbind()),
+                None => {
+                    let items = cells(inner, i)
+                        .map(|v| ops::value_to_py(py, v))
+                        .collect::<PyResult<Vec<_>>>()?;
+                    Ok(PyList::new(py, items)?.into_any().unbind())
+                }
             })
-            .collect();
-        if let Some(v) = floats {
-            return Ok(PyArray1::from_vec(py, v).into_any().unbind());
-        }
-        let items = vals
-            .iter()
-            .map(|v| ops::value_to_py(py, v))
-            .collect::<PyResult<Vec<_>>>()?;
-        Ok(PyList::new(py, items)?.into_any().unbind())
+            .collect()
     }
 
     fn index_of(&self, c: &Bound<'_, PyAny>) -> PyResult<usize> {
@@ -138,24 +135,26 @@ impl QueryResult {
     /// Every row as a tuple (a new list on each access).
     #[getter]
     fn rows<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let rows = self
-            .table()
-            .into_iter()
+        let rows = cells_of(&self.inner)
             .map(|r| self.row(py, r))
             .collect::<PyResult<Vec<_>>>()?;
         PyList::new(py, rows)
     }
 
     fn __len__(&self) -> usize {
-        self.table().len()
+        self.n_rows()
     }
 
     /// Row `i` (negative counts from the end) as a tuple.
     fn __getitem__<'py>(&self, py: Python<'py>, i: isize) -> PyResult<Bound<'py, PyTuple>> {
-        let t = self.table();
-        let n = t.len() as isize;
+        let n = self.n_rows() as isize;
         let j = if i < 0 { i + n } else { i };
-        match usize::try_from(j).ok().and_then(|j| t.get(j)) {
+        let row = match usize::try_from(j) {
+            Ok(j) if self.inner.is_rows() => self.inner.rows.get(j).map(Vec::as_slice),
+            Ok(0) => Some(&self.inner.values[..]),
+            _ => None,
+        };
+        match row {
             Some(r) => self.row(py, r),
             None => Err(PyIndexError::new_err(format!(
                 "row {i} of a result of {n} rows"
@@ -173,20 +172,25 @@ impl QueryResult {
     /// (float64), else a list (NULLs as None, bytes, lists).
     fn column(&self, py: Python<'_>, c: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let i = self.index_of(c)?;
-        self.column_at(py, i)
+        let mut one = self.columns_at(py, &[i])?;
+        Ok(one.remove(0))
     }
 
     /// `{name: column}` for every column, as `column()` makes them. Two columns of one name
     /// (`SELECT key, key`) are a ValueError: name them apart with AS.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let d = PyDict::new(py);
-        for (i, name) in self.inner.columns.iter().enumerate() {
-            if d.contains(name.as_ref())? {
+        let names = &self.inner.columns;
+        for (i, name) in names.iter().enumerate() {
+            if names[..i].contains(name) {
                 return Err(PyValueError::new_err(format!(
                     "two columns are named {name:?}; name them apart with AS"
                 )));
             }
-            d.set_item(name.as_ref(), self.column_at(py, i)?)?;
+        }
+        let all: Vec<usize> = (0..names.len()).collect();
+        let d = PyDict::new(py);
+        for (name, col) in names.iter().zip(self.columns_at(py, &all)?) {
+            d.set_item(name.as_ref(), col)?;
         }
         Ok(d)
     }
@@ -214,11 +218,91 @@ impl QueryResult {
     }
 
     fn __repr__(&self) -> String {
-        let n = self.table().len();
+        let n = self.n_rows();
         format!(
             "QueryResult({n} row{}: {})",
             if n == 1 { "" } else { "s" },
             self.inner.columns.join(", ")
         )
     }
+}
+
+/// Every row of `r`, in order (the one row of an aggregate query).
+fn cells_of(r: &tersedb::QueryResult) -> impl Iterator<Item = &[Value]> + Clone {
+    let (rows, one) = if r.is_rows() {
+        (&r.rows[..], None)
+    } else {
+        (&[][..], Some(&r.values[..]))
+    };
+    rows.iter().map(Vec::as_slice).chain(one)
+}
+
+/// Cell `i` of every row of `r`, in order.
+fn cells(r: &tersedb::QueryResult, i: usize) -> impl Iterator<Item = &Value> {
+    cells_of(r).filter_map(move |row| row.get(i))
+}
+
+/// A column of one numeric type, the vector numpy takes over.
+enum Numeric {
+    I64(Vec<i64>),
+    U64(Vec<u64>),
+    F64(Vec<f64>),
+}
+
+/// A column being built by [`numeric_columns`].
+enum Build {
+    I64(Vec<i64>),
+    F64(Vec<f64>),
+    /// Integers, one above the int64 range: uint64 if they all fit.
+    Wide,
+    /// Not all of one numeric kind (NULLs, bytes, lists, a mix).
+    Other,
+}
+
+/// Columns `which` of `r`, each as one vector when every cell is an integer in the int64 range
+/// (else, all in the uint64 range) or every cell a float; `None` for the others. One pass over
+/// the rows fills every column's final vector (a row is its own allocation: one pass per column
+/// would walk them all again); only a column with a value above int64 takes a second.
+fn numeric_columns(r: &tersedb::QueryResult, which: &[usize]) -> Vec<Option<Numeric>> {
+    let n = if r.is_rows() { r.rows.len() } else { 1 };
+    let mut rows = cells_of(r);
+    let first = rows.clone().next();
+    // The first row decides each column's kind; an empty result is int64 throughout.
+    let mut b: Vec<Build> = which
+        .iter()
+        .map(|&i| match first.map(|row| row.get(i)) {
+            None => Build::I64(Vec::new()),
+            Some(Some(Value::Int(_))) => Build::I64(Vec::with_capacity(n)),
+            Some(Some(Value::Float(_))) => Build::F64(Vec::with_capacity(n)),
+            Some(_) => Build::Other,
+        })
+        .collect();
+    for row in &mut rows {
+        for (col, &i) in b.iter_mut().zip(which) {
+            match (&mut *col, row.get(i)) {
+                (Build::I64(v), Some(Value::Int(x))) => match i64::try_from(*x) {
+                    Ok(x) => v.push(x),
+                    Err(_) => *col = Build::Wide,
+                },
+                (Build::F64(v), Some(Value::Float(x))) => v.push(*x),
+                (Build::Wide | Build::Other, _) => {}
+                _ => *col = Build::Other,
+            }
+        }
+    }
+    b.into_iter()
+        .zip(which)
+        .map(|(col, &i)| match col {
+            Build::I64(v) => Some(Numeric::I64(v)),
+            Build::F64(v) => Some(Numeric::F64(v)),
+            Build::Wide => cells(r, i)
+                .map(|c| match c {
+                    Value::Int(x) => u64::try_from(*x).ok(),
+                    _ => None,
+                })
+                .collect::<Option<Vec<u64>>>()
+                .map(Numeric::U64),
+            Build::Other => None,
+        })
+        .collect()
 }

@@ -277,3 +277,83 @@ def test_f64_records_group_and_average():
         assert len(zeros) == 1 and zeros[0][1] == sum(1 for v in model.values() if v == 0.0)
         assert sum(g[1] for g in groups) == len(model)
     env.close()
+
+
+def test_env_execute_runs_in_its_own_snapshot(tmp_path):
+    env = tersedb.open(str(tmp_path / "e.tdb"))
+    db = env.create_db("t", key="u64", record="i64")
+    keys = np.arange(0, 3000, 3, dtype=np.uint64)
+    with env.write() as w:
+        w.put_many(db, keys, keys.astype(np.int64) - 500)
+    q = "SELECT key / 100 AS b, COUNT(*) AS n, SUM(record) AS s FROM t WHERE key > 10 GROUP BY key / 100"
+    res = env.execute(q)
+    assert isinstance(res, tersedb.QueryResult)
+    with env.read() as r:
+        want = r.execute(q)
+    assert res.columns == want.columns == ["b", "n", "s"]
+    assert res.rows == want.rows and len(res) == 30
+    got, exp = res.to_dict(), want.to_dict()
+    assert all(np.array_equal(got[c], exp[c]) and got[c].dtype == exp[c].dtype for c in exp)
+    assert env.execute("SELECT COUNT(*), AVG(key) FROM t").rows == [(1000, 1498.5)]
+    # The last commit only: an open write transaction neither blocks it nor shows through.
+    with env.write() as w:
+        w.put(db, 10**6, 1)
+        assert w.execute("SELECT COUNT(*) FROM t").rows == [(1001,)]
+        assert env.execute("SELECT COUNT(*) FROM t").rows == [(1000,)]
+    assert env.execute("SELECT key, record FROM t ORDER BY key DESC LIMIT 1").rows == [(10**6, 1)]
+    with pytest.raises(tersedb.QueryError, match="did you mean"):
+        env.execute("SELECT * FROM tt")
+    env.close()
+    with pytest.raises(tersedb.Error):
+        env.execute("SELECT COUNT(*) FROM t")
+
+
+def test_columns_as_numpy_match_the_rows():
+    """to_dict()/column() build each numeric column in one pass: the arrays hold exactly the
+    values of the rows, with the dtype of the whole column (int64; uint64 when a value is above
+    int64; float64), and any other column (NULL, bytes, lists, a mix) is a list."""
+    rng = np.random.default_rng(7)
+    env = tersedb.in_memory()
+    ints = env.create_db("ints", key="u64", record="i64")
+    floats = env.create_db("floats", key="u32", record="f64")
+    keys = np.unique(rng.integers(0, 2**62, 5000, dtype=np.uint64))
+    keys[-1] = 2**64 - 1  # the last key above int64: the key column is uint64
+    recs = rng.integers(-(2**62), 2**62, len(keys), dtype=np.int64)
+    fkeys = np.arange(0, 5000, dtype=np.uint32)
+    frecs = rng.standard_normal(len(fkeys))
+    frecs[3] = np.nan
+    with env.write() as w:
+        w.put_many(ints, keys, recs)
+        w.put_many(floats, fkeys, frecs)
+    res = env.execute("SELECT key, record FROM ints")
+    d = res.to_dict()
+    assert d["key"].dtype == np.uint64 and np.array_equal(d["key"], keys)
+    assert d["record"].dtype == np.int64 and np.array_equal(d["record"], recs)
+    assert [tuple(r) for r in zip(d["key"].tolist(), d["record"].tolist())] == res.rows
+    # Without the big key: int64 keys.
+    small = env.execute(f"SELECT key FROM ints WHERE key < {2**63}").column("key")
+    assert small.dtype == np.int64 and np.array_equal(small, keys[:-1].astype(np.int64))
+    f = env.execute("SELECT key, record FROM floats").to_dict()
+    assert f["key"].dtype == np.int64 and np.array_equal(f["key"], fkeys)
+    assert f["record"].dtype == np.float64
+    assert np.array_equal(f["record"], frecs, equal_nan=True)
+    # Empty results: empty int64 arrays; aggregates: one-element arrays, or a list for NULL.
+    empty = env.execute("SELECT key, record FROM floats WHERE key > 10000").to_dict()
+    assert all(v.dtype == np.int64 and v.size == 0 for v in empty.values())
+    agg = env.execute("SELECT COUNT(*) AS n, AVG(record) AS a, MAX(key) AS m FROM floats WHERE key > 10000")
+    assert agg.column("n").tolist() == [0] and agg.column("n").dtype == np.int64
+    assert agg.column("a") == [None] and agg.column("m") == [None]
+    assert len(agg) == 1 and agg[0] == agg[-1] == (0, None, None) and agg.rows == [(0, None, None)]
+    with pytest.raises(IndexError, match="row 1 of a result of 1 rows"):
+        agg[1]
+    assert res[len(keys) - 1] == res[-1] == (2**64 - 1, int(recs[-1]))
+    # Byte strings and lists stay lists, as the rows have them.
+    names = env.create_db("names", key="bytes", record="u32")
+    with env.write() as w:
+        w.put(names, b"b", 2)
+        w.put(names, b"a", 1)
+    res = env.execute("SELECT key, record FROM names")
+    assert res.column("key") == [b"a", b"b"] and res.column("record").tolist() == [1, 2]
+    tops = env.execute("SELECT key / 2500 AS b, TOP(2) AS t FROM floats GROUP BY key / 2500")
+    assert tops.column("t") == [[2499, 2498], [4999, 4998]]
+    env.close()

@@ -112,8 +112,7 @@ static void test_handles_and_pointers(const char *dir) {
   IS(TERSEDB_ECLOSED, tersedb_txn_commit(w));
   IS(TERSEDB_ECLOSED, tersedb_txn_abort(w));
 
-  /* A read transaction cannot write; a write transaction cannot open cursors (queries: see
-   * test_query_rows). */
+  /* A read transaction cannot write (cursors in a write transaction: test_write_cursors). */
   tersedb_txn r;
   OK(tersedb_txn_begin_read(env, &r));
   IS(TERSEDB_EREADONLY, tersedb_put(r, db, &k, sizeof k, NULL, 0, TERSEDB_UPSERT));
@@ -126,7 +125,9 @@ static void test_handles_and_pointers(const char *dir) {
   IS(TERSEDB_EDBNOTFOUND, tersedb_db_open(r, "nope", &missing));
   OK(tersedb_txn_begin_write(env, TERSEDB_NO_SYNC, &w));
   tersedb_cursor c;
-  IS(TERSEDB_EINVAL, tersedb_cursor_open(w, db, &c));
+  OK(tersedb_cursor_open(w, db, &c));
+  OK(tersedb_cursor_first(c));
+  OK(tersedb_cursor_close(c));
   k = 7;
   OK(tersedb_erase(w, db, &k, sizeof k));
   IS(TERSEDB_NOTFOUND, tersedb_erase(w, db, &k, sizeof k));
@@ -678,6 +679,121 @@ static void test_query_rows(void) {
   OK(tersedb_env_close(env));
 }
 
+/* Cursors in the write transaction: they see its uncommitted puts and erases, made before the
+ * cursor was opened or while it moves (across windows of 256 entries), and every call on them
+ * is TERSEDB_ECLOSED once the transaction is committed or aborted. */
+static void test_write_cursors(void) {
+  tersedb_env env;
+  OK(tersedb_env_open_memory(0, &env));
+  tersedb_txn w;
+  OK(tersedb_txn_begin_write(env, 0, &w));
+  tersedb_db_config cfg = {TERSEDB_KEY_U32, TERSEDB_RECORD_I64, 0, 0, "bp128"};
+  tersedb_db db;
+  OK(tersedb_db_create(w, "w", &cfg, &db));
+  enum { M = 1000 };
+  for (uint32_t i = 0; i < M; i++) {
+    uint32_t k = 10 * i;
+    int64_t v = 3 * (int64_t)k;
+    OK(tersedb_put(w, db, &k, sizeof k, &v, sizeof v, TERSEDB_APPEND));
+  }
+  tersedb_cursor c;
+  OK(tersedb_cursor_open(w, db, &c));
+  /* Every uncommitted entry, in order, across windows. */
+  size_t steps = 0, good = 1;
+  uint64_t key = 0;
+  int64_t v = 0;
+  size_t len = 0;
+  for (int s = tersedb_cursor_first(c); s == TERSEDB_OK; s = tersedb_cursor_next(c)) {
+    good &= tersedb_cursor_key_u64(c, &key) == TERSEDB_OK && key == 10 * steps;
+    good &= tersedb_cursor_value(c, &v, sizeof v, &len) == TERSEDB_OK && v == 30 * (int64_t)steps;
+    steps++;
+  }
+  CHECK(steps == M && good);
+  /* Puts and erases while the cursor stands inside a window. */
+  uint32_t k = 500;
+  OK(tersedb_cursor_seek(c, &k, sizeof k, 1));
+  k = 505;
+  v = -1;
+  OK(tersedb_put(w, db, &k, sizeof k, &v, sizeof v, TERSEDB_UPSERT));
+  OK(tersedb_cursor_next(c));
+  OK(tersedb_cursor_key_u64(c, &key));
+  CHECK(key == 505);
+  OK(tersedb_cursor_value(c, &v, sizeof v, &len));
+  CHECK(v == -1);
+  OK(tersedb_cursor_next(c));
+  OK(tersedb_cursor_key_u64(c, &key));
+  CHECK(key == 510);
+  k = 520;
+  OK(tersedb_erase(w, db, &k, sizeof k));
+  OK(tersedb_cursor_next(c));
+  OK(tersedb_cursor_key_u64(c, &key));
+  CHECK(key == 530);
+  /* The current entry overwritten, then erased. */
+  k = 530;
+  v = 7;
+  OK(tersedb_put(w, db, &k, sizeof k, &v, sizeof v, TERSEDB_UPSERT));
+  OK(tersedb_cursor_value(c, &v, sizeof v, &len));
+  CHECK(v == 7);
+  OK(tersedb_erase(w, db, &k, sizeof k));
+  IS(TERSEDB_NOTFOUND, tersedb_cursor_value(c, &v, sizeof v, &len));
+  CHECK(strstr(tersedb_last_error_message(), "530 was erased") != NULL);
+  OK(tersedb_cursor_next(c));
+  OK(tersedb_cursor_key_u64(c, &key));
+  CHECK(key == 540);
+  OK(tersedb_cursor_prev(c));
+  OK(tersedb_cursor_key_u64(c, &key));
+  CHECK(key == 510);
+  /* A key past the end appears to a cursor standing on the last one. */
+  OK(tersedb_cursor_last(c));
+  IS(TERSEDB_NOTFOUND, tersedb_cursor_next(c));
+  k = 10 * M + 1;
+  v = 9;
+  OK(tersedb_put(w, db, &k, sizeof k, &v, sizeof v, TERSEDB_UPSERT));
+  OK(tersedb_cursor_next(c));
+  OK(tersedb_cursor_key_u64(c, &key));
+  CHECK(key == 10 * M + 1);
+  /* A read transaction's cursor sees the last commit only. */
+  tersedb_txn r;
+  OK(tersedb_txn_begin_read(env, &r));
+  tersedb_cursor rc;
+  IS(TERSEDB_EDBNOTFOUND, tersedb_cursor_open(r, db, &rc));
+  OK(tersedb_txn_commit(r));
+
+  /* Misuse: the transaction committed, its cursor is closed for everything but close. */
+  OK(tersedb_txn_commit(w));
+  IS(TERSEDB_ECLOSED, tersedb_cursor_next(c));
+  CHECK(strstr(tersedb_last_error_message(), "committed or aborted") != NULL);
+  IS(TERSEDB_ECLOSED, tersedb_cursor_prev(c));
+  IS(TERSEDB_ECLOSED, tersedb_cursor_first(c));
+  IS(TERSEDB_ECLOSED, tersedb_cursor_last(c));
+  IS(TERSEDB_ECLOSED, tersedb_cursor_seek(c, &k, sizeof k, 0));
+  IS(TERSEDB_ECLOSED, tersedb_cursor_key_u64(c, &key));
+  IS(TERSEDB_ECLOSED, tersedb_cursor_key(c, &k, sizeof k, &len));
+  IS(TERSEDB_ECLOSED, tersedb_cursor_value(c, &v, sizeof v, &len));
+  IS(TERSEDB_ECLOSED, tersedb_cursor_open(w, db, &rc));
+  OK(tersedb_cursor_close(c));
+  IS(TERSEDB_ECLOSED, tersedb_cursor_close(c));
+
+  /* The commit holds what the cursor saw; an aborted transaction's cursor is closed too. */
+  OK(tersedb_txn_begin_read(env, &r));
+  OK(tersedb_cursor_open(r, db, &rc));
+  steps = 0;
+  for (int s = tersedb_cursor_first(rc); s == TERSEDB_OK; s = tersedb_cursor_next(rc)) steps++;
+  CHECK(steps == M + 1 - 2 + 1); /* 505 and 10M+1 in, 520 and 530 out */
+  OK(tersedb_cursor_close(rc));
+  OK(tersedb_txn_commit(r));
+  OK(tersedb_txn_begin_write(env, 0, &w));
+  OK(tersedb_cursor_open(w, db, &c));
+  k = 1;
+  OK(tersedb_put(w, db, &k, sizeof k, &v, sizeof v, TERSEDB_UPSERT));
+  OK(tersedb_cursor_seek(c, &k, sizeof k, 1));
+  OK(tersedb_txn_abort(w));
+  IS(TERSEDB_ECLOSED, tersedb_cursor_value(c, &v, sizeof v, &len));
+  OK(tersedb_cursor_close(c));
+  OK(tersedb_db_close(db));
+  OK(tersedb_env_close(env));
+}
+
 static void test_not_a_tersedb_file(const char *dir) {
   char path[4096];
   snprintf(path, sizeof path, "%s/junk.tdb", dir);
@@ -699,6 +815,7 @@ int main(int argc, char **argv) {
   test_u32_records(argv[1]);
   test_u64_and_bytes();
   test_query_rows();
+  test_write_cursors();
   test_not_a_tersedb_file(argv[1]);
   size_t live = 99;
   OK(tersedb_live_handles(&live));

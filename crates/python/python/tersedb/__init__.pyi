@@ -60,6 +60,8 @@ class Env:
     def dbs(self) -> list[str]: ...
     def read(self) -> ReadTxn:
         """A snapshot of the last committed state."""
+    def execute(self, query: str) -> QueryResult:
+        """Runs any query in a snapshot of its own (``with env.read() as r: r.execute(query)``)."""
     def write(self, *, durability: Optional[Literal["immediate", "none"]] = None) -> WriteTxn:
         """The write transaction; `with` commits on success, aborts on an exception."""
     def check(self) -> list[str]:
