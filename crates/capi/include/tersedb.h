@@ -228,11 +228,16 @@ typedef struct {
   uint32_t record_size;
   // Most keys per compressed block (0: the codec's maximum).
   uint32_t block_size;
-  // NULL for uncompressed keys; a key codec for u32 and u64 keys ("auto": chosen per block,
-  // "bp128", "streamvbyte", "vbyte", "masked-vbyte", "varintgb", "for", "simd-for", "pfor",
-  // "pfor-delta"); a key scheme for
-  // byte-string keys ("head-tail", "head", "tail", "db2", "wiredtiger", "myisam", "pkb").
+  // A key codec for u32 and u64 keys ("auto": chosen per block, "bp128", "streamvbyte",
+  // "vbyte", "masked-vbyte", "varintgb", "for", "simd-for", "pfor", "pfor-delta"), a key
+  // scheme for byte-string keys ("head-tail", "head", "tail", "db2", "wiredtiger", "myisam",
+  // "pkb"), or "none" for keys as they are. NULL: the default, "auto" for integer keys and
+  // "head-tail" for byte strings.
   const char *compression;
+  // "auto" compresses fixed-size records of 1 to 8 bytes (chunk by chunk: frame of
+  // reference, a dictionary or, for f64, decimals), "none" stores them raw. NULL: the
+  // default, compressed where the records allow it.
+  const char *record_compression;
 } tersedb_db_config;
 
 // A query result.
@@ -508,7 +513,8 @@ tersedb_status tersedb_txn_abort(tersedb_txn txn);
 //
 // # Safety
 // `name` must be a NUL-terminated string; `config` NULL or a valid `tersedb_db_config`
-// whose `compression` is NULL or NUL-terminated; `out` NULL or writable.
+// whose `compression` and `record_compression` are NULL or NUL-terminated; `out` NULL or
+// writable.
 tersedb_status tersedb_db_create(tersedb_txn txn,
                                  const char *name,
                                  const tersedb_db_config *config,

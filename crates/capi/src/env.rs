@@ -75,11 +75,16 @@ pub struct tersedb_db_config {
     pub record_size: u32,
     /// Most keys per compressed block (0: the codec's maximum).
     pub block_size: u32,
-    /// NULL for uncompressed keys; a key codec for u32 and u64 keys ("auto": chosen per block,
-    /// "bp128", "streamvbyte", "vbyte", "masked-vbyte", "varintgb", "for", "simd-for", "pfor",
-    /// "pfor-delta"); a key scheme for
-    /// byte-string keys ("head-tail", "head", "tail", "db2", "wiredtiger", "myisam", "pkb").
+    /// A key codec for u32 and u64 keys ("auto": chosen per block, "bp128", "streamvbyte",
+    /// "vbyte", "masked-vbyte", "varintgb", "for", "simd-for", "pfor", "pfor-delta"), a key
+    /// scheme for byte-string keys ("head-tail", "head", "tail", "db2", "wiredtiger", "myisam",
+    /// "pkb"), or "none" for keys as they are. NULL: the default, "auto" for integer keys and
+    /// "head-tail" for byte strings.
     pub compression: *const c_char,
+    /// "auto" compresses fixed-size records of 1 to 8 bytes (chunk by chunk: frame of
+    /// reference, a dictionary or, for f64, decimals), "none" stores them raw. NULL: the
+    /// default, compressed where the records allow it.
+    pub record_compression: *const c_char,
 }
 
 fn opts(page_size: u32, flags: u32) -> Res<EnvOptions> {
@@ -340,7 +345,8 @@ fn config(c: &tersedb_db_config) -> Res<DbConfig> {
     };
     let block = u16::try_from(c.block_size)
         .map_err(|_| inval(format!("block_size {} is too large", c.block_size)))?;
-    let mut cfg = DbConfig::raw(key, rec)
+    // NULL fields: what a new database should get (`DbConfig::new`).
+    let mut cfg = DbConfig::new(key, rec)
         .with_value_type(vt)
         .with_block_size(block);
     if !c.compression.is_null() {
@@ -352,11 +358,26 @@ fn config(c: &tersedb_db_config) -> Res<DbConfig> {
             cfg = cfg.with_key_scheme(s);
         } else if name == "auto" {
             cfg = cfg.with_auto_codec(true);
-        } else if name != "none" {
+        } else if name == "none" {
+            cfg = cfg.with_auto_codec(false).with_codec(None);
+        } else {
             let codec = CodecId::from_name(name)
                 .ok_or_else(|| inval(format!("unknown compression {name:?}")))?;
             cfg = cfg.with_codec(Some(codec));
         }
+    }
+    if !c.record_compression.is_null() {
+        // SAFETY: as for `compression`.
+        let name = unsafe { ffi::string(c.record_compression, "record_compression")? };
+        cfg = cfg.with_compressed_records(match name {
+            "auto" => true,
+            "none" => false,
+            _ => {
+                return Err(inval(format!(
+                    "record_compression must be NULL, \"none\" or \"auto\", not {name:?}"
+                )))
+            }
+        });
     }
     Ok(cfg)
 }
@@ -365,7 +386,8 @@ fn config(c: &tersedb_db_config) -> Res<DbConfig> {
 ///
 /// # Safety
 /// `name` must be a NUL-terminated string; `config` NULL or a valid `tersedb_db_config`
-/// whose `compression` is NULL or NUL-terminated; `out` NULL or writable.
+/// whose `compression` and `record_compression` are NULL or NUL-terminated; `out` NULL or
+/// writable.
 #[no_mangle]
 pub unsafe extern "C" fn tersedb_db_create(
     txn: tersedb_txn,

@@ -107,21 +107,26 @@ pub fn db_config(
             )))
         }
     };
-    let compress_records = match record_compression {
-        None | Some("none") => false,
-        Some("auto") => true,
+    // No `compression` / `record_compression`: what a new database should get
+    // (`DbConfig::new`: integer keys `auto`, numeric records compressed); "none": stored as
+    // they are.
+    let mut c = DbConfig::new(key_type, record_type)
+        .with_value_type(value_type)
+        .with_block_size(block_size);
+    match record_compression {
+        None => {}
+        Some("none") => c = c.with_compressed_records(false),
+        Some("auto") => c = c.with_compressed_records(true),
         Some(r) => {
             return Err(PyValueError::new_err(format!(
                 "record_compression must be None, \"none\" or \"auto\", not {r:?}"
             )))
         }
-    };
-    let mut c = DbConfig::raw(key_type, record_type)
-        .with_value_type(value_type)
-        .with_block_size(block_size)
-        .with_compressed_records(compress_records);
+    }
     match (compression, key_type) {
-        (None | Some("none"), _) => {}
+        (None, _) => {}
+        (Some("none"), KeyType::VarBinary) => c = c.with_key_scheme(tersedb::KeyScheme::None),
+        (Some("none"), _) => c = c.with_auto_codec(false).with_codec(None),
         (Some(name), KeyType::VarBinary) => {
             let s = tersedb::KeyScheme::from_name(name).ok_or_else(|| {
                 let all: Vec<_> = tersedb::KeyScheme::ALL.iter().map(|s| s.name()).collect();

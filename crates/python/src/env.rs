@@ -52,6 +52,11 @@ impl Db {
     fn compression(&self) -> Option<&'static str> {
         config::compression_name(&self.db.config())
     }
+    /// "auto" when the records are compressed (chunk by chunk), None when stored raw.
+    #[getter]
+    fn record_compression(&self) -> Option<&'static str> {
+        self.db.config().compress_records.then_some("auto")
+    }
     fn __repr__(&self) -> String {
         format!(
             "Db({:?}, key={:?}, record={}, compression={})",
@@ -149,10 +154,12 @@ pub fn in_memory(page_size: Option<usize>, cache_bytes: Option<usize>) -> PyResu
 impl Env {
     /// Creates a database in its own write transaction and commits it. `key`: "u32", "u64" or
     /// "bytes"; `record`: None (a set), "u32", "u64", "i64", "f64" or "bytes"; `compression`:
-    /// a key codec for u32 keys ("bp128", "streamvbyte", ... ) or a key scheme for byte-string
-    /// keys ("head-tail", ...); None stores keys uncompressed. `record_compression`: "auto"
-    /// compresses numeric records (each chunk of up to 255 as frame of reference, a dictionary or, for
-    /// f64, decimals, whichever is smallest); None stores them raw.
+    /// a key codec for integer keys ("auto", "bp128", "streamvbyte", ... ) or a key scheme for
+    /// byte-string keys ("head-tail", ...), "none" for keys as they are; None (the default)
+    /// gives integer keys "auto" (a codec chosen per block) and byte strings "head-tail".
+    /// `record_compression`: "auto" compresses numeric records (each chunk of up to 255 as
+    /// frame of reference, a dictionary or, for f64, decimals, whichever is smallest), "none"
+    /// stores them raw; None (the default) compresses numeric records.
     #[pyo3(signature = (name, key="u32", record=None, compression=None, block_size=0, record_compression=None))]
     // One argument per Python keyword of `create_db`.
     #[allow(clippy::too_many_arguments)]

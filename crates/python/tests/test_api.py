@@ -148,8 +148,8 @@ def test_records_of_every_type(env):
         "i64": -np.arange(n, dtype=np.int64) * 10**12,
         "f64": np.linspace(-1, 1, n),
     }
-    for (rec, vals), rc in [(c, rc) for c in cases.items() for rc in (None, "auto")]:
-        name = f"{rec}_{rc or 'raw'}"
+    for (rec, vals), rc in [(c, rc) for c in cases.items() for rc in ("none", "auto")]:
+        name = f"{rec}_{rc}"
         db = env.create_db(name, record=rec, compression="bp128", record_compression=rc)
         with env.write() as w:
             w.put_many(db, keys, vals)
@@ -296,7 +296,8 @@ def test_reopen_and_read_only(tmp_path):
     ro = tersedb.open(p, read_only=True)
     assert ro.read_only
     db = ro.db("a")
-    assert (db.key, db.record, db.compression) == ("u32", "i64", None)
+    assert (db.key, db.record, db.compression) == ("u32", "i64", "auto")
+    assert db.record_compression == "auto"
     assert ro.read().get(db, 0) == -5
     with pytest.raises(tersedb.ReadOnly):
         ro.write()
@@ -350,3 +351,35 @@ def test_to_polars():
     assert df.columns == ["key", "value"]
     assert df["key"].to_list() == [2, 4, 8]
     assert df["value"].to_list() == [-1, 0, 7]
+
+
+def test_defaults_compress_and_none_does_not(tmp_path):
+    """Without `compression`/`record_compression` a database gets what DbConfig::new gives:
+    integer keys "auto", numeric records compressed, byte strings "head-tail"; "none" stores
+    them as they are. Both hold the same data, the defaults in far fewer bytes."""
+    n = 100000
+    keys = np.arange(n, dtype=np.uint64) * 1000 + 1_790_000_000_000
+    vals = np.round(np.random.default_rng(3).uniform(15, 30, n), 2)
+    sizes = {}
+    for kind in ("default", "none"):
+        path = tmp_path / f"{kind}.tdb"
+        with tersedb.open(path, durability="none") as env:
+            if kind == "default":
+                db = env.create_db("t", key="u64", record="f64")
+                assert (db.compression, db.record_compression) == ("auto", "auto")
+                assert env.create_db("s", key="bytes").compression == "head-tail"
+                assert env.create_db("b", record="bytes").record_compression is None
+            else:
+                db = env.create_db(
+                    "t", key="u64", record="f64", compression="none", record_compression="none"
+                )
+                assert (db.compression, db.record_compression) == (None, None)
+                assert env.create_db("s", key="bytes", compression="none").compression is None
+            with env.write() as w:
+                w.put_many(db, keys, vals)
+            with env.read() as t:
+                got, found = t.get_many(db, keys)
+                assert found.all() and (got == vals).all()
+            assert env.check() == []
+        sizes[kind] = path.stat().st_size
+    assert sizes["default"] * 3 < sizes["none"], sizes

@@ -42,6 +42,8 @@ class Db:
     def record(self) -> RecordType: ...
     @property
     def compression(self) -> Optional[str]: ...
+    @property
+    def record_compression(self) -> Optional[str]: ...
 
 class Env:
     """An environment: one file holding named databases."""
@@ -54,7 +56,9 @@ class Env:
         block_size: int = 0,
         record_compression: Optional[str] = None,
     ) -> Db:
-        """Creates a database in its own write transaction and commits it."""
+        """Creates a database in its own write transaction and commits it. Without
+        `compression` / `record_compression`, integer keys get "auto" (a codec per block) and
+        numeric records are compressed; "none" stores them as they are."""
     def db(self, name: str) -> Db:
         """Opens an existing database (DbNotFound when absent)."""
     def dbs(self) -> list[str]: ...
