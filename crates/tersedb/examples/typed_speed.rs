@@ -1,9 +1,10 @@
 //! What the typed layer costs against the byte API on the same data, in the same run: loading
-//! N random u32 keys with u64 values (`Table::put`, which tries an insert first, against
-//! `WriteTxn::upsert`), overwriting them all (`put` reads the old value: two more descents),
+//! N random u32 keys with u64 values (`Table::put` against
+//! `WriteTxn::upsert`), overwriting them all (`put` returns the old value, read in the same descent),
 //! and looking every key up (`Table::get` through a page-holding guard against
 //! `ReadTxn::get`, which copies the record into a `Vec`). Medians of ROUNDS rounds, in ns per
-//! operation; uncompressed and auto-compressed keys.
+//! operation; uncompressed (`raw`, `uncompressed()`) and the defaults (`DbConfig::new`: auto keys,
+//! compressed records).
 //!
 //! `cargo run --release -p tersedb --example typed_speed [N] [ROUNDS]`
 
@@ -39,9 +40,14 @@ fn main() {
             let def = if auto { def } else { def.uncompressed() };
             let mut w = env.begin_write().unwrap();
             let t = w.open_table(def).unwrap();
-            let config = DbConfig::raw(KeyType::U32, RecordType::Fixed(8))
-                .with_value_type(ValueType::U64)
-                .with_auto_codec(auto);
+            // The byte database as the table is configured: `new` (auto keys, compressed
+            // records) or `raw`.
+            let config = if auto {
+                DbConfig::new(KeyType::U32, RecordType::Fixed(8))
+            } else {
+                DbConfig::raw(KeyType::U32, RecordType::Fixed(8))
+            }
+            .with_value_type(ValueType::U64);
             let db = w.create_db("raw", config).unwrap();
             let s = Instant::now();
             for &k in &keys {
@@ -84,7 +90,7 @@ fn main() {
             "{} keys, {}: new keys put {:.0} / upsert {:.0} ns; overwrite put {:.0} / upsert \
              {:.0} ns; get typed {:.0} / bytes {:.0} ns",
             n,
-            if auto { "auto codec" } else { "uncompressed" },
+            if auto { "defaults" } else { "uncompressed" },
             median(t_put),
             median(t_upsert),
             median(t_reput),

@@ -817,9 +817,8 @@ impl WriteTxn {
 
     /// Inserts or overwrites; returns the value it replaced (`None` for a new key).
     ///
-    /// A new key costs one descent, like [`WriteTxn::insert_new`]; overwriting reads the old
-    /// value first (two more). [`WriteTxn::upsert`] overwrites in one descent and says only
-    /// whether the key was new.
+    /// One descent, like [`WriteTxn::upsert`]: the old value is read in the leaf before it is
+    /// overwritten. [`WriteTxn::upsert`] says only whether the key was new.
     pub fn put<'k>(
         &mut self,
         db: &Db,
@@ -827,32 +826,21 @@ impl WriteTxn {
         value: &[u8],
     ) -> Result<Option<Vec<u8>>> {
         let key = key.into();
-        self.put_with(db, key, value, |src, root| {
-            tree::get(src, &db.spec, root, &key)
-        })
-        .map(Option::flatten)
-    }
-
-    /// Inserts or overwrites; on overwrite, `old` reads the previous value first (from the
-    /// pages and root before the write) and its result is returned.
-    pub(crate) fn put_with<T>(
-        &mut self,
-        db: &Db,
-        key: Key<'_>,
-        value: &[u8],
-        old: impl FnOnce(&dyn PageSource, PageId) -> Result<T>,
-    ) -> Result<Option<T>> {
-        match self.put_mode(db, key, value, PutMode::Insert) {
-            Ok(_) => Ok(None),
-            Err(Error::DuplicateKey { .. }) => {
-                let root = self.entry(db)?.root;
-                let prev = old(self.w()?.source(), root).map_err(|e| key_error(db, &key, e));
-                let prev = self.track(prev)?;
-                self.put_mode(db, key, value, PutMode::Upsert)?;
-                Ok(Some(prev))
-            }
-            Err(e) => Err(e),
+        let (pages, s) = self.parts(db)?;
+        let r = tree::put_returning(
+            &mut **pages,
+            &db.spec,
+            &mut s.entry.root,
+            &key,
+            value,
+            &mut s.hint,
+        );
+        s.dirty = true;
+        if let Ok(None) = r {
+            s.entry.count += 1;
         }
+        let r = r.map_err(|e| key_error(db, &key, e));
+        self.track(r)
     }
 
     /// Inserts or overwrites; returns true when the key is new.

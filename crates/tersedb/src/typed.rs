@@ -700,10 +700,12 @@ impl<K: TableKey, V: TableValue> Table<K, V> {
         let mut buf = [0u8; 8];
         let bytes = V::encode(&value, &mut buf);
         let key = K::key(key);
-        w.put_with(&self.db, key, bytes, |src, root| {
-            self.lookup(src, root, &key)
-        })
-        .map(Option::flatten)
+        match w.put(&self.db, key, bytes)? {
+            Some(old) => V::from_vec(old)
+                .map(Some)
+                .map_err(|why| bad_value(&self.db, &key, why)),
+            None => Ok(None),
+        }
     }
 
     /// Inserts a new key; [`Error::DuplicateKey`] naming the key and the table when it is

@@ -227,6 +227,46 @@ pub fn put<S: PageSink + ?Sized>(
     mode: PutMode,
     hint: &mut Option<AppendHint>,
 ) -> Result<bool> {
+    put_inner(sink, spec, root, key, value, mode, hint, None)
+}
+
+/// Inserts or overwrites `key` in one descent and returns the value it replaced (`None` for a
+/// new key): the overwritten record is read in the leaf before it changes (an overflow chain
+/// before it is freed).
+pub fn put_returning<S: PageSink + ?Sized>(
+    sink: &mut S,
+    spec: &Spec,
+    root: &mut PageId,
+    key: &Key<'_>,
+    value: &[u8],
+    hint: &mut Option<AppendHint>,
+) -> Result<Option<Vec<u8>>> {
+    let mut old = None;
+    put_inner(
+        sink,
+        spec,
+        root,
+        key,
+        value,
+        PutMode::Upsert,
+        hint,
+        Some(&mut old),
+    )?;
+    Ok(old)
+}
+
+// The arguments of `put` plus where an overwritten value goes (one call site each).
+#[allow(clippy::too_many_arguments)]
+fn put_inner<S: PageSink + ?Sized>(
+    sink: &mut S,
+    spec: &Spec,
+    root: &mut PageId,
+    key: &Key<'_>,
+    value: &[u8],
+    mode: PutMode,
+    hint: &mut Option<AppendHint>,
+    old: Option<&mut Option<Vec<u8>>>,
+) -> Result<bool> {
     let probe = spec.probe(key)?;
     let enc = spec.encode_key(&probe)?;
     let kb = enc.bytes();
@@ -271,6 +311,7 @@ pub fn put<S: PageSink + ?Sized>(
         rec,
         stored: false,
         hint,
+        old,
     };
     // A compressed leaf that still has no room after one split asks for a fresh descent (which
     // makes room in the branches again); each round halves the leaf, so few rounds suffice.
@@ -299,6 +340,34 @@ struct Put<'p> {
     /// `rec` is written (an overflow chain is written once, whatever the descents).
     stored: bool,
     hint: &'p mut Option<AppendHint>,
+    /// Where an overwritten value goes (`put_returning`); `None`: not wanted.
+    old: Option<&'p mut Option<Vec<u8>>>,
+}
+
+impl Put<'_> {
+    /// Keeps the value of entry `i` of leaf `id` that this put overwrites, when asked to: inline
+    /// bytes now; an overflow chain's `(first, len)` for [`Put::keep_chain`].
+    fn keep_old(&mut self, l: &Layout, page: &[u8], i: usize, id: PageId) -> Result<()> {
+        if let Some(slot) = self.old.as_deref_mut() {
+            if let Stored::Inline(b) = overflow::decode(self.spec, l.record_raw(page, i)?, id)? {
+                *slot = Some(b.to_vec());
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads an overwritten overflow value (before its chain is freed), when asked to.
+    fn keep_chain<S: PageSource + ?Sized>(
+        &mut self,
+        src: &S,
+        first: PageId,
+        len: u64,
+    ) -> Result<()> {
+        if let Some(slot) = self.old.as_deref_mut() {
+            *slot = Some(overflow::read(src, first, len)?);
+        }
+        Ok(())
+    }
 }
 
 /// One descent of `put` (`first`: the first one, which may share a full leaf with a
@@ -378,16 +447,16 @@ fn leaf_put<S: PageSink + ?Sized>(
     rightmost: bool,
     root: PageId,
 ) -> Result<bool> {
-    let (spec, probe, kb, value, mode) = (op.spec, &op.probe, op.kb, op.value, op.mode);
-    let (hint, rec) = (&mut *op.hint, &mut op.rec);
+    let (spec, probe, kb, value, mode) = (op.spec, op.probe, op.kb, op.value, op.mode);
     let page = sink.page_mut(id)?;
     let mut l = Layout::read(page, id, spec)?;
-    let found = l.search(page, probe)?;
+    let found = l.search(page, &probe)?;
     let (i, new) = match found {
         Ok(i) => match mode {
             PutMode::Insert => return Err(Error::KeyExists),
             PutMode::Append => return Err(not_ascending()),
             PutMode::Upsert => {
+                op.keep_old(&l, page, i, id)?;
                 // Fixed-size records are overwritten in place (compressed records take
                 // `leaf_put_packed`).
                 let rs = l.rstart;
@@ -396,7 +465,7 @@ fn leaf_put<S: PageSink + ?Sized>(
                     .map_err(|f| l.err(f))?
                 {
                     if rightmost {
-                        *hint = Some(AppendHint { root, leaf: id });
+                        *op.hint = Some(AppendHint { root, leaf: id });
                     }
                     return Ok(false);
                 }
@@ -406,6 +475,7 @@ fn leaf_put<S: PageSink + ?Sized>(
                 };
                 node::remove(page, &mut l, i)?;
                 if let Some((first, len)) = old {
+                    op.keep_chain(&*sink, first, len)?;
                     overflow::free(sink, first, len)?;
                 }
                 (i, false)
@@ -413,6 +483,7 @@ fn leaf_put<S: PageSink + ?Sized>(
         },
         Err(i) => (i, true),
     };
+    let (hint, rec) = (&mut *op.hint, &mut op.rec);
     overflow::store(sink, spec, value, rec)?;
     let page = sink.page_mut(id)?;
     let mut l = Layout::read(page, id, spec)?;
@@ -480,8 +551,8 @@ fn leaf_put_packed<S: PageSink + ?Sized>(
     root: &mut PageId,
     share: Option<usize>,
 ) -> Result<Option<bool>> {
-    let (spec, probe, kb, value, mode) = (op.spec, &op.probe, op.kb, op.value, op.mode);
-    let (hint, rec, stored) = (&mut *op.hint, &mut op.rec, &mut op.stored);
+    let (spec, probe, kb, value, mode) = (op.spec, op.probe, op.kb, op.value, op.mode);
+    let probe = &probe;
     let page = sink.page_mut(at.id)?;
     let l = Layout::read(page, at.id, spec)?;
     let mut old = None;
@@ -491,13 +562,14 @@ fn leaf_put_packed<S: PageSink + ?Sized>(
             PutMode::Insert => return Err(Error::KeyExists),
             PutMode::Append => return Err(not_ascending()),
             PutMode::Upsert => {
+                op.keep_old(&l, page, i, at.id)?;
                 let rs = l.rstart;
                 if l.recs
                     .overwrite_in_place(&mut page[rs..], i, value)
                     .map_err(|f| l.err(f))?
                 {
                     if at.rightmost {
-                        *hint = Some(AppendHint {
+                        *op.hint = Some(AppendHint {
                             root: *root,
                             leaf: at.id,
                         });
@@ -514,9 +586,9 @@ fn leaf_put_packed<S: PageSink + ?Sized>(
         },
         Err(_) => false,
     };
-    if !*stored {
-        overflow::store(sink, spec, value, rec)?;
-        *stored = true;
+    if !op.stored {
+        overflow::store(sink, spec, value, &mut op.rec)?;
+        op.stored = true;
     }
     for attempt in 0..2 {
         let page = sink.page_mut(at.id)?;
@@ -531,16 +603,17 @@ fn leaf_put_packed<S: PageSink + ?Sized>(
             Ok(i) | Err(i) => i,
         };
         let done = if replace {
-            node::set_record(page, &mut l, i, rec)?
+            node::set_record(page, &mut l, i, &op.rec)?
         } else {
-            node::insert(page, &mut l, i, kb, rec)?
+            node::insert(page, &mut l, i, kb, &op.rec)?
         };
         if done {
             if let Some((first, len)) = old {
+                op.keep_chain(&*sink, first, len)?;
                 overflow::free(sink, first, len)?;
             }
             if at.rightmost {
-                *hint = Some(AppendHint {
+                *op.hint = Some(AppendHint {
                     root: *root,
                     leaf: at.id,
                 });
