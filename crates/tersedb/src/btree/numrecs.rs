@@ -101,6 +101,25 @@ fn pack(vals: impl Iterator<Item = u64>, bits: u32, out: &mut Vec<u8>) {
     }
 }
 
+/// Sets value `j` of a bit-packed run (`bits` bits each, least significant bit first) to `v`;
+/// `None` when the run is too short.
+fn put_bits(data: &mut [u8], j: usize, bits: u32, v: u64) -> Option<()> {
+    let p = j * bits as usize;
+    let (mut byte, mut shift) = (p / 8, (p % 8) as u32);
+    let (mut left, mut v) = (bits, v & mask(bits));
+    while left > 0 {
+        let take = (8 - shift).min(left);
+        let m = ((((1u16 << take) - 1) as u8) as u16) << shift;
+        let b = data.get_mut(byte)?;
+        *b = (*b & !(m as u8)) | ((((v as u16) << shift) & m) as u8);
+        v = v.checked_shr(take).unwrap_or(0);
+        left -= take;
+        byte += 1;
+        shift = 0;
+    }
+    Some(())
+}
+
 /// Values `j0..j0 + out.len()` of a bit-packed run into `out`: one unaligned 8-byte read per
 /// value while 8 bytes remain, `extract` for the tail and for widths above 56 bits.
 fn unpack(data: &[u8], bits: u32, j0: usize, out: &mut [u64]) -> SResult<()> {
@@ -665,6 +684,11 @@ impl NumRecs {
                 return Ok((at, c.len, ext));
             }
         }
+        if set {
+            if let Some(new) = self.set_in_layout(old, &c, j, v) {
+                return Ok((at, c.len, new));
+            }
+        }
         self.rewrite(
             region,
             at,
@@ -736,6 +760,47 @@ impl NumRecs {
             }
         }
         out.extend_from_slice(&old[tail_at..]);
+        Some(out)
+    }
+
+    /// The chunk `old` with record `j` set to `v`, when `v` fits its layout as it is (inside the
+    /// frame, in the dictionary, a decimal of the exponent): the one code is rewritten in a
+    /// copy, not the chunk decoded and chosen again (random overwrites of compressed records).
+    /// The layout may then no longer be the smallest, as after removes.
+    fn set_in_layout(&self, old: &[u8], c: &Chunk, j: usize, v: u64) -> Option<Vec<u8>> {
+        let w = self.w();
+        let (body, x) = match c.kind {
+            RAW => {
+                let mut out = old.to_vec();
+                out.get_mut(2 + j * w..2 + j * w + w)?
+                    .copy_from_slice(&v.to_le_bytes()[..w]);
+                return Some(out);
+            }
+            FOR => {
+                let base = self.ordered(self.word(old.get(3..3 + w)?).ok()?);
+                (3 + w, self.ordered(v).checked_sub(base)?)
+            }
+            DICT => {
+                let dict = old.get(4..4 + c.param * w)?;
+                let code = dict
+                    .chunks_exact(w)
+                    .position(|d| d == &v.to_le_bytes()[..w])?;
+                (4 + c.param * w, code as u64)
+            }
+            _ => {
+                if c.exc > 0 {
+                    return None;
+                }
+                let i = dec_int(v, c.param)?;
+                let base = u64::from_le_bytes(old.get(4..12)?.try_into().ok()?);
+                (13, ((i as u64) ^ (1 << 63)).checked_sub(base)?)
+            }
+        };
+        if x > mask(c.bits) || j >= c.count {
+            return None;
+        }
+        let mut out = old.to_vec();
+        put_bits(out.get_mut(body..)?, j, c.bits, x)?;
         Some(out)
     }
 
@@ -1303,6 +1368,28 @@ mod tests {
         let mut got = Vec::new();
         u.decode_all(&region, model.len(), &mut got).unwrap();
         assert_eq!(got, model);
+    }
+
+    /// `put_bits` of one value leaves every other value of a packed run as it was, at every
+    /// width and position (against a Vec model, read back with `unpack`).
+    #[test]
+    fn put_bits_sets_one_value() {
+        let mut r = rng(5);
+        for bits in 0..=64u32 {
+            let n = 1 + (r() % 200) as usize;
+            let mut model: Vec<u64> = (0..n).map(|_| r() & mask(bits)).collect();
+            let mut data = Vec::new();
+            pack(model.iter().copied(), bits, &mut data);
+            for _ in 0..50 {
+                let j = (r() as usize) % n;
+                let v = r() & mask(bits);
+                put_bits(&mut data, j, bits, v).unwrap();
+                model[j] = v;
+            }
+            let mut out = vec![0u64; n];
+            unpack(&data, bits, 0, &mut out).unwrap();
+            assert_eq!(out, model, "bits {bits}");
+        }
     }
 
     #[test]
