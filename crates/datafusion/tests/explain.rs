@@ -387,6 +387,15 @@ fn byte_string_keys_and_key_only_databases() {
             ScalarValue::Int64(Some(2998))
         ]
     );
+    // Buckets of u64 keys: DataFusion divides UInt64 by an Int64 constant as decimals (no
+    // bucket); by an unsigned constant it divides integers.
+    let q = "SELECT key / 1099511627776 AS b, COUNT(*) FROM set GROUP BY b";
+    assert!(!plan(&on, q).contains("group_by="));
+    let q = "SELECT key / CAST(1099511627776 AS BIGINT UNSIGNED) AS b, COUNT(*) FROM set WHERE key < 5497558138880 GROUP BY b ORDER BY b";
+    let p = plan(&on, q);
+    assert!(p.contains("group_by=[key / 1099511627776]"), "{p}");
+    let b = block(async { on.sql(q).await?.collect().await }).unwrap();
+    assert_eq!(b.iter().map(|b| b.num_rows()).sum::<usize>(), 5);
     let b = block(async {
         on.sql("SELECT key FROM set ORDER BY key DESC LIMIT 2")
             .await?
