@@ -1,6 +1,6 @@
-//! SUM and COUNT over 1% and 100% key ranges through DataFusion with the push-downs, the same
-//! SQL with push-down off (DataFusion filters and aggregates every row the scan decodes), and
-//! the in-tree query language; then a 4-file directory against one file of the same keys,
+//! SUM and COUNT over 1% and 100% key ranges, and per `GROUP BY key / N` bucket, through
+//! DataFusion with the push-downs, the same SQL with push-down off (DataFusion filters and
+//! aggregates every row the scan decodes), and the in-tree query language; then a 4-file directory against one file of the same keys,
 //! scanned with push-down off (every row decoded, one partition per file).
 //!
 //! `cargo run --release --manifest-path crates/datafusion/Cargo.toml --example sql_speed --
@@ -84,6 +84,26 @@ fn time_sql(
     (median(t), first)
 }
 
+/// Median seconds of `runs` runs of `sql`, and the rows it returned.
+fn time_sql_rows(
+    rt: &tokio::runtime::Runtime,
+    ctx: &SessionContext,
+    sql: &str,
+    runs: usize,
+) -> (f64, usize) {
+    let mut t = Vec::new();
+    let mut n = 0;
+    for _ in 0..runs {
+        let s = Instant::now();
+        let b = rt
+            .block_on(async { ctx.sql(sql).await?.collect().await })
+            .unwrap();
+        t.push(s.elapsed().as_secs_f64());
+        n = b.iter().map(|b| b.num_rows()).sum();
+    }
+    (median(t), n)
+}
+
 fn time_tree(txn: &tersedb::ReadTxn, q: &str, runs: usize) -> (f64, String) {
     let mut t = Vec::new();
     let mut first = String::new();
@@ -155,6 +175,30 @@ fn main() {
             a / c
         );
     }
+
+    // Time buckets: GROUP BY key / N (about 340 buckets), each folded in the tree.
+    let w = 65536;
+    let q = format!("SELECT key / {w} AS b, COUNT(*), SUM(key) FROM k GROUP BY b");
+    let tq = format!("SELECT key / {w}, COUNT(*), SUM(key) FROM k GROUP BY key / {w}");
+    let (a, na) = time_sql_rows(&rt, &on, &q, runs);
+    let (b, nb) = time_sql_rows(&rt, &off, &q, runs);
+    let mut t = Vec::new();
+    let mut nc = 0;
+    for _ in 0..runs {
+        let s = Instant::now();
+        nc = txn.query_str(&tq).unwrap().rows.len();
+        t.push(s.elapsed().as_secs_f64());
+    }
+    let c = median(t);
+    assert!(na == nb && nb == nc, "{q}: {na} {nb} {nc} buckets");
+    println!(
+        "| `GROUP BY key / {w}` ({na} buckets: COUNT, SUM(key)), 100% | {:.3} ms | {:.3} ms | {:.3} ms | {:.0}x | {:.2}x |",
+        a * 1e3,
+        b * 1e3,
+        c * 1e3,
+        b / a,
+        a / c
+    );
 
     // Scans that decode every row: one file (one partition) against four files (four
     // partitions), on as many threads as cores.

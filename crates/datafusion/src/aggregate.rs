@@ -1,37 +1,45 @@
-//! Aggregate push-down: COUNT, SUM, MIN, MAX and AVG without GROUP BY over a tersedb scan are
-//! answered inside the tree, never decoded into Arrow arrays.
+//! Aggregate push-down: COUNT, SUM, MIN, MAX and AVG over a tersedb scan, without GROUP BY or
+//! with `GROUP BY key / N` (time buckets), are answered inside the tree, never decoded into
+//! Arrow arrays.
 //!
 //! [`TerseAggregateRule`] (a physical optimizer rule, run after DataFusion's own) looks for
 //!
 //! ```text
-//! AggregateExec (Final | Single, no GROUP BY)          TerseAggregateExec
-//!   [CoalescePartitions | Repartition]*          =>      (same output schema; one row)
-//!   [AggregateExec (Partial)]
-//!   [Repartition | CoalesceBatches | Cooperative | Projection of columns]*
+//! AggregateExec (Final | Single [Partitioned],         TerseAggregateExec
+//!   no GROUP BY or GROUP BY key / N)             =>      (same output schema: one row, or
+//!   [CoalescePartitions | Repartition]*                  one per non-empty bucket in bucket
+//!   [AggregateExec (Partial, same GROUP BY)]             order; under a Repartition to the
+//!   [Repartition | CoalesceBatches | Cooperative         replaced node's partitioning when
+//!    | Projection of columns or of key / N]*              that had several partitions)
 //!   TerseScanExec (no limit)
 //! ```
 //!
 //! where every aggregate is `count`, `sum`, `min`, `max` or `avg` of `key`, `record` or a
-//! constant (COUNT(*)), without DISTINCT or FILTER, possibly through a widening cast. Each file
-//! then answers for its selected key intervals (the pushed-down filters): aggregates of keys
-//! by [`tersedb::ReadTxn::fold_keys`] per interval (blocks wholly inside an interval give
-//! COUNT/MIN/MAX from the block index; SUM decodes in registers), aggregates of records by
-//! the engine's query executor ([`tersedb::ReadTxn::query`]), and the files' answers are
-//! merged. MIN/MAX of f64 records stay with DataFusion: it orders NaN above every number, the
-//! engine skips NaN.
+//! constant (COUNT(*)), without DISTINCT or FILTER, possibly through a widening cast, and the
+//! group is integer division of the key (seen through widening casts) by a positive integer
+//! constant. Each file then answers for its selected key intervals (the pushed-down filters):
+//! without GROUP BY, aggregates of keys by [`tersedb::ReadTxn::fold_keys`] per interval (blocks
+//! wholly inside an interval give COUNT/MIN/MAX from the block index; SUM decodes in
+//! registers); records, and every bucketed query, by the engine's query executor
+//! ([`tersedb::ReadTxn::query`], `GROUP BY key / N` folding each bucket's key range); the
+//! files' answers are merged (per bucket: a bucket may span files). MIN/MAX of f64 records stay
+//! with DataFusion: it orders NaN above every number, the engine skips NaN.
 
 use crate::filter::Ivs;
-use crate::scan::{show_ivs, Col, TerseScanExec};
+use crate::scan::{Col, Part, TerseScanExec};
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::{DataType, SchemaRef};
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
 use datafusion::common::{DataFusionError, Result, ScalarValue};
 use datafusion::execution::TaskContext;
-use datafusion::physical_expr::expressions::{CastExpr, Column, Literal};
-use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
+use datafusion::logical_expr::Operator;
+use datafusion::physical_expr::expressions::{BinaryExpr, CastExpr, Column, Literal};
+use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr, PhysicalSortExpr};
 use datafusion::physical_optimizer::PhysicalOptimizerRule;
-use datafusion::physical_plan::aggregates::{AggregateExec, AggregateMode};
+use datafusion::physical_plan::aggregates::{
+    AggregateExec, AggregateInputMode, AggregateMode, AggregateOutputMode,
+};
 #[allow(deprecated)]
 use datafusion::physical_plan::coalesce_batches::CoalesceBatchesExec;
 use datafusion::physical_plan::coalesce_partitions::CoalescePartitionsExec;
@@ -44,9 +52,10 @@ use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning, PlanProperties,
     SendableRecordBatchStream,
 };
+use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
-use tersedb::query::{AggFunc, Column as QCol, Pred, Query, Value};
+use tersedb::query::{AggFunc, Column as QCol, GroupBy, Item, Pred, Query, Value};
 use tersedb::{KeyType, ValueType};
 
 /// One pushed-down aggregate.
@@ -160,34 +169,84 @@ fn argument(input: &Arc<dyn ExecutionPlan>, e: &Arc<dyn PhysicalExpr>) -> Option
     argument(input, cast.expr())
 }
 
+/// `key / N` with `N >= 1` a constant, in integer arithmetic: the bucket width `N`, if `e`
+/// (an expression over `input`'s rows) is that. A column that a projection below computes is
+/// looked up there.
+fn bucket_width(input: &Arc<dyn ExecutionPlan>, e: &Arc<dyn PhysicalExpr>) -> Option<u64> {
+    if let Some(c) = e.as_ref().downcast_ref::<Column>() {
+        if let Some(pr) = input.as_ref().downcast_ref::<ProjectionExec>() {
+            return bucket_width(pr.input(), &pr.expr().get(c.index())?.expr);
+        }
+        return bucket_width(only_child(input)?, e);
+    }
+    let b = e.as_ref().downcast_ref::<BinaryExpr>()?;
+    // Integer division truncates, which is the floor for keys (never negative). A decimal or
+    // float quotient is no bucket.
+    (*b.op() == Operator::Divide && e.data_type(&input.schema()).ok()?.is_integer())
+        .then_some(())?;
+    let n = match b.right().as_ref().downcast_ref::<Literal>()?.value() {
+        ScalarValue::Int8(Some(v)) => i64::from(*v),
+        ScalarValue::Int16(Some(v)) => i64::from(*v),
+        ScalarValue::Int32(Some(v)) => i64::from(*v),
+        ScalarValue::Int64(Some(v)) => *v,
+        ScalarValue::UInt8(Some(v)) => i64::from(*v),
+        ScalarValue::UInt16(Some(v)) => i64::from(*v),
+        ScalarValue::UInt32(Some(v)) => i64::from(*v),
+        ScalarValue::UInt64(Some(v)) => return (*v > 0 && is_key(input, b.left())).then_some(*v),
+        _ => return None,
+    };
+    (n > 0 && is_key(input, b.left())).then_some(n as u64)
+}
+
+fn is_key(input: &Arc<dyn ExecutionPlan>, e: &Arc<dyn PhysicalExpr>) -> bool {
+    argument(input, e) == Some(Col::Key)
+}
+
+/// The aggregate below `top` that reads rows: `top` itself, or the Partial one below it with
+/// the same number of group expressions.
+fn raw_of(top: &AggregateExec) -> Option<&AggregateExec> {
+    if top.mode().input_mode() == AggregateInputMode::Raw {
+        return Some(top);
+    }
+    let mut p = top.input();
+    loop {
+        if let Some(a) = p.as_ref().downcast_ref::<AggregateExec>() {
+            let same = a.group_expr().expr().len() == top.group_expr().expr().len();
+            return (*a.mode() == AggregateMode::Partial && a.group_expr().is_single() && same)
+                .then_some(a);
+        }
+        p = only_child(p)?;
+    }
+}
+
 fn replace(node: &Arc<dyn ExecutionPlan>) -> Option<Arc<dyn ExecutionPlan>> {
     let top = node.as_ref().downcast_ref::<AggregateExec>()?;
-    if !matches!(top.mode(), AggregateMode::Final | AggregateMode::Single)
-        || !top.group_expr().is_empty()
+    if top.mode().output_mode() != AggregateOutputMode::Final
+        || !top.group_expr().is_single()
+        || top.group_expr().expr().len() > 1
     {
         return None;
     }
-    // The aggregate that reads rows: `top` itself, or the Partial one below it.
-    let raw = if *top.mode() == AggregateMode::Single {
-        top
-    } else {
-        let mut p = top.input();
-        loop {
-            if let Some(a) = p.as_ref().downcast_ref::<AggregateExec>() {
-                break (*a.mode() == AggregateMode::Partial && a.group_expr().is_empty())
-                    .then_some(a)?;
-            }
-            p = only_child(p)?;
-        }
-    };
+    let raw = raw_of(top)?;
     let input = raw.input();
     let scan = scan_below(input)?;
     if scan.limit.is_some() || raw.filter_expr().iter().any(Option::is_some) {
         return None;
     }
+    let bucket = match raw.group_expr().expr() {
+        [] => None,
+        [(e, _)] => Some(bucket_width(input, e)?),
+        _ => return None,
+    };
+    let groups = usize::from(bucket.is_some());
+    if bucket.is_some() && !top.schema().field(0).data_type().is_integer() {
+        return None;
+    }
     let f64_records = scan.config.value_type == ValueType::F64;
     let mut aggs = Vec::with_capacity(raw.aggr_expr().len());
-    for (ae, field) in raw.aggr_expr().iter().zip(top.schema().fields()) {
+    let out = top.schema();
+    let fields = out.fields().iter().skip(groups);
+    for (ae, field) in raw.aggr_expr().iter().zip(fields) {
         if ae.is_distinct() || !ae.order_bys().is_empty() {
             return None;
         }
@@ -225,7 +284,24 @@ fn replace(node: &Arc<dyn ExecutionPlan>) -> Option<Arc<dyn ExecutionPlan>> {
         aggs.push(agg);
     }
     let scan = Arc::new(scan.clone());
-    Some(Arc::new(TerseAggregateExec::new(scan, aggs, top.schema())))
+    let exec: Arc<dyn ExecutionPlan> =
+        Arc::new(TerseAggregateExec::new(scan, aggs, bucket, top.schema()));
+    let parts = top.properties().output_partitioning();
+    let exec: Arc<dyn ExecutionPlan> = if parts.partition_count() > 1 {
+        // Parents of a FinalPartitioned aggregate may rely on its hash partitioning (a join,
+        // a window): the buckets go out the same way.
+        Arc::new(RepartitionExec::try_new(exec, parts.clone()).ok()?)
+    } else {
+        exec
+    };
+    // And on its ordering: ours is by bucket (which a one-partition repartition keeps).
+    if let Some(ord) = top.properties().output_ordering() {
+        let eq = exec.properties().equivalence_properties();
+        eq.ordering_satisfy(ord.iter().cloned())
+            .ok()?
+            .then_some(())?;
+    }
+    Some(exec)
 }
 
 fn numeric(scan: &TerseScanExec) -> bool {
@@ -237,14 +313,32 @@ fn numeric(scan: &TerseScanExec) -> bool {
 pub struct TerseAggregateExec {
     scan: Arc<TerseScanExec>,
     aggs: Vec<Agg>,
+    /// `GROUP BY key / N`: N (the output's first column is the bucket).
+    bucket: Option<u64>,
     schema: SchemaRef,
     props: Arc<PlanProperties>,
 }
 
 impl TerseAggregateExec {
-    fn new(scan: Arc<TerseScanExec>, aggs: Vec<Agg>, schema: SchemaRef) -> Self {
+    fn new(
+        scan: Arc<TerseScanExec>,
+        aggs: Vec<Agg>,
+        bucket: Option<u64>,
+        schema: SchemaRef,
+    ) -> Self {
+        // Buckets come out in ascending order.
+        let eq = match bucket {
+            Some(_) => {
+                let b: Arc<dyn PhysicalExpr> = Arc::new(Column::new(schema.field(0).name(), 0));
+                EquivalenceProperties::new_with_orderings(
+                    schema.clone(),
+                    [[PhysicalSortExpr::new_default(b)]],
+                )
+            }
+            None => EquivalenceProperties::new(schema.clone()),
+        };
         let props = PlanProperties::new(
-            EquivalenceProperties::new(schema.clone()),
+            eq,
             Partitioning::UnknownPartitioning(1),
             EmissionType::Final,
             Boundedness::Bounded,
@@ -252,6 +346,7 @@ impl TerseAggregateExec {
         TerseAggregateExec {
             scan,
             aggs,
+            bucket,
             schema,
             props: Arc::new(props),
         }
@@ -261,22 +356,22 @@ impl TerseAggregateExec {
 impl DisplayAs for TerseAggregateExec {
     fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
         let aggs: Vec<String> = self.aggs.iter().map(|a| a.to_string()).collect();
+        write!(f, "TerseAggregateExec: db={}", self.scan.db)?;
+        if let Some(n) = self.bucket {
+            write!(f, ", group_by=[key / {n}]")?;
+        }
         write!(
             f,
-            "TerseAggregateExec: db={}, aggregates=[{}] in-tree, files={}/{}",
-            self.scan.db,
+            ", aggregates=[{}] in-tree, files={}/{}{}",
             aggs.join(", "),
             self.scan.parts.len(),
-            self.scan.files
-        )?;
-        if let Some(ivs) = self.scan.parts.first().and_then(|p| p.ivs.as_ref()) {
-            write!(f, ", key_ranges={}", show_ivs(ivs))?;
-        }
-        Ok(())
+            self.scan.files,
+            self.scan.show_ranges()
+        )
     }
 }
 
-/// The merged answer of every file.
+/// The answer of one file, or of several merged (for one bucket, or the whole selection).
 #[derive(Clone, Debug, Default)]
 struct Totals {
     count: u64,
@@ -335,6 +430,18 @@ impl Num {
     }
 }
 
+impl Totals {
+    fn merge(&mut self, x: &Totals) {
+        self.count += x.count;
+        self.key_sum = self.key_sum.wrapping_add(x.key_sum);
+        self.key_min = pick_u64(self.key_min, x.key_min, u64::min);
+        self.key_max = pick_u64(self.key_max, x.key_max, u64::max);
+        self.rec_sum = self.rec_sum.add(x.rec_sum);
+        self.rec_min = pick(self.rec_min, x.rec_min, Num::min);
+        self.rec_max = pick(self.rec_max, x.rec_max, Num::max);
+    }
+}
+
 fn pick(a: Option<Num>, b: Option<Num>, f: fn(Num, Num) -> Num) -> Option<Num> {
     match (a, b) {
         (Some(a), Some(b)) => Some(f(a, b)),
@@ -361,43 +468,28 @@ fn cover(ivs: &[(u64, u64)]) -> Pred {
 }
 
 impl TerseAggregateExec {
-    /// Every file's answer, merged; the files are folded on one thread each.
-    fn totals(&self) -> Result<Totals> {
+    /// `f` of every file, on one thread each when there are several.
+    fn each_part<T: Send>(&self, f: impl Fn(&Part) -> Result<T> + Sync) -> Result<Vec<T>> {
         let parts = &self.scan.parts;
-        let each: Vec<Result<Totals>> = if parts.len() > 1 {
-            std::thread::scope(|s| {
-                let hs: Vec<_> = parts
-                    .iter()
-                    .map(|p| s.spawn(move || self.part_totals(p)))
-                    .collect();
-                hs.into_iter()
-                    .map(|h| {
-                        h.join().unwrap_or_else(|_| {
-                            Err(DataFusionError::Internal("a fold thread panicked".into()))
-                        })
-                    })
-                    .collect()
-            })
-        } else {
-            parts.iter().map(|p| self.part_totals(p)).collect()
-        };
-        let mut t = Totals::default();
-        for x in each {
-            let x = x?;
-            t.count += x.count;
-            t.key_sum = t.key_sum.wrapping_add(x.key_sum);
-            t.key_min = pick_u64(t.key_min, x.key_min, u64::min);
-            t.key_max = pick_u64(t.key_max, x.key_max, u64::max);
-            t.rec_sum = t.rec_sum.add(x.rec_sum);
-            t.rec_min = pick(t.rec_min, x.rec_min, Num::min);
-            t.rec_max = pick(t.rec_max, x.rec_max, Num::max);
+        if parts.len() <= 1 {
+            return parts.iter().map(f).collect();
         }
-        Ok(t)
+        std::thread::scope(|s| {
+            let f = &f;
+            let hs: Vec<_> = parts.iter().map(|p| s.spawn(move || f(p))).collect();
+            hs.into_iter()
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        Err(DataFusionError::Internal("a fold thread panicked".into()))
+                    })
+                })
+                .collect()
+        })
     }
 
-    /// One file's answer for its selected keys.
-    fn part_totals(&self, p: &crate::scan::Part) -> Result<Totals> {
-        let records = self.aggs.iter().any(|a| {
+    /// Whether an aggregate reads records.
+    fn records(&self) -> bool {
+        self.aggs.iter().any(|a| {
             matches!(
                 a,
                 Agg::Sum(Col::Record)
@@ -405,66 +497,157 @@ impl TerseAggregateExec {
                     | Agg::Max(Col::Record)
                     | Agg::Avg(Col::Record)
             )
-        });
-        let key_sum = self
-            .aggs
+        })
+    }
+
+    /// Whether an aggregate needs the sum of the keys.
+    fn key_sum(&self) -> bool {
+        self.aggs
             .iter()
-            .any(|a| matches!(a, Agg::Sum(Col::Key) | Agg::Avg(Col::Key)));
-        let key_max = match self.scan.config.key_type {
-            KeyType::U32 => u32::MAX as u64,
-            KeyType::U64 => u64::MAX,
-            kt => {
-                return Err(DataFusionError::Internal(format!(
-                    "aggregate push-down on {kt:?} keys"
-                )))
+            .any(|a| matches!(a, Agg::Sum(Col::Key) | Agg::Avg(Col::Key)))
+    }
+
+    /// The rows of the answer: one per non-empty bucket in bucket order, or the one row.
+    fn rows(&self) -> Result<Vec<(u64, Totals)>> {
+        let Some(width) = self.bucket else {
+            let mut t = Totals::default();
+            for x in self.each_part(|p| self.part_totals(p))? {
+                t.merge(&x);
             }
+            return Ok(vec![(0, t)]);
         };
-        let err = |e: tersedb::Error| DataFusionError::External(format!("{}: {e}", p.name).into());
-        let mut t = Totals::default();
-        let all = Ivs::all(key_max);
-        let ivs = p.ivs.as_ref().unwrap_or(&all);
-        if ivs.is_empty() {
-            return Ok(t);
+        let mut groups: BTreeMap<u64, Totals> = BTreeMap::new();
+        for rows in self.each_part(|p| self.part_groups(p, width))? {
+            for (b, x) in rows {
+                groups.entry(b).or_default().merge(&x);
+            }
         }
-        if records {
-            // One pass of the engine's executor over the records of the selected keys.
-            let mut q = Query::from_db(p.db.name())
-                .select(AggFunc::CountStar)
+        Ok(groups.into_iter().collect())
+    }
+
+    /// The keys file `p` selects: `None` when it selects none.
+    fn selection<'a>(&self, p: &'a Part, all: &'a Ivs) -> Option<&'a Ivs> {
+        let ivs = p.ivs.as_ref().unwrap_or(all);
+        (!ivs.is_empty()).then_some(ivs)
+    }
+
+    fn key_max(&self) -> Result<u64> {
+        match self.scan.config.key_type {
+            KeyType::U32 => Ok(u32::MAX as u64),
+            KeyType::U64 => Ok(u64::MAX),
+            kt => Err(DataFusionError::Internal(format!(
+                "aggregate push-down on {kt:?} keys"
+            ))),
+        }
+    }
+
+    /// The engine query answering for file `p` (its selected keys), and where it puts what:
+    /// COUNT(*), MIN(key), MAX(key), [SUM(key)], [SUM, MIN, MAX of records].
+    fn engine_query(&self, p: &Part) -> Query {
+        let mut q = Query::from_db(p.db.name())
+            .select(AggFunc::CountStar)
+            .select(AggFunc::Min(QCol::Key))
+            .select(AggFunc::Max(QCol::Key));
+        if self.key_sum() {
+            q = q.select(AggFunc::Sum(QCol::Key));
+        }
+        if self.records() {
+            q = q
                 .select(AggFunc::Sum(QCol::Record))
                 .select(AggFunc::Min(QCol::Record))
-                .select(AggFunc::Max(QCol::Record))
-                .select(AggFunc::Sum(QCol::Key))
-                .select(AggFunc::Min(QCol::Key))
-                .select(AggFunc::Max(QCol::Key));
-            if p.ivs.is_some() {
-                q = q.filter(cover(&ivs.0));
-            }
-            let r = p.txn.query(&q).map_err(err)?;
-            let v = &r.values;
-            let int = |i: usize| v.get(i).and_then(Value::as_int);
-            t.count = int(0).unwrap_or(0) as u64;
-            if t.count > 0 {
-                t.rec_sum = v.get(1).and_then(Num::of).unwrap_or_default();
-                t.rec_min = v.get(2).and_then(Num::of);
-                t.rec_max = v.get(3).and_then(Num::of);
-                t.key_sum = int(4).unwrap_or(0) as u128;
-                t.key_min = int(5).map(|x| x as u64);
-                t.key_max = int(6).map(|x| x as u64);
-            }
-        } else {
-            for &(lo, hi) in &ivs.0 {
-                let f = p.txn.fold_keys(&p.db, lo, hi, key_sum).map_err(err)?;
-                t.count += f.count;
-                t.key_sum = t.key_sum.wrapping_add(f.sum);
-                t.key_min = pick_u64(t.key_min, f.min, u64::min);
-                t.key_max = pick_u64(t.key_max, f.max, u64::max);
-            }
+                .select(AggFunc::Max(QCol::Record));
+        }
+        if let Some(ivs) = &p.ivs {
+            q = q.filter(cover(&ivs.0));
+        }
+        q
+    }
+
+    /// The totals in the values of [`Self::engine_query`]'s aggregates.
+    fn totals_of(&self, v: &[Value]) -> Totals {
+        let int = |i: usize| v.get(i).and_then(Value::as_int);
+        let mut t = Totals {
+            count: int(0).unwrap_or(0) as u64,
+            key_min: int(1).map(|x| x as u64),
+            key_max: int(2).map(|x| x as u64),
+            ..Totals::default()
+        };
+        if t.count == 0 {
+            return t;
+        }
+        let mut i = 3;
+        if self.key_sum() {
+            t.key_sum = int(i).unwrap_or(0) as u128;
+            i += 1;
+        }
+        if self.records() {
+            t.rec_sum = v.get(i).and_then(Num::of).unwrap_or_default();
+            t.rec_min = v.get(i + 1).and_then(Num::of);
+            t.rec_max = v.get(i + 2).and_then(Num::of);
+        }
+        t
+    }
+
+    /// One file's answer for its selected keys.
+    fn part_totals(&self, p: &Part) -> Result<Totals> {
+        let err = |e: tersedb::Error| DataFusionError::External(format!("{}: {e}", p.name).into());
+        let all = Ivs::all(self.key_max()?);
+        let Some(ivs) = self.selection(p, &all) else {
+            return Ok(Totals::default());
+        };
+        if self.records() {
+            // One pass of the engine's executor over the records of the selected keys.
+            let r = p.txn.query(&self.engine_query(p)).map_err(err)?;
+            return Ok(self.totals_of(&r.values));
+        }
+        let mut t = Totals::default();
+        for &(lo, hi) in &ivs.0 {
+            let f = p
+                .txn
+                .fold_keys(&p.db, lo, hi, self.key_sum())
+                .map_err(err)?;
+            t.merge(&Totals {
+                count: f.count,
+                key_sum: f.sum,
+                key_min: f.min,
+                key_max: f.max,
+                ..Totals::default()
+            });
         }
         Ok(t)
     }
 
-    fn batch(&self) -> Result<RecordBatch> {
-        let t = self.totals()?;
+    /// One file's non-empty buckets of `width` keys, in bucket order.
+    fn part_groups(&self, p: &Part, width: u64) -> Result<Vec<(u64, Totals)>> {
+        let err = |e: tersedb::Error| DataFusionError::External(format!("{}: {e}", p.name).into());
+        let all = Ivs::all(self.key_max()?);
+        if self.selection(p, &all).is_none() {
+            return Ok(Vec::new());
+        }
+        let q = self
+            .engine_query(p)
+            .column(Item::Group)
+            .group_by(GroupBy::KeyDiv(width));
+        let r = p.txn.query(&q).map_err(err)?;
+        r.rows
+            .iter()
+            .map(|row| {
+                let (g, v) = row.split_last().ok_or_else(|| {
+                    DataFusionError::Internal("an empty row from a GROUP BY query".into())
+                })?;
+                let g = g
+                    .as_int()
+                    .and_then(|g| u64::try_from(g).ok())
+                    .ok_or_else(|| {
+                        DataFusionError::Internal(format!("bucket {g} from a GROUP BY query"))
+                    })?;
+                Ok((g, self.totals_of(v)))
+            })
+            .collect()
+    }
+
+    /// The value of aggregate `a` over `t`, in the output type `ty`.
+    fn value(&self, a: &Agg, t: &Totals, ty: &DataType) -> Result<ScalarValue> {
         let key_scalar = |v: Option<u64>| match self.scan.config.key_type {
             KeyType::U32 => ScalarValue::UInt32(v.map(|v| v as u32)),
             _ => ScalarValue::UInt64(v),
@@ -476,41 +659,64 @@ impl TerseAggregateExec {
             (_, v) => ScalarValue::Float64(v.map(Num::f64)),
         };
         let empty = t.count == 0;
-        let mut cols = Vec::with_capacity(self.aggs.len());
-        for (a, field) in self.aggs.iter().zip(self.schema.fields()) {
-            let ty = field.data_type();
-            let sum = |s: Num| -> ScalarValue {
-                match (ty, s) {
-                    (_, _) if empty => ScalarValue::try_from(ty).unwrap_or(ScalarValue::Null),
-                    // DataFusion's integer sums wrap; so do these.
-                    (DataType::UInt64, s) => ScalarValue::UInt64(Some(int_of(s) as u64)),
-                    (DataType::Int64, s) => ScalarValue::Int64(Some(int_of(s) as i64)),
-                    (_, s) => ScalarValue::Float64(Some(s.f64())),
-                }
-            };
-            let v = match a {
-                Agg::Count => ScalarValue::Int64(Some(t.count as i64)),
-                Agg::Sum(Col::Key) => sum(Num::Int(t.key_sum as i128)),
-                Agg::Sum(_) => sum(t.rec_sum),
-                Agg::Avg(c) => {
-                    let s = if *c == Col::Key {
-                        t.key_sum as f64
-                    } else {
-                        t.rec_sum.f64()
-                    };
-                    ScalarValue::Float64((!empty).then(|| s / t.count as f64))
-                }
-                Agg::Min(Col::Key) => key_scalar(t.key_min),
-                Agg::Max(Col::Key) => key_scalar(t.key_max),
-                Agg::Min(_) => rec_scalar(t.rec_min),
-                Agg::Max(_) => rec_scalar(t.rec_max),
-            };
-            let v = if v.data_type() == *ty {
-                v
-            } else {
-                v.cast_to(ty)?
-            };
-            cols.push(v.to_array_of_size(1)?);
+        let sum = |s: Num| -> ScalarValue {
+            match (ty, s) {
+                (_, _) if empty => ScalarValue::try_from(ty).unwrap_or(ScalarValue::Null),
+                // DataFusion's integer sums wrap; so do these.
+                (DataType::UInt64, s) => ScalarValue::UInt64(Some(int_of(s) as u64)),
+                (DataType::Int64, s) => ScalarValue::Int64(Some(int_of(s) as i64)),
+                (_, s) => ScalarValue::Float64(Some(s.f64())),
+            }
+        };
+        let v = match a {
+            Agg::Count => ScalarValue::Int64(Some(t.count as i64)),
+            Agg::Sum(Col::Key) => sum(Num::Int(t.key_sum as i128)),
+            Agg::Sum(_) => sum(t.rec_sum),
+            Agg::Avg(c) => {
+                let s = if *c == Col::Key {
+                    t.key_sum as f64
+                } else {
+                    t.rec_sum.f64()
+                };
+                ScalarValue::Float64((!empty).then(|| s / t.count as f64))
+            }
+            Agg::Min(Col::Key) => key_scalar(t.key_min),
+            Agg::Max(Col::Key) => key_scalar(t.key_max),
+            Agg::Min(_) => rec_scalar(t.rec_min),
+            Agg::Max(_) => rec_scalar(t.rec_max),
+        };
+        if v.data_type() == *ty {
+            Ok(v)
+        } else {
+            v.cast_to(ty)
+        }
+    }
+
+    fn batch(&self) -> Result<RecordBatch> {
+        let rows = self.rows()?;
+        if rows.is_empty() {
+            return Ok(RecordBatch::new_empty(self.schema.clone()));
+        }
+        let fields = self.schema.fields();
+        let mut cols = Vec::with_capacity(fields.len());
+        let mut f = fields.iter();
+        if self.bucket.is_some() {
+            let ty = f
+                .next()
+                .map(|f| f.data_type().clone())
+                .unwrap_or(DataType::UInt64);
+            let v = rows
+                .iter()
+                .map(|(b, _)| ScalarValue::UInt64(Some(*b)).cast_to(&ty))
+                .collect::<Result<Vec<_>>>()?;
+            cols.push(ScalarValue::iter_to_array(v)?);
+        }
+        for (a, field) in self.aggs.iter().zip(f) {
+            let v = rows
+                .iter()
+                .map(|(_, t)| self.value(a, t, field.data_type()))
+                .collect::<Result<Vec<_>>>()?;
+            cols.push(ScalarValue::iter_to_array(v)?);
         }
         Ok(RecordBatch::try_new(self.schema.clone(), cols)?)
     }

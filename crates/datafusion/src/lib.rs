@@ -15,9 +15,10 @@
 //!   and predicates on the file column become key intervals for the tree's range scan, pushed
 //!   down as `Exact` ([`filter`]); files whose interval set is empty are not read;
 //! - `statistics()`: exact row count and key range;
-//! - COUNT/SUM/MIN/MAX/AVG without GROUP BY over a scan: answered by the engine's in-tree fold
-//!   (keys) or query executor (records), never decoded into Arrow arrays ([`aggregate`]; needs
-//!   the [`TerseAggregateRule`], which [`session`] installs).
+//! - COUNT/SUM/MIN/MAX/AVG over a scan, without GROUP BY or per `GROUP BY key / N` bucket:
+//!   answered by the engine's in-tree fold (keys) or query executor (records, buckets), never
+//!   decoded into Arrow arrays ([`aggregate`]; needs the [`TerseAggregateRule`], which
+//!   [`session`] installs).
 //!
 //! A directory is one table with one partition per file, scanned in parallel; the file column
 //! says which file a row came from and predicates on it prune files.

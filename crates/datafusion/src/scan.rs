@@ -77,6 +77,8 @@ pub struct TerseScanExec {
     pub(crate) parts: Vec<Part>,
     /// Files of the table (before pruning).
     pub(crate) files: usize,
+    /// Whether the table is a directory (EXPLAIN names each file's key ranges).
+    dir: bool,
     pub(crate) cols: Vec<Col>,
     pub(crate) limit: Option<usize>,
     batch_size: usize,
@@ -151,6 +153,7 @@ impl TerseScanExec {
             db: t.db.clone(),
             config: t.config,
             files: t.sources.len(),
+            dir: t.file_column,
             parts,
             cols,
             limit,
@@ -221,6 +224,43 @@ fn part_stats(p: &Part, key_max: u64) -> Result<PartStats> {
     Ok(s)
 }
 
+/// Files of a directory whose key ranges EXPLAIN spells out.
+const SHOWN_FILES: usize = 16;
+
+impl TerseScanExec {
+    /// The key intervals the scan reads, for EXPLAIN: `, key_ranges=[a, b] [c, d]` for a file,
+    /// `, key_ranges={f0: [a, b], f2: all}` naming every file read for a directory (their
+    /// intervals differ when predicates on the file column are pushed down), nothing when no
+    /// key predicate was.
+    pub(crate) fn show_ranges(&self) -> String {
+        if self.parts.iter().all(|p| p.ivs.is_none()) {
+            return String::new();
+        }
+        if !self.dir {
+            return self
+                .parts
+                .first()
+                .and_then(|p| p.ivs.as_ref())
+                .map_or(String::new(), |ivs| {
+                    format!(", key_ranges={}", show_ivs(ivs))
+                });
+        }
+        let mut each: Vec<String> = self
+            .parts
+            .iter()
+            .take(SHOWN_FILES)
+            .map(|p| {
+                let ivs = p.ivs.as_ref().map_or("all".into(), show_ivs);
+                format!("{}: {ivs}", p.name)
+            })
+            .collect();
+        if self.parts.len() > SHOWN_FILES {
+            each.push(format!("... ({} files)", self.parts.len()));
+        }
+        format!(", key_ranges={{{}}}", each.join(", "))
+    }
+}
+
 /// `[a, b] [c, d] ...` with at most a few intervals spelled out.
 pub(crate) fn show_ivs(ivs: &Ivs) -> String {
     const SHOWN: usize = 4;
@@ -256,10 +296,7 @@ impl DisplayAs for TerseScanExec {
             self.files,
             names.join(", ")
         )?;
-        // The intervals of the first partition (all partitions share the key predicates).
-        if let Some(ivs) = self.parts.first().and_then(|p| p.ivs.as_ref()) {
-            write!(f, ", key_ranges={}", show_ivs(ivs))?;
-        }
+        f.write_str(&self.show_ranges())?;
         if !self.filters.is_empty() {
             write!(f, ", pushed=[{}]", self.filters.join(", "))?;
         }

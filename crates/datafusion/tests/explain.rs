@@ -1,6 +1,7 @@
 //! Pins what is pushed down and that EXPLAIN shows it: key predicates become the scan's key
 //! ranges (no FilterExec), LIMIT reaches the scan, aggregates over key ranges become
-//! TerseAggregateExec (no AggregateExec), the file column prunes files, predicates on records
+//! TerseAggregateExec (no AggregateExec), also per `GROUP BY key / N` bucket, the file column
+//! prunes files and EXPLAIN lists each file's key ranges, predicates on records
 //! stay with DataFusion; with push-down off every row goes through DataFusion. Also: exact
 //! statistics, byte-string keys and key-only databases.
 
@@ -151,19 +152,45 @@ fn explain_shows_the_push_downs() {
         [ScalarValue::UInt64(Some((51..60).map(|k| 2 * k).sum()))]
     );
 
-    // GROUP BY is DataFusion's, over the pushed-down range.
-    let q = "SELECT key / 100 AS b, COUNT(*) AS n FROM ev WHERE key < 250 GROUP BY b ORDER BY b";
-    let b = block(async { on.sql(q).await?.collect().await }).unwrap();
-    let n: Vec<i64> = b
-        .iter()
-        .flat_map(|b| {
-            b.column(1)
-                .as_primitive::<datafusion::arrow::datatypes::Int64Type>()
-                .values()
-                .to_vec()
-        })
-        .collect();
-    assert_eq!(n, [100, 100, 50]);
+    // GROUP BY key / N (time buckets): each bucket folded in the tree.
+    let q = "SELECT key / 100 AS b, COUNT(*) AS n, SUM(record) AS s, MAX(key) FROM ev WHERE key < 250 GROUP BY b ORDER BY b";
+    for (c, pushed) in [(&on, true), (&off, false)] {
+        let p = plan(c, q);
+        assert_eq!(has(&p, "TerseAggregateExec"), pushed, "{p}");
+        assert_eq!(has(&p, "AggregateExec"), !pushed, "{p}");
+        if pushed {
+            assert!(
+                p.contains(
+                    "group_by=[key / 100], aggregates=[count, sum(record), max(key)] in-tree"
+                ) && p.contains("key_ranges=[0, 249]"),
+                "{p}"
+            );
+        }
+        let b = block(async { c.sql(q).await?.collect().await }).unwrap();
+        let rows: Vec<Vec<ScalarValue>> = b
+            .iter()
+            .flat_map(|b| {
+                (0..b.num_rows()).map(move |i| {
+                    b.columns()
+                        .iter()
+                        .map(|c| ScalarValue::try_from_array(c, i).unwrap())
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        let want: Vec<Vec<ScalarValue>> = [(0u64, 0u64, 100u64), (1, 100, 100), (2, 200, 50)]
+            .iter()
+            .map(|&(b, lo, n)| {
+                vec![
+                    ScalarValue::Int64(Some(b as i64)),
+                    ScalarValue::Int64(Some(n as i64)),
+                    ScalarValue::UInt64(Some((lo..lo + n).map(|k| 2 * k).sum())),
+                    ScalarValue::UInt32(Some((lo + n - 1) as u32)),
+                ]
+            })
+            .collect();
+        assert_eq!(rows, want, "pushed: {pushed}");
+    }
     let _ = std::fs::remove_dir_all(&d);
 }
 
@@ -229,6 +256,45 @@ fn a_directory_is_one_table_with_one_partition_per_file() {
             ScalarValue::UInt64(Some((90..100).sum::<u64>() + (1000..1010).sum::<u64>()))
         ]
     );
+    // EXPLAIN names every file read and its key ranges, which differ when the file column
+    // takes part in the predicate.
+    let q =
+        "SELECT SUM(key) FROM ev WHERE (file = 'a' AND key < 10) OR (file = 'c' AND key > 1005)";
+    let p = plan(&on, q);
+    assert!(
+        p.contains("files=2/3, key_ranges={a: [0, 9], c: [1006, 4294967295]}"),
+        "{p}"
+    );
+    assert_eq!(
+        one_row(&on, q),
+        [ScalarValue::UInt64(Some(45 + 1006 + 1007 + 1008 + 1009))]
+    );
+    let p = plan(&on, "SELECT key FROM ev WHERE key >= 60 AND key < 1005");
+    assert!(
+        p.contains(
+            "files=3/3, projection=[key], key_ranges={a: [60, 1004], b: [60, 1004], c: [60, 1004]}"
+        ),
+        "{p}"
+    );
+    // Buckets that span files are merged.
+    let q = "SELECT key / 40 AS b, COUNT(*) FROM ev WHERE key < 200 GROUP BY b ORDER BY b";
+    let p = plan(&on, q);
+    assert!(
+        p.contains("group_by=[key / 40]") && p.contains("key_ranges={a: [0, 199], b: [0, 199]}"),
+        "{p}"
+    );
+    let b = block(async { on.sql(q).await?.collect().await }).unwrap();
+    let n: Vec<i64> = b
+        .iter()
+        .flat_map(|b| {
+            b.column(1)
+                .as_primitive::<datafusion::arrow::datatypes::Int64Type>()
+                .values()
+                .to_vec()
+        })
+        .collect();
+    // a: 0..100, b: 50..150
+    assert_eq!(n, [40, 70, 60, 30]);
     // Rows come from every file in parallel, one partition each.
     let p = plan(&on, "SELECT key, file FROM ev WHERE key < 60");
     assert!(p.contains("TerseScanExec: db=ev, files=2/3"), "{p}");
@@ -321,6 +387,15 @@ fn byte_string_keys_and_key_only_databases() {
             ScalarValue::Int64(Some(2998))
         ]
     );
+    // Buckets of u64 keys: DataFusion divides UInt64 by an Int64 constant as decimals (no
+    // bucket); by an unsigned constant it divides integers.
+    let q = "SELECT key / 1099511627776 AS b, COUNT(*) FROM set GROUP BY b";
+    assert!(!plan(&on, q).contains("group_by="));
+    let q = "SELECT key / CAST(1099511627776 AS BIGINT UNSIGNED) AS b, COUNT(*) FROM set WHERE key < 5497558138880 GROUP BY b ORDER BY b";
+    let p = plan(&on, q);
+    assert!(p.contains("group_by=[key / 1099511627776]"), "{p}");
+    let b = block(async { on.sql(q).await?.collect().await }).unwrap();
+    assert_eq!(b.iter().map(|b| b.num_rows()).sum::<usize>(), 5);
     let b = block(async {
         on.sql("SELECT key FROM set ORDER BY key DESC LIMIT 2")
             .await?
