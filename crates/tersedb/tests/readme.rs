@@ -5,7 +5,7 @@
 fn readme_example() -> tersedb::Result<()> {
     use tersedb::{Env, EnvOptions, TableDef};
 
-    // u64 timestamps (µs) -> f64 readings; keys compressed with a codec chosen per block.
+    // u64 timestamps (µs) -> f64 readings; keys and values compressed (the default).
     const READINGS: TableDef<u64, f64> = TableDef::new("readings");
 
     let env = Env::open_or_create("readings.tdb", &EnvOptions::default())?;
