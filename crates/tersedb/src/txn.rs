@@ -784,8 +784,20 @@ impl WriteTxn {
     }
 
     fn put_mode(&mut self, db: &Db, key: Key<'_>, value: &[u8], mode: PutMode) -> Result<bool> {
+        self.put_keeping(db, key, value, mode, None)
+    }
+
+    /// `put_mode`, handing an overwritten value to `old` when asked (see `tree::put_keeping`).
+    fn put_keeping(
+        &mut self,
+        db: &Db,
+        key: Key<'_>,
+        value: &[u8],
+        mode: PutMode,
+        old: Option<&mut Option<Vec<u8>>>,
+    ) -> Result<bool> {
         let (pages, s) = self.parts(db)?;
-        let r = tree::put(
+        let r = tree::put_keeping(
             &mut **pages,
             &db.spec,
             &mut s.entry.root,
@@ -793,6 +805,7 @@ impl WriteTxn {
             value,
             mode,
             &mut s.hint,
+            old,
         );
         s.dirty = true;
         if let Ok(true) = r {
@@ -825,22 +838,9 @@ impl WriteTxn {
         key: impl Into<Key<'k>>,
         value: &[u8],
     ) -> Result<Option<Vec<u8>>> {
-        let key = key.into();
-        let (pages, s) = self.parts(db)?;
-        let r = tree::put_returning(
-            &mut **pages,
-            &db.spec,
-            &mut s.entry.root,
-            &key,
-            value,
-            &mut s.hint,
-        );
-        s.dirty = true;
-        if let Ok(None) = r {
-            s.entry.count += 1;
-        }
-        let r = r.map_err(|e| key_error(db, &key, e));
-        self.track(r)
+        let mut old = None;
+        self.put_keeping(db, key.into(), value, PutMode::Upsert, Some(&mut old))?;
+        Ok(old)
     }
 
     /// Inserts or overwrites; returns true when the key is new.

@@ -714,39 +714,19 @@ impl NumRecs {
         if c.count < cap.div_ceil(4) || c.count + 1 >= cap {
             return None;
         }
-        let w = self.w();
-        let (body, tail_at, x) = match c.kind {
-            RAW => {
-                let mut out = old.to_vec();
-                out[0] += 1;
-                out.extend_from_slice(&v.to_le_bytes()[..w]);
-                return Some(out);
-            }
-            FOR => {
-                let base = self.ordered(self.word(&old[3..3 + w]).ok()?);
-                let off = self.ordered(v).checked_sub(base)?;
-                (3 + w, old.len(), off)
-            }
-            DICT => {
-                let dict = &old[4..4 + c.param * w];
-                let code = dict
-                    .chunks_exact(w)
-                    .position(|d| d == &v.to_le_bytes()[..w])?;
-                (4 + c.param * w, old.len(), code as u64)
-            }
-            _ => {
-                if c.exc > 0 {
-                    return None;
-                }
-                let i = dec_int(v, c.param)?;
-                let base = u64::from_le_bytes(old[4..12].try_into().ok()?);
-                let off = ((i as u64) ^ (1 << 63)).checked_sub(base)?;
-                (13, 13 + packed_len(c.count, c.bits), off)
-            }
-        };
-        if x > mask(c.bits) {
-            return None;
+        if c.kind == RAW {
+            let mut out = old.to_vec();
+            out[0] += 1;
+            out.extend_from_slice(&v.to_le_bytes()[..self.w()]);
+            return Some(out);
         }
+        let (body, x) = self.code_in_layout(old, c, v)?;
+        // DEC keeps its exception positions and values after the codes.
+        let tail_at = if c.kind == DEC {
+            13 + packed_len(c.count, c.bits)
+        } else {
+            old.len()
+        };
         let mut out = Vec::with_capacity(old.len() + 9);
         out.extend_from_slice(&old[..tail_at]);
         out[0] += 1;
@@ -763,19 +743,12 @@ impl NumRecs {
         Some(out)
     }
 
-    /// The chunk `old` with record `j` set to `v`, when `v` fits its layout as it is (inside the
-    /// frame, in the dictionary, a decimal of the exponent): the one code is rewritten in a
-    /// copy, not the chunk decoded and chosen again (random overwrites of compressed records).
-    /// The layout may then no longer be the smallest, as after removes.
-    fn set_in_layout(&self, old: &[u8], c: &Chunk, j: usize, v: u64) -> Option<Vec<u8>> {
+    /// Where the codes of the FOR, DICT or DEC chunk `old` start, and `v`'s code in its layout
+    /// as it is (inside the frame, in the dictionary, a decimal of the exponent; a DEC chunk
+    /// with exceptions takes none): `None` when `v` does not fit.
+    fn code_in_layout(&self, old: &[u8], c: &Chunk, v: u64) -> Option<(usize, u64)> {
         let w = self.w();
         let (body, x) = match c.kind {
-            RAW => {
-                let mut out = old.to_vec();
-                out.get_mut(2 + j * w..2 + j * w + w)?
-                    .copy_from_slice(&v.to_le_bytes()[..w]);
-                return Some(out);
-            }
             FOR => {
                 let base = self.ordered(self.word(old.get(3..3 + w)?).ok()?);
                 (3 + w, self.ordered(v).checked_sub(base)?)
@@ -787,16 +760,30 @@ impl NumRecs {
                     .position(|d| d == &v.to_le_bytes()[..w])?;
                 (4 + c.param * w, code as u64)
             }
-            _ => {
-                if c.exc > 0 {
-                    return None;
-                }
+            DEC if c.exc == 0 => {
                 let i = dec_int(v, c.param)?;
                 let base = u64::from_le_bytes(old.get(4..12)?.try_into().ok()?);
                 (13, ((i as u64) ^ (1 << 63)).checked_sub(base)?)
             }
+            _ => return None,
         };
-        if x > mask(c.bits) || j >= c.count {
+        (x <= mask(c.bits)).then_some((body, x))
+    }
+
+    /// The chunk `old` with record `j` set to `v`, when `v` fits its layout as it is (inside the
+    /// frame, in the dictionary, a decimal of the exponent): the one code is rewritten in a
+    /// copy, not the chunk decoded and chosen again (random overwrites of compressed records).
+    /// The layout may then no longer be the smallest, as after removes.
+    fn set_in_layout(&self, old: &[u8], c: &Chunk, j: usize, v: u64) -> Option<Vec<u8>> {
+        if c.kind == RAW {
+            let w = self.w();
+            let mut out = old.to_vec();
+            out.get_mut(2 + j * w..2 + j * w + w)?
+                .copy_from_slice(&v.to_le_bytes()[..w]);
+            return Some(out);
+        }
+        let (body, x) = self.code_in_layout(old, c, v)?;
+        if j >= c.count {
             return None;
         }
         let mut out = old.to_vec();

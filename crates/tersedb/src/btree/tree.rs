@@ -227,37 +227,15 @@ pub fn put<S: PageSink + ?Sized>(
     mode: PutMode,
     hint: &mut Option<AppendHint>,
 ) -> Result<bool> {
-    put_inner(sink, spec, root, key, value, mode, hint, None)
+    put_keeping(sink, spec, root, key, value, mode, hint, None)
 }
 
-/// Inserts or overwrites `key` in one descent and returns the value it replaced (`None` for a
-/// new key): the overwritten record is read in the leaf before it changes (an overflow chain
-/// before it is freed).
-pub fn put_returning<S: PageSink + ?Sized>(
-    sink: &mut S,
-    spec: &Spec,
-    root: &mut PageId,
-    key: &Key<'_>,
-    value: &[u8],
-    hint: &mut Option<AppendHint>,
-) -> Result<Option<Vec<u8>>> {
-    let mut old = None;
-    put_inner(
-        sink,
-        spec,
-        root,
-        key,
-        value,
-        PutMode::Upsert,
-        hint,
-        Some(&mut old),
-    )?;
-    Ok(old)
-}
-
-// The arguments of `put` plus where an overwritten value goes (one call site each).
+/// `put` that also hands back, in `old`, the value an overwrite replaced (read in the leaf
+/// before it changes, an overflow value before its chain is freed): `put` and "get the old
+/// value" in one descent. `old` stays `None` for a new key.
+// The arguments of `put` plus where an overwritten value goes.
 #[allow(clippy::too_many_arguments)]
-fn put_inner<S: PageSink + ?Sized>(
+pub fn put_keeping<S: PageSink + ?Sized>(
     sink: &mut S,
     spec: &Spec,
     root: &mut PageId,
@@ -340,7 +318,7 @@ struct Put<'p> {
     /// `rec` is written (an overflow chain is written once, whatever the descents).
     stored: bool,
     hint: &'p mut Option<AppendHint>,
-    /// Where an overwritten value goes (`put_returning`); `None`: not wanted.
+    /// Where an overwritten value goes (`put_keeping`); `None`: not wanted.
     old: Option<&'p mut Option<Vec<u8>>>,
 }
 
