@@ -187,12 +187,12 @@ impl DbConfig {
             ))),
         }
     }
-    /// Compresses the leaves' keys with `codec` (`None`: uncompressed).
+    /// Compresses the leaves' keys with `codec`; `None` stores them uncompressed. Either way
+    /// the automatic choice per block is off (turn it on again with
+    /// [`DbConfig::with_auto_codec`]).
     pub fn with_codec(mut self, codec: Option<CodecId>) -> Self {
         self.key_codec = codec;
-        if codec.is_some() {
-            self.auto_codec = false;
-        }
+        self.auto_codec = false;
         self
     }
     /// Compresses the leaves' keys with a codec chosen per block (see

@@ -27,6 +27,14 @@ fn new_compresses_integer_keys_and_numeric_records() {
         DbConfig::u32_set(),
         DbConfig::new(KeyType::U32, RecordType::None)
     );
+    // Naming a codec, or none, turns the automatic choice off: `with_codec(None)` on the
+    // defaults gives uncompressed keys.
+    let c = DbConfig::u32_set().with_codec(None);
+    assert!(!c.auto_codec && c.key_codec.is_none());
+    let c = DbConfig::u32_set().with_codec(Some(CodecId::Bp128));
+    assert!(!c.auto_codec && c.key_codec == Some(CodecId::Bp128));
+    let c = DbConfig::u32_set().with_codec(None).with_auto_codec(true);
+    assert!(c.auto_codec);
 }
 
 /// The stored configuration is what `new` asked for where it fits the page: on 512-byte pages
