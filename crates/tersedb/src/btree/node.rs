@@ -251,6 +251,12 @@ fn write_count(page: &mut [u8], count: usize) {
     page[OFF_COUNT..OFF_COUNT + 4].copy_from_slice(&(count as u32).to_le_bytes());
 }
 
+/// Whether `page` says it is a leaf (its kind byte only: [`Layout::read`] checks the rest).
+#[inline]
+pub fn is_leaf(page: &[u8]) -> bool {
+    page.get(PAGE_KIND_OFFSET) == Some(&(PageKind::Leaf as u8))
+}
+
 /// Makes `page` an empty node.
 pub fn init(page: &mut [u8], spec: &Spec, leaf: bool, child0: PageId) {
     let hdr = if leaf { LEAF_HEADER } else { BRANCH_HEADER };

@@ -416,6 +416,29 @@ thread_local! {
     }));
 }
 
+/// Buffers of one insert that splits or shares a block, kept per thread: zeroing them on the
+/// stack for every such insert (about 7 KB) was 5% of the instructions of a random BP128 load
+/// (callgrind, `examples/space`).
+struct Work {
+    /// The codec's values of one block.
+    vals: [u32; MAX_BLOCK_KEYS],
+    /// A full block's keys with the new one.
+    keys: [u64; MAX_BLOCK_KEYS + 1],
+    /// Those and a neighbouring block's keys.
+    all: [u64; 2 * MAX_BLOCK_KEYS + 1],
+    /// One block's payload, for the codec's insert.
+    buf: [u8; SCRATCH],
+}
+
+thread_local! {
+    static WORK: std::cell::RefCell<Box<Work>> = std::cell::RefCell::new(Box::new(Work {
+        vals: [0; MAX_BLOCK_KEYS],
+        keys: [0; MAX_BLOCK_KEYS + 1],
+        all: [0; 2 * MAX_BLOCK_KEYS + 1],
+        buf: [0; SCRATCH],
+    }));
+}
+
 /// Where a block of `keys` might better be cut in two: before the key after its widest gap,
 /// when that gap is at least 4 bits wider than every other (deltas) or the block's span without
 /// it is at least 4 bits narrower (offsets). `None` for blocks without such an outlier.
@@ -555,20 +578,42 @@ impl Packed {
         let (Some(&first), Some(&last)) = (keys.first(), keys.last()) else {
             return Err(Fault("empty block"));
         };
-        // Keys decoded from a damaged page may be out of order: refused, not wrapped around.
-        if keys.windows(2).any(|w| w[0] >= w[1]) {
-            return Err(Fault("block keys out of order"));
-        }
-        let base = if self.wide { first } else { 0 };
-        if keys.len() > MAX_BLOCK_KEYS || last - base > u32::MAX as u64 {
+        if keys.len() > MAX_BLOCK_KEYS {
             return Err(Fault("keys beyond one block's range"));
         }
+        let base = if self.wide { first } else { 0 };
         SCRATCH_BUF.with(|cell| {
             let mut guard = cell.borrow_mut();
             let sc = &mut **guard;
-            // Sorted: every key lies in [base, last], so each offset fits.
-            for (o, &k) in sc.offs.iter_mut().zip(keys) {
-                *o = (k - base) as u32;
+            // Keys decoded from a damaged page may be out of order: refused, not wrapped
+            // around. A narrow list's keys are its codec's values, whose encode refuses them
+            // out of order (the `BlockCodec::encode` contract), once none is wider than 32
+            // bits; a wide list's offsets from the first key could wrap into order, so its keys
+            // are checked here, in the same pass (a pass of its own over every block was 3.5%
+            // of a random BP128 load's instructions).
+            if self.wide {
+                let mut unsorted = false;
+                sc.offs[0] = 0;
+                for ((o, &k), &p) in sc.offs[1..].iter_mut().zip(&keys[1..]).zip(keys) {
+                    unsorted |= k <= p;
+                    *o = k.wrapping_sub(base) as u32;
+                }
+                if unsorted {
+                    return Err(Fault("block keys out of order"));
+                }
+            } else {
+                let mut high = 0u64;
+                for (o, &k) in sc.offs.iter_mut().zip(keys) {
+                    high |= k;
+                    *o = k as u32;
+                }
+                if high > u32::MAX as u64 {
+                    return Err(Fault("keys beyond one block's range"));
+                }
+            }
+            // Sorted: every key lies in [base, last]; each offset fits when the span does.
+            if last - base > u32::MAX as u64 {
+                return Err(Fault("keys beyond one block's range"));
             }
             let offs = &sc.offs[..keys.len()];
             let (codec, d) = if self.auto {
@@ -752,8 +797,18 @@ impl Packed {
 
     /// Decodes the keys of block `blk` into `out` (at least 257 long).
     fn decode_keys_at(&self, region: &[u8], blk: &Block, out: &mut [u64]) -> SResult<usize> {
-        let mut vals = [0u32; MAX_BLOCK_KEYS];
-        let n = self.decode_block_at(region, blk, &mut vals)?;
+        self.decode_keys_with(region, blk, out, &mut [0u32; MAX_BLOCK_KEYS])
+    }
+
+    /// `decode_keys_at` with the codec's values decoded into `vals` first.
+    fn decode_keys_with(
+        &self,
+        region: &[u8],
+        blk: &Block,
+        out: &mut [u64],
+        vals: &mut [u32; MAX_BLOCK_KEYS],
+    ) -> SResult<usize> {
+        let n = self.decode_block_at(region, blk, vals)?;
         for (o, &v) in out.iter_mut().zip(&vals[..n]) {
             *o = blk.base + v as u64;
         }
@@ -896,6 +951,11 @@ impl Packed {
 
     /// Inserts `key` into a list of `n` keys. On `NoRoom` nothing changed.
     pub fn insert(&self, region: &mut [u8], n: usize, key: u64) -> SResult<Ins> {
+        WORK.with(|w| self.insert_in(region, n, key, &mut w.borrow_mut()))
+    }
+
+    /// `insert` with the thread's work area.
+    fn insert_in(&self, region: &mut [u8], n: usize, key: u64, w: &mut Work) -> SResult<Ins> {
         if key > self.max_key() {
             return Err(Fault("key wider than the list's key type"));
         }
@@ -959,11 +1019,14 @@ impl Packed {
         if let (true, Some(v)) = (count < self.cap(), val) {
             // In the block: copy it out, let the codec insert (in place for the byte codecs,
             // decode-modify-encode for the packed ones), splice it back.
-            let mut buf = [0u8; SCRATCH];
+            let buf = &mut w.buf;
             let mut d = blk.desc;
             let size = d.size as usize;
-            buf[..size].copy_from_slice(&region[blk.at.clone()]);
             let room = codec.max_payload_len(count + 1).max(size).min(SCRATCH);
+            // The codec sees the block and zeros up to the room it may grow into, as before
+            // the buffer was kept per thread.
+            buf[..size].copy_from_slice(&region[blk.at.clone()]);
+            buf[size..room].fill(0);
             match codec.insert(&mut d, &mut buf[..room], v).map_err(cfault)? {
                 InsertOutcome::Exists { slot } => return Ok(Ins::Exists(base + slot)),
                 InsertOutcome::Inserted { slot } => {
@@ -978,8 +1041,10 @@ impl Packed {
         }
         // The block is full (or the key lies outside a wide block's frame): split it (an
         // append past the last block starts a new block).
-        let mut keys = [0u64; MAX_BLOCK_KEYS + 1];
-        let n = self.decode_keys_at(region, &blk, &mut keys)?;
+        let Work {
+            vals, keys, all, ..
+        } = w;
+        let n = self.decode_keys_with(region, &blk, keys, vals)?;
         let pos = keys[..n].partition_point(|&k| k < key);
         if pos < n && keys[pos] == key {
             return Ok(Ins::Exists(base + pos));
@@ -990,7 +1055,7 @@ impl Packed {
         // Full, or the codec had no room for it in the block: two blocks (or shared).
         let full = n + 1 > self.cap() || val.is_some();
         if full && !(last_block && pos == n) {
-            if let Some(r) = self.share_with_neighbour(region, h, b, keys, base, pos)? {
+            if let Some(r) = self.share_with_neighbour(region, h, b, keys, base, pos, all, vals)? {
                 return Ok(r);
             }
         }
@@ -1018,6 +1083,8 @@ impl Packed {
     /// block free and into three otherwise (the B*-tree's rule, applied to blocks), so random
     /// inserts leave blocks two-thirds to fully packed. `None` when there is no neighbour
     /// block to share with.
+    // The block, its keys and where the new one went, and the two work buffers.
+    #[allow(clippy::too_many_arguments)]
     fn share_with_neighbour(
         &self,
         region: &mut [u8],
@@ -1026,6 +1093,8 @@ impl Packed {
         keys: &[u64],
         base: usize,
         pos: usize,
+        all: &mut [u64; 2 * MAX_BLOCK_KEYS + 1],
+        vals: &mut [u32; MAX_BLOCK_KEYS],
     ) -> SResult<Option<Ins>> {
         let cap = self.cap();
         let usable = |j: usize| j < h.nb && d_count(region, h, j) > 0;
@@ -1037,13 +1106,12 @@ impl Packed {
             return Ok(None);
         };
         let nbr = block_at(region, h, if right { b + 1 } else { b - 1 })?;
-        let mut all = [0u64; 2 * MAX_BLOCK_KEYS + 1];
         // Slots do not move: the neighbour's keys keep theirs, the new key takes `base + pos`.
         let total = if right {
             all[..keys.len()].copy_from_slice(keys);
-            keys.len() + self.decode_keys_at(region, &nbr, &mut all[keys.len()..])?
+            keys.len() + self.decode_keys_with(region, &nbr, &mut all[keys.len()..], vals)?
         } else {
-            let m = self.decode_keys_at(region, &nbr, &mut all)?;
+            let m = self.decode_keys_with(region, &nbr, &mut all[..], vals)?;
             all[m..m + keys.len()].copy_from_slice(keys);
             keys.len() + m
         };

@@ -752,11 +752,12 @@ fn needs_split<S: PageSink + ?Sized>(
     cost: usize,
 ) -> Result<bool> {
     let page = sink.page_mut(id)?;
-    let l = Layout::read(page, id, spec)?;
-    if l.leaf && spec.leaves_split_on_insert() {
-        // Split when an insert finds no room (`leaf_put_packed`), not on the way down.
+    if spec.leaves_split_on_insert() && node::is_leaf(page) {
+        // Split when an insert finds no room (`leaf_put_packed`, which reads the leaf), not on
+        // the way down.
         return Ok(false);
     }
+    let l = Layout::read(page, id, spec)?;
     let need = if l.leaf {
         cost
     } else {
