@@ -17,7 +17,7 @@
 //! ```
 
 use super::packed::{Ins, Packed};
-use super::slots::{fixed, le_u32, le_u64, search_fixed, search_int, var, Fault, SResult};
+use super::slots::{fixed, le_u32, le_u64, search_fixed, search_int, var, Fault, Repack, SResult};
 use super::strkeys::{KeyShare, StrList};
 use super::zone::{BlockKeys, FoldSpec, KeyBuffer, KeyFold, ScanBlock, PLAIN_BLOCK};
 use super::{Key, KeyBuf};
@@ -752,9 +752,9 @@ impl KeyList {
 
     /// Rewrites the list smaller when it can (compressed lists repack their blocks; DB2
     /// regroups its prefixes, as DB2 does when a page is nearly full). Returns the bytes freed.
-    pub fn vacuumize(&self, region: &mut [u8], n: usize) -> SResult<usize> {
+    pub fn vacuumize(&self, region: &mut [u8], n: usize, how: Repack) -> SResult<usize> {
         match self {
-            KeyList::Packed(p) => p.vacuumize(region),
+            KeyList::Packed(p) => p.vacuumize(region, how),
             KeyList::Str(StrList::Db2(cap)) => {
                 let before = self.used(region, n)?;
                 match super::db2::optimize(region, n, *cap as usize)? {

@@ -4,7 +4,7 @@
 
 use super::keys::Fit;
 use super::records::{Rec, RecChange};
-use super::slots::{le_u16, le_u32, le_u64, Fault};
+use super::slots::{le_u16, le_u32, le_u64, Fault, Repack};
 use super::strkeys::KeyShare;
 use super::{Key, KeyList, RecordList, Spec, BRANCH_HEADER, LEAF_HEADER};
 use crate::error::{Error, PageId, Result};
@@ -321,7 +321,7 @@ pub fn insert(page: &mut [u8], l: &mut Layout, i: usize, key: &[u8], rec: &[u8])
             if ku + ru + rc > cap {
                 if !vacuumized {
                     vacuumized = true;
-                    if vacuum(page, l)? >= min_gain(l) {
+                    if vacuum(page, l, Repack::Spare)? >= min_gain(l) {
                         continue;
                     }
                 }
@@ -351,7 +351,17 @@ pub fn insert(page: &mut [u8], l: &mut Layout, i: usize, key: &[u8], rec: &[u8])
                 return Ok(true);
             }
             Fit::NoRoom(need) => {
-                if make_room(page, l, need, ru, ru + rc, &mut vacuumized, min_gain(l))? {
+                let gain = min_gain(l);
+                if make_room(
+                    page,
+                    l,
+                    need,
+                    ru,
+                    ru + rc,
+                    &mut vacuumized,
+                    gain,
+                    Repack::Spare,
+                )? {
                     continue;
                 }
                 return Ok(false);
@@ -379,6 +389,8 @@ fn move_boundary(page: &mut [u8], l: &mut Layout, ru: usize, rrange: usize) {
 /// block and chunk of the node. Vacuum first cost a repack each time a compressed KeyList grew
 /// past the boundary, long before the node was full: 47% of the instructions of a load of
 /// compressed keys with compressed records (docs/BENCHMARKS.md, session 11).
+// The node, what the lists need, and the vacuum's state, threshold and kind.
+#[allow(clippy::too_many_arguments)]
 fn make_room(
     page: &mut [u8],
     l: &mut Layout,
@@ -387,6 +399,7 @@ fn make_room(
     rneed: usize,
     vacuumized: &mut bool,
     gain: usize,
+    how: Repack,
 ) -> Result<bool> {
     if need + rneed <= l.capacity() && need > l.rstart - l.hdr {
         let rrange = rrange_for(l.keys, l.recs, l.capacity(), need, rneed);
@@ -395,7 +408,7 @@ fn make_room(
     }
     if !*vacuumized {
         *vacuumized = true;
-        if vacuum(page, l)? >= gain.max(1) {
+        if vacuum(page, l, how)? >= gain.max(1) {
             return Ok(true);
         }
     }
@@ -418,11 +431,11 @@ fn min_gain(l: &Layout) -> usize {
 }
 
 /// Vacuumizes both lists; returns the bytes freed.
-fn vacuum(page: &mut [u8], l: &Layout) -> Result<usize> {
+fn vacuum(page: &mut [u8], l: &Layout, how: Repack) -> Result<usize> {
     let (hdr, rs) = (l.hdr, l.rstart);
     let k = l
         .keys
-        .vacuumize(&mut page[hdr..rs], l.count)
+        .vacuumize(&mut page[hdr..rs], l.count, how)
         .map_err(|f| l.err(f))?;
     let r = l
         .recs
@@ -447,7 +460,7 @@ pub fn set_record(page: &mut [u8], l: &mut Layout, i: usize, rec: &[u8]) -> Resu
             .map_err(|f| l.err(f))?;
         if ru2 > l.psize - l.rstart {
             if ku + ru2 > l.capacity() {
-                if round == 0 && vacuum(page, l)? >= min_gain(l) {
+                if round == 0 && vacuum(page, l, Repack::Tight)? >= min_gain(l) {
                     continue;
                 }
                 return Ok(false);
@@ -467,7 +480,7 @@ pub fn set_record(page: &mut [u8], l: &mut Layout, i: usize, rec: &[u8]) -> Resu
 /// Makes the KeyList smaller when its kind can (compressed blocks repacked, DB2 prefix groups
 /// regrouped, as DB2 does when a page is nearly full). True when bytes were freed.
 pub fn reorganize(page: &mut [u8], l: &Layout, spec: &Spec) -> Result<bool> {
-    if vacuum(page, l)? == 0 {
+    if vacuum(page, l, Repack::Tight)? == 0 {
         return Ok(false);
     }
     // The rewritten list must describe the same keys.
@@ -495,7 +508,7 @@ pub fn remove(page: &mut [u8], l: &mut Layout, i: usize) -> Result<bool> {
                 return Ok(true);
             }
             Fit::NoRoom(need) => {
-                if make_room(page, l, need, ru, ru, &mut vacuumized, 1)? {
+                if make_room(page, l, need, ru, ru, &mut vacuumized, 1, Repack::Tight)? {
                     continue;
                 }
                 return Ok(false);

@@ -16,6 +16,16 @@ pub struct Fault(pub &'static str);
 
 pub type SResult<T> = std::result::Result<T, Fault>;
 
+/// How a list's vacuum repacks it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Repack {
+    /// As small as it goes (removes, record updates, regrouping).
+    Tight,
+    /// For an insert that found no room: compressed blocks keep a sixteenth of their keys free
+    /// when that still frees room (see [`super::packed::Packed::vacuumize`]).
+    Spare,
+}
+
 #[inline]
 pub fn le_u16(b: &[u8]) -> u16 {
     let mut a = [0u8; 2];
