@@ -323,6 +323,17 @@ fn splice(region: &mut [u8], h: Hdr, b: usize, r: usize, new: &[NewBlock<'_>]) -
     if b + r > h.nb {
         return Err(Fault("block range out of range"));
     }
+    if let ([(d, base, codec, bytes)], 1) = (new, r) {
+        // One block rewritten at its own size (an insert into a BP128 block that kept its bit
+        // width): nothing moves, no later offset changes. Moving the tail onto itself and
+        // checking and rewriting every later descriptor was 12% of a random BP128 load.
+        let blk = block_at(region, h, b)?;
+        if blk.at.len() == bytes.len() {
+            write_desc(region, h, b, blk.at.start - h.pstart(), d, *base, *codec);
+            region[blk.at].copy_from_slice(bytes);
+            return Ok(true);
+        }
+    }
     // The offsets that move must be in order (a corrupt index must not make them wrap).
     let mut prev = if b < h.nb {
         d_off(region, h, b)
