@@ -513,7 +513,7 @@ fn compressed_records_round_trip_and_shrink() {
     assert!(rec("packed") * 4 < rec("raw"), "{j}");
     assert!(j.contains("\"record_compression\":\"auto\""), "{j}");
     let t = stdout(&tersedb(&["info", &f], b""));
-    assert!(t.contains("record compression  auto"), "{t}");
+    assert!(t.contains("records      f64, compressed (auto: "), "{t}");
     // The other setting on an existing database is refused, naming both.
     let o = tersedb(
         &[
