@@ -540,7 +540,11 @@ fn import_into(
                         .with_auto_codec(auto_new)
                         .with_block_size(new_db.block_size.unwrap_or(0))
                         .with_value_type(value_type)
-                        .with_compressed_records(new_db.record_compression.unwrap_or(false));
+                        .with_compressed_records(
+                            new_db
+                                .record_compression
+                                .unwrap_or(matches!(record_type, RecordType::Fixed(1..=8))),
+                        );
                     match scheme {
                         Some(sc) => c.with_key_scheme(sc),
                         None => c,
