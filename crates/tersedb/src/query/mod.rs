@@ -70,7 +70,7 @@ impl crate::txn::ReadTxn {
 
 impl crate::txn::WriteTxn {
     /// Runs a query on the state as of now, this transaction's changes included (see
-    /// [`ReadTxn::query`]).
+    /// [`ReadTxn::query`](crate::ReadTxn::query)).
     ///
     /// ```
     /// # use tersedb::{Env, EnvOptions, Table, Value};
@@ -88,7 +88,8 @@ impl crate::txn::WriteTxn {
         exec::run(self, q)
     }
 
-    /// Parses and runs the text of a query on the state as of now (see [`WriteTxn::query`]).
+    /// Parses and runs the text of a query on the state as of now (see
+    /// [`WriteTxn::query`](crate::WriteTxn::query)).
     pub fn query_str(&self, text: &str) -> Result<QueryResult> {
         self.query(&Query::parse(text)?)
     }
