@@ -55,8 +55,13 @@ fn main() {
     let dir = std::env::temp_dir().join(format!("tersedb-groupby-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
 
-    for codec in [None, Some(CodecId::Bp128)] {
-        let name = codec.map_or("none", |c| c.name());
+    // Raw keys and records, BP128 keys with raw records, and the defaults (`DbConfig::new`: a
+    // codec chosen per block for the keys, records compressed per chunk).
+    for (name, codec) in [
+        ("none", Some(None)),
+        ("bp128", Some(Some(CodecId::Bp128))),
+        ("auto", None),
+    ] {
         let path = dir.join(format!("{name}.tdb"));
         let env = Env::open_or_create(&path, &EnvOptions::default().durability(Durability::None))
             .unwrap();
@@ -65,9 +70,11 @@ fn main() {
         let db = wtx
             .create_db(
                 "ts",
-                DbConfig::raw(KeyType::U32, RecordType::Fixed(4))
-                    .with_codec(codec)
-                    .with_value_type(ValueType::U32),
+                match codec {
+                    Some(c) => DbConfig::raw(KeyType::U32, RecordType::Fixed(4)).with_codec(c),
+                    None => DbConfig::new(KeyType::U32, RecordType::Fixed(4)),
+                }
+                .with_value_type(ValueType::U32),
             )
             .unwrap();
         for (k, r) in keys.iter().zip(&recs) {

@@ -325,6 +325,19 @@ tersedb_status tersedb_cursor_key_u64(tersedb_cursor c, uint64_t *out);
 // `buf` must be NULL or point to `cap` writable bytes; `len` NULL or writable.
 tersedb_status tersedb_cursor_value(tersedb_cursor c, void *buf, size_t cap, size_t *len);
 
+// Erases the cursor's current key in its write transaction, as LMDB's `mdb_cursor_del`: the
+// cursor then stands on the next key. When the erased key was the last one, the cursor stands
+// in its gap: `tersedb_cursor_key` and `_value` are `TERSEDB_NOTFOUND`, `tersedb_cursor_next`
+// moves to a key put after it since (else `TERSEDB_NOTFOUND`), `tersedb_cursor_prev` to the new
+// last key. The transaction's other cursors see the erase. `TERSEDB_NOTFOUND` (the cursor
+// stays) when it is unpositioned or its key was erased since it moved there;
+// `TERSEDB_EREADONLY` for a read transaction's cursor.
+//
+// A loop that erases some keys steps only past the keys it keeps:
+// `for (s = tersedb_cursor_first(c); s == TERSEDB_OK && tersedb_cursor_key_u64(c, &k) ==
+// TERSEDB_OK;) s = unwanted(k) ? tersedb_cursor_del(c) : tersedb_cursor_next(c);`
+tersedb_status tersedb_cursor_del(tersedb_cursor c);
+
 // Stores `key -> value` (`value` may be NULL when `value_len` is 0, as for key-only
 // databases). `mode`: a `tersedb_put_mode`.
 //

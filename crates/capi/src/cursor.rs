@@ -8,6 +8,10 @@
 //! version moves on): the next move fetches from the current key again, so the cursor sees the
 //! transaction's own puts and erases. Once the write transaction is committed or aborted every
 //! call on its cursors is `TERSEDB_ECLOSED` (a snapshot's cursor outlives its handle instead).
+//!
+//! `tersedb_cursor_del` erases the current key as LMDB's `mdb_cursor_del` does: the cursor moves
+//! to the next key, or, after the last key, into the gap the key left (`next` and `prev` move
+//! from there; the window of a fresh cursor loses the one entry instead of being fetched again).
 
 use crate::env::{ended, tersedb_db, tersedb_txn};
 use crate::ffi::{self, fail, run, Res};
@@ -47,6 +51,9 @@ pub struct CursorObj {
     pos: Option<usize>,
     /// The write transaction's version when `window` was fetched (0 for a snapshot).
     seen: u64,
+    /// Set (with `pos` `None`) when `tersedb_cursor_del` erased this key and no key followed
+    /// it: the cursor stands in its gap, `next` and `prev` move to the keys around it.
+    gap: Option<KeyBuf>,
 }
 
 enum Start<'a> {
@@ -137,6 +144,7 @@ impl CursorObj {
     /// Positions at the window fetched from `start` (unpositioned when it is empty).
     fn reset(&mut self, start: Start<'_>, fwd: bool) -> Res<tersedb_status> {
         let (w, seen) = self.fetch(start, fwd)?;
+        self.gap = None;
         self.pos = if w.is_empty() {
             None
         } else if fwd {
@@ -155,7 +163,18 @@ impl CursorObj {
 
     fn step(&mut self, fwd: bool) -> Res<tersedb_status> {
         let Some(p) = self.pos else {
-            return Ok(TERSEDB_NOTFOUND);
+            let Some(k) = self.gap.clone() else {
+                return Ok(TERSEDB_NOTFOUND);
+            };
+            let (w, seen) = self.fetch(Start::After(&k), fwd)?;
+            if w.is_empty() {
+                return Ok(TERSEDB_NOTFOUND); // stays in the gap
+            }
+            self.pos = Some(if fwd { 0 } else { w.len() - 1 });
+            self.window = w;
+            self.seen = seen;
+            self.gap = None;
+            return Ok(TERSEDB_OK);
         };
         if !self.stale()? {
             if fwd && p + 1 < self.window.len() {
@@ -181,7 +200,7 @@ impl CursorObj {
     /// The current entry with its value as the transaction has it now: a stale window is
     /// fetched again from the current key; `TERSEDB_NOTFOUND` when that key was erased since.
     fn fresh(&mut self) -> Res<&(KeyBuf, Vec<u8>)> {
-        let (k, _) = self.current().ok_or_else(unpositioned)?;
+        let (k, _) = self.here()?;
         if self.stale()? {
             let k = k.clone();
             let (w, seen) = self.fetch(Start::At(&k), true)?;
@@ -199,6 +218,70 @@ impl CursorObj {
             self.seen = seen;
         }
         self.current().ok_or_else(unpositioned)
+    }
+
+    /// The current entry as the cursor holds it; `TERSEDB_NOTFOUND` when unpositioned or in a
+    /// deleted key's gap.
+    fn here(&self) -> Res<&(KeyBuf, Vec<u8>)> {
+        match (self.current(), &self.gap) {
+            (Some(e), _) => Ok(e),
+            (None, Some(k)) => Err(fail(
+                TERSEDB_NOTFOUND,
+                format!(
+                    "the cursor's key {} was deleted and no key follows it",
+                    k.as_key()
+                ),
+            )),
+            (None, None) => Err(unpositioned()),
+        }
+    }
+
+    /// Erases the current key in the write transaction and moves to the next one (see
+    /// `tersedb_cursor_del`).
+    fn del(&mut self) -> Res<tersedb_status> {
+        let Source::Write { txn, id } = &self.src else {
+            return Err(fail(
+                TERSEDB_EREADONLY,
+                "the cursor belongs to a read transaction: open it in the write transaction to \
+                 delete through it",
+            ));
+        };
+        let k = self.here()?.0.clone();
+        let Some(p) = self.pos else {
+            return Err(unpositioned()); // not reached: `here` found the entry at `pos`
+        };
+        let mut g = txn.lock();
+        let w = g.as_mut().ok_or_else(|| ended(*id))?;
+        // The window shows the transaction as it is now unless a call changed data since.
+        let exact = txn.version.load(Ordering::Relaxed) == self.seen;
+        txn.version.fetch_add(1, Ordering::Relaxed);
+        if !w.erase(&self.db, k.as_key())? {
+            return Err(fail(
+                TERSEDB_NOTFOUND,
+                format!(
+                    "the cursor's key {} was erased in this transaction",
+                    k.as_key()
+                ),
+            ));
+        }
+        let seen = txn.version.load(Ordering::Relaxed);
+        if exact {
+            self.window.remove(p);
+            self.seen = seen;
+            if p < self.window.len() {
+                return Ok(TERSEDB_OK); // `pos` now indexes the next key
+            }
+        }
+        let next = fill(w.cursor(&self.db)?, Start::After(&k), true)?;
+        self.seen = seen;
+        if next.is_empty() {
+            self.pos = None;
+            self.gap = Some(k);
+        } else {
+            self.pos = Some(0);
+        }
+        self.window = next;
+        Ok(TERSEDB_OK)
     }
 }
 
@@ -255,6 +338,7 @@ pub unsafe extern "C" fn tersedb_cursor_open(
             window: Vec::new(),
             pos: None,
             seen: 0,
+            gap: None,
         };
         out.id = handles::insert(Obj::Cursor(Arc::new(Mutex::new(obj))));
         Ok(TERSEDB_OK)
@@ -362,7 +446,7 @@ pub unsafe extern "C" fn tersedb_cursor_key(
     run(|| {
         ffi::need_len(len)?;
         with(c, |c| {
-            let (k, _) = c.current().ok_or_else(unpositioned)?;
+            let (k, _) = c.here()?;
             let bytes = match k {
                 KeyBuf::U32(v) => v.to_ne_bytes().to_vec(),
                 KeyBuf::U64(v) => v.to_ne_bytes().to_vec(),
@@ -388,7 +472,7 @@ pub unsafe extern "C" fn tersedb_cursor_key_u64(
         // SAFETY: the caller's contract.
         let out = unsafe { ffi::out(out, "out")? };
         with(c, |c| {
-            let (k, _) = c.current().ok_or_else(unpositioned)?;
+            let (k, _) = c.here()?;
             *out = k
                 .as_key()
                 .as_u64()
@@ -420,4 +504,20 @@ pub unsafe extern "C" fn tersedb_cursor_value(
             Ok(TERSEDB_OK)
         })
     })
+}
+
+/// Erases the cursor's current key in its write transaction, as LMDB's `mdb_cursor_del`: the
+/// cursor then stands on the next key. When the erased key was the last one, the cursor stands
+/// in its gap: `tersedb_cursor_key` and `_value` are `TERSEDB_NOTFOUND`, `tersedb_cursor_next`
+/// moves to a key put after it since (else `TERSEDB_NOTFOUND`), `tersedb_cursor_prev` to the new
+/// last key. The transaction's other cursors see the erase. `TERSEDB_NOTFOUND` (the cursor
+/// stays) when it is unpositioned or its key was erased since it moved there;
+/// `TERSEDB_EREADONLY` for a read transaction's cursor.
+///
+/// A loop that erases some keys steps only past the keys it keeps:
+/// `for (s = tersedb_cursor_first(c); s == TERSEDB_OK && tersedb_cursor_key_u64(c, &k) ==
+/// TERSEDB_OK;) s = unwanted(k) ? tersedb_cursor_del(c) : tersedb_cursor_next(c);`
+#[no_mangle]
+pub extern "C" fn tersedb_cursor_del(c: tersedb_cursor) -> tersedb_status {
+    run(|| with(c, |c| c.del()))
 }

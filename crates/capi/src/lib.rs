@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! tersedb_env_open -> env --txn_begin_read/write--> txn --db_create/db_open--> db
-//!   txn + db: put / get / erase / len, bulk u32 and u64 arrays, fold, cursors
+//!   txn + db: put / get / erase / len, bulk u32 and u64 arrays, fold, cursors (delete too)
 //!   txn --query--> result: rows x columns of typed cells (aggregates, rows, groups)
 //! ```
 //!

@@ -540,7 +540,11 @@ fn import_into(
                         .with_auto_codec(auto_new)
                         .with_block_size(new_db.block_size.unwrap_or(0))
                         .with_value_type(value_type)
-                        .with_compressed_records(new_db.record_compression.unwrap_or(false));
+                        .with_compressed_records(
+                            new_db
+                                .record_compression
+                                .unwrap_or(matches!(record_type, RecordType::Fixed(1..=8))),
+                        );
                     match scheme {
                         Some(sc) => c.with_key_scheme(sc),
                         None => c,
@@ -565,8 +569,8 @@ fn import_into(
             if missing {
                 if opts.missing_error {
                     return Err(format!(
-                        "no value ({:?}) for a {} database (without --missing error such \
-                         lines are skipped)",
+                        "no value ({:?}) for a database of {} records (without --missing \
+                         error such lines are skipped)",
                         String::from_utf8_lossy(t),
                         vt.name()
                     ));
@@ -1047,12 +1051,14 @@ pub fn info(file: &Path, json: bool) -> Result<(), String> {
             s.key_count,
             crate::names::key_type(c.key_type)
         );
-        outln!("  records      {}", crate::names::records(&c));
         if c.compress_records {
             outln!(
-                "  record compression  auto: each chunk of up to 255 records as frame of reference, dictionary{} or raw, whichever is smallest",
+                "  records      {}, compressed (auto: each chunk of up to 255 records as frame of reference, dictionary{} or raw, whichever is smallest)",
+                crate::names::records(&c),
                 if c.value_type == tersedb::ValueType::F64 { ", decimal" } else { "" }
             );
+        } else {
+            outln!("  records      {}", crate::names::records(&c));
         }
         match c.key_codec {
             None if c.auto_codec => {

@@ -398,22 +398,25 @@ fn info_explains_every_byte() {
     let lines: String = (0..20000)
         .map(|i| format!("{}\t{}\n", i * 7, i % 100))
         .collect();
-    for (db, comp) in [("plain", "none"), ("packed", "bp128")] {
-        let o = tersedb(
-            &[
-                "import",
-                &f,
-                "--db",
-                db,
-                "--record-type",
-                "u32",
-                "--compression",
-                comp,
-                "--page-size",
-                "4096",
-            ],
-            lines.as_bytes(),
-        );
+    // "plain": keys and records raw; "packed": BP128 keys, records compressed (the default).
+    for (db, comp, recs) in [
+        ("plain", "none", &["--record-compression", "none"][..]),
+        ("packed", "bp128", &[][..]),
+    ] {
+        let mut args = vec![
+            "import",
+            &f,
+            "--db",
+            db,
+            "--record-type",
+            "u32",
+            "--compression",
+            comp,
+            "--page-size",
+            "4096",
+        ];
+        args.extend_from_slice(recs);
+        let o = tersedb(&args, lines.as_bytes());
         assert!(o.status.success(), "{}", stderr(&o));
     }
     // Some free pages.
@@ -440,8 +443,17 @@ fn info_explains_every_byte() {
             field(e, "total_bytes"),
             "{e}"
         );
-        assert!(field(e, "record_bytes") >= 4 * field(e, "keys"), "{e}");
     }
+    let rec_bytes = |db: &str| {
+        let e = &j[j.find(&format!("\"name\":\"{db}\"")).unwrap()..];
+        (field(e, "record_bytes"), field(e, "keys"))
+    };
+    let (plain, n) = rec_bytes("plain");
+    assert!(plain >= 4 * n, "{j}");
+    // Values 0..100 in 7 bits: compressed records take a fraction of the raw 4 bytes.
+    let (packed, n) = rec_bytes("packed");
+    assert!(packed * 2 < 4 * n, "{j}");
+    assert!(j.contains("\"record_compression\":\"auto\""), "{j}");
     assert!(j.contains("\"compression\":\"bp128\""), "{j}");
     assert!(
         j.contains("\"key_type\":\"u32\",\"records\":\"u32\""),
@@ -455,6 +467,7 @@ fn info_explains_every_byte() {
         "free",
         "compression  bp128",
         "records      u32",
+        "records      u32, compressed (auto: ",
     ] {
         assert!(t.contains(word), "{word}: {t}");
     }
@@ -513,7 +526,7 @@ fn compressed_records_round_trip_and_shrink() {
     assert!(rec("packed") * 4 < rec("raw"), "{j}");
     assert!(j.contains("\"record_compression\":\"auto\""), "{j}");
     let t = stdout(&tersedb(&["info", &f], b""));
-    assert!(t.contains("record compression  auto"), "{t}");
+    assert!(t.contains("records      f64, compressed (auto: "), "{t}");
     // The other setting on an existing database is refused, naming both.
     let o = tersedb(
         &[

@@ -21,6 +21,24 @@ use crate::txn::{key_error, ReadTxn, WriteTxn};
 use std::ops::{Bound, RangeBounds};
 
 /// A read cursor over one database, borrowed from a transaction.
+///
+/// ```
+/// # use tersedb::{DbConfig, Env, EnvOptions, KeyType, RecordType};
+/// # let env = Env::in_memory(&EnvOptions::default())?;
+/// let mut w = env.begin_write()?;
+/// let db = w.create_db("ids", DbConfig::new(KeyType::U64, RecordType::None))?;
+/// for id in [10u64, 20, 30] {
+///     w.put(&db, id, b"")?;
+/// }
+/// let mut c = w.cursor(&db)?;
+/// assert!(c.lower_bound(15u64)?); // the first key >= 15
+/// assert_eq!(c.key_u64(), Some(20));
+/// assert!(c.next()? && c.key_u64() == Some(30));
+/// assert!(!c.next()?); // at the end: stays on 30
+/// assert!(c.prev()? && c.key_u64() == Some(20));
+/// assert!(!c.seek(25u64)?); // exact seek of an absent key: unpositioned
+/// # Ok::<(), tersedb::Error>(())
+/// ```
 pub struct Cursor<'t> {
     src: &'t dyn PageSource,
     spec: Spec,
@@ -325,6 +343,28 @@ impl<'t> WriteCursor<'t> {
 
     /// Erases the key under the cursor; the cursor then sits on the next key (returns false,
     /// unpositioned, when the erased key was the last). Returns false when unpositioned.
+    ///
+    /// ```
+    /// # use tersedb::{DbConfig, Env, EnvOptions, KeyType, RecordType};
+    /// # let env = Env::in_memory(&EnvOptions::default())?;
+    /// let mut w = env.begin_write()?;
+    /// let db = w.create_db("n", DbConfig::new(KeyType::U32, RecordType::None))?;
+    /// for k in 0..10u32 {
+    ///     w.put(&db, k, b"")?;
+    /// }
+    /// // Erase the odd keys: after an erase the cursor already stands on the next key.
+    /// let mut c = w.cursor_mut(&db)?;
+    /// let mut more = c.first()?;
+    /// while more {
+    ///     more = match c.key().and_then(|k| k.as_u64()) {
+    ///         Some(k) if k % 2 == 1 => c.erase()?,
+    ///         _ => c.next()?,
+    ///     };
+    /// }
+    /// drop(c);
+    /// assert_eq!(w.len(&db)?, 5);
+    /// # Ok::<(), tersedb::Error>(())
+    /// ```
     pub fn erase(&mut self) -> Result<bool> {
         let Some(k) = self.key().map(|k| k.to_owned()) else {
             return Ok(false);

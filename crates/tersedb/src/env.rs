@@ -12,6 +12,19 @@ use crate::txn::{ReadTxn, Snapshot, WriteTxn, Writer};
 use std::sync::Arc;
 
 /// Options for creating or opening an environment.
+///
+/// ```
+/// use tersedb::{Durability, Env, EnvOptions};
+///
+/// // 4 KiB pages, a 64 MiB page cache, commits that do not wait for the disk.
+/// let opts = EnvOptions::default()
+///     .page_size(4096)
+///     .cache_bytes(64 << 20)
+///     .durability(Durability::None);
+/// let env = Env::in_memory(&opts)?;
+/// assert_eq!(env.page_size(), 4096);
+/// # Ok::<(), tersedb::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EnvOptions {
     /// Page size for a new file (a power of two, 512 B ..= 64 KiB); an existing file keeps its own.

@@ -140,6 +140,26 @@ impl Env {
     }
 
     /// Opens `path`, creating it when it does not exist or is empty.
+    ///
+    /// ```
+    /// use tersedb::{Env, EnvOptions, Table};
+    ///
+    /// let path = std::env::temp_dir().join(format!("doc-open-{}.tdb", std::process::id()));
+    /// # let _ = std::fs::remove_file(&path);
+    /// {
+    ///     let env = Env::open_or_create(&path, &EnvOptions::default())?;
+    ///     let mut w = env.begin_write()?;
+    ///     w.open_table(Table::<u32, u64>::def("t"))?.put(&mut w, 1, 10)?;
+    ///     w.commit()?; // durable: synced before commit returns (`EnvOptions::durability`)
+    /// } // dropping the last handle closes the file
+    /// let env = Env::open_or_create(&path, &EnvOptions::default())?;
+    /// let r = env.begin_read()?;
+    /// assert_eq!(r.open_table(Table::<u32, u64>::def("t"))?.get(&r, 1)?, Some(10));
+    /// # drop((r, env));
+    /// # let _ = std::fs::remove_file(&path);
+    /// # let _ = std::fs::remove_dir_all(tersedb::storage::readers::dir_of(&path));
+    /// # Ok::<(), tersedb::Error>(())
+    /// ```
     pub fn open_or_create(path: impl AsRef<Path>, opts: &EnvOptions) -> Result<Env> {
         let path = path.as_ref();
         let storage = open_writer(path, true, opts)?;

@@ -409,6 +409,21 @@ impl ReadTxn {
     /// COUNT, SUM, MIN and MAX of the integer keys in `lo..=hi`, computed inside the tree block
     /// by block (see [`KeyFold`]); with `sum == false` blocks wholly in the range are answered
     /// from the block index without decoding.
+    ///
+    /// ```
+    /// # use tersedb::{Env, EnvOptions, Table};
+    /// # let env = Env::in_memory(&EnvOptions::default())?;
+    /// let mut w = env.begin_write()?;
+    /// let ids = w.open_table(Table::<u32, ()>::def("ids"))?;
+    /// for id in (0..10_000u32).map(|i| i * 3) {
+    ///     ids.append(&mut w, id, ())?;
+    /// }
+    /// w.commit()?;
+    /// let r = env.begin_read()?;
+    /// let f = r.fold_keys(ids.db(), 100, 200, true)?; // keys 102, 105, .., 198
+    /// assert_eq!((f.count, f.sum, f.min, f.max), (33, 4950, Some(102), Some(198)));
+    /// # Ok::<(), tersedb::Error>(())
+    /// ```
     pub fn fold_keys(&self, db: &Db, lo: u64, hi: u64, sum: bool) -> Result<KeyFold> {
         let e = self.entry(db)?;
         check_int_keys(db)?;
@@ -728,6 +743,16 @@ impl WriteTxn {
     }
 
     /// Drops a database and frees all its pages.
+    ///
+    /// ```
+    /// # use tersedb::{DbConfig, Env, EnvOptions, Error, KeyType, RecordType};
+    /// # let env = Env::in_memory(&EnvOptions::default())?;
+    /// let mut w = env.begin_write()?;
+    /// w.create_db("scratch", DbConfig::new(KeyType::U32, RecordType::None))?;
+    /// w.drop_db("scratch")?;
+    /// assert!(matches!(w.open_db("scratch"), Err(Error::DbNotFound(_))));
+    /// # Ok::<(), tersedb::Error>(())
+    /// ```
     pub fn drop_db(&mut self, name: &str) -> Result<()> {
         let e = self
             .lookup(name)?

@@ -651,6 +651,22 @@ impl<K: TableKey, V: TableValue> Table<K, V> {
 
     /// The entries with keys in `range`, in key order (`.rev()` for descending):
     /// `t.range(&txn, 10..20)`, `t.range(&txn, "a".."b")`.
+    ///
+    /// ```
+    /// # use tersedb::{Env, EnvOptions, Table};
+    /// # let env = Env::in_memory(&EnvOptions::default())?;
+    /// let mut w = env.begin_write()?;
+    /// let cities = w.open_table(Table::<&str, u64>::def("cities"))?;
+    /// cities.put(&mut w, "fr/lyon", 522_000)?;
+    /// cities.put(&mut w, "fr/paris", 2_103_000)?;
+    /// cities.put(&mut w, "it/rome", 2_749_000)?;
+    /// // A prefix is a range: every key from "fr/" up to (not including) "fr0".
+    /// let fr: Vec<(String, u64)> = cities.range(&w, "fr/".."fr0")?.collect::<Result<_, _>>()?;
+    /// assert_eq!(fr, [("fr/lyon".into(), 522_000), ("fr/paris".into(), 2_103_000)]);
+    /// let (last, _) = cities.range(&w, ..)?.rev().next().unwrap()?;
+    /// assert_eq!(last, "it/rome");
+    /// # Ok::<(), tersedb::Error>(())
+    /// ```
     pub fn range<'t, 'k, R: RangeBounds<K::Ref<'k>>>(
         &self,
         txn: &'t impl ReadAccess,
@@ -723,6 +739,18 @@ impl<K: TableKey, V: TableValue> Table<K, V> {
     }
 
     /// Removes `key`; returns its value (`None` when it was absent).
+    ///
+    /// ```
+    /// # use tersedb::{Env, EnvOptions, Table};
+    /// # let env = Env::in_memory(&EnvOptions::default())?;
+    /// let mut w = env.begin_write()?;
+    /// let stock = w.open_table(Table::<u32, u64>::def("stock"))?;
+    /// stock.put(&mut w, 7, 40)?;
+    /// assert_eq!(stock.remove(&mut w, 7)?, Some(40));
+    /// assert_eq!(stock.remove(&mut w, 7)?, None);
+    /// assert!(stock.is_empty(&w)?);
+    /// # Ok::<(), tersedb::Error>(())
+    /// ```
     pub fn remove(&self, w: &mut WriteTxn, key: K::Ref<'_>) -> Result<Option<V::Owned>> {
         let old = self.get(&*w, key)?;
         if old.is_some() {

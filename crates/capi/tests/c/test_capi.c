@@ -794,6 +794,219 @@ static void test_write_cursors(void) {
   OK(tersedb_env_close(env));
 }
 
+/* Deleting through a cursor (LMDB's mdb_cursor_del) against a model: a present[] array over the
+ * keys 3*i. A walk erases runs of keys chosen by a seeded generator (runs longer than a cursor's
+ * window of 256 entries among them), checking every key and value it stands on against the
+ * model's next present key; then full scans both ways, the last key erased (the cursor in its
+ * gap), two cursors on one key, a put while the cursor stands, misuse, and the commit. For
+ * plain, BP128 and auto-coded keys. */
+#define DN 3000
+static uint32_t del_rng;
+static uint32_t del_next(void) {
+  del_rng = del_rng * 1103515245u + 12345u;
+  return del_rng >> 8;
+}
+
+/* Whether cursor `c` scans (forward, then backward) exactly the model's present keys. */
+static int del_scan_matches(tersedb_cursor c, const unsigned char *present) {
+  int good = 1;
+  uint64_t key = 0;
+  int64_t v = 0;
+  size_t len = 0, i = 0;
+  for (int s = tersedb_cursor_first(c); s == TERSEDB_OK; s = tersedb_cursor_next(c)) {
+    while (i < DN && !present[i]) i++;
+    good &= i < DN && tersedb_cursor_key_u64(c, &key) == TERSEDB_OK && key == 3 * i;
+    good &= tersedb_cursor_value(c, &v, sizeof v, &len) == TERSEDB_OK && v == 2 * (int64_t)key;
+    i++;
+  }
+  while (i < DN && !present[i]) i++;
+  good &= i == DN;
+  size_t j = DN;
+  for (int s = tersedb_cursor_last(c); s == TERSEDB_OK; s = tersedb_cursor_prev(c)) {
+    while (j > 0 && !present[j - 1]) j--;
+    good &= j > 0 && tersedb_cursor_key_u64(c, &key) == TERSEDB_OK && key == 3 * (j - 1);
+    j--;
+  }
+  while (j > 0 && !present[j - 1]) j--;
+  good &= j == 0;
+  return good;
+}
+
+static void test_cursor_del(void) {
+  const char *codecs[3] = {"none", "bp128", NULL};
+  for (int ci = 0; ci < 3; ci++) {
+    const unsigned seed = 17 + ci;
+    del_rng = seed;
+    const int failed_before = failed;
+    tersedb_env env;
+    OK(tersedb_env_open_memory(0, &env));
+    tersedb_txn w;
+    OK(tersedb_txn_begin_write(env, 0, &w));
+    tersedb_db_config cfg = {TERSEDB_KEY_U32, TERSEDB_RECORD_I64, 0, 0, codecs[ci], NULL};
+    tersedb_db db;
+    OK(tersedb_db_create(w, "d", &cfg, &db));
+    static unsigned char present[DN];
+    int put_bad = 0;
+    for (uint32_t i = 0; i < DN; i++) {
+      uint32_t k = 3 * i;
+      int64_t v = 2 * (int64_t)k;
+      put_bad += tersedb_put(w, db, &k, sizeof k, &v, sizeof v, TERSEDB_APPEND) != TERSEDB_OK;
+      present[i] = 1;
+    }
+    CHECK(put_bad == 0);
+    tersedb_cursor c;
+    OK(tersedb_cursor_open(w, db, &c));
+    IS(TERSEDB_NOTFOUND, tersedb_cursor_del(c)); /* not positioned */
+    CHECK(strstr(tersedb_last_error_message(), "not positioned") != NULL);
+
+    /* The walk: keep or erase runs of keys; the cursor must stand on the model's next key. */
+    size_t i = 0, seen = 0, erased = 0, bad = 0;
+    uint64_t key = 0;
+    int64_t v = 0;
+    size_t len = 0;
+    int s = tersedb_cursor_first(c);
+    while (s == TERSEDB_OK && tersedb_cursor_key_u64(c, &key) == TERSEDB_OK) {
+      while (i < DN && !present[i]) i++;
+      if (i == DN || key != 3 * i) bad++;
+      if (tersedb_cursor_value(c, &v, sizeof v, &len) != TERSEDB_OK || v != 2 * (int64_t)key) bad++;
+      seen++;
+      uint32_t r = del_next();
+      size_t run = r % 8 == 0 ? 300 + r % 200 : 1 + r % 5; /* some runs span a whole window */
+      if (r % 3 == 0) {
+        for (size_t n = 0; n < run && s == TERSEDB_OK; n++) {
+          if (tersedb_cursor_key_u64(c, &key) != TERSEDB_OK) break;
+          while (i < DN && !present[i]) i++;
+          if (i == DN || key != 3 * i) bad++;
+          s = tersedb_cursor_del(c);
+          if (s != TERSEDB_OK) bad++;
+          present[i] = 0;
+          erased++;
+        }
+      } else {
+        for (size_t n = 0; n < run && s == TERSEDB_OK; n++) {
+          s = tersedb_cursor_next(c);
+          i++;
+        }
+      }
+    }
+    CHECK(bad == 0);
+    CHECK(erased > 100 && erased < DN - 100);
+    CHECK(del_scan_matches(c, present));
+    uint64_t n = 0;
+    OK(tersedb_len(w, db, &n));
+    CHECK(n == DN - erased);
+
+    /* The last key erased: the cursor stands in its gap. */
+    size_t last = DN;
+    while (!present[last - 1]) last--;
+    OK(tersedb_cursor_last(c));
+    OK(tersedb_cursor_del(c));
+    present[last - 1] = 0;
+    IS(TERSEDB_NOTFOUND, tersedb_cursor_key_u64(c, &key));
+    CHECK(strstr(tersedb_last_error_message(), "no key follows") != NULL);
+    IS(TERSEDB_NOTFOUND, tersedb_cursor_value(c, &v, sizeof v, &len));
+    IS(TERSEDB_NOTFOUND, tersedb_cursor_del(c));
+    IS(TERSEDB_NOTFOUND, tersedb_cursor_next(c));
+    OK(tersedb_cursor_prev(c));
+    while (!present[last - 1]) last--;
+    OK(tersedb_cursor_key_u64(c, &key));
+    CHECK(key == 3 * (last - 1));
+    /* Again, and a key put past the gap is where `next` goes. */
+    OK(tersedb_cursor_del(c));
+    present[last - 1] = 0;
+    uint32_t k = 3 * DN + 1;
+    v = 5;
+    OK(tersedb_put(w, db, &k, sizeof k, &v, sizeof v, TERSEDB_UPSERT));
+    OK(tersedb_cursor_next(c));
+    OK(tersedb_cursor_key_u64(c, &key));
+    CHECK(key == 3 * DN + 1);
+    OK(tersedb_cursor_del(c));
+    IS(TERSEDB_NOTFOUND, tersedb_cursor_next(c));
+
+    /* Two cursors on one key: the second sees the first's erase and moves on from there. */
+    size_t a = 0;
+    while (!present[a]) a++;
+    size_t b = a + 1;
+    while (!present[b]) b++;
+    tersedb_cursor c2;
+    OK(tersedb_cursor_open(w, db, &c2));
+    k = 3 * (uint32_t)a;
+    OK(tersedb_cursor_seek(c, &k, sizeof k, 1));
+    OK(tersedb_cursor_seek(c2, &k, sizeof k, 1));
+    OK(tersedb_cursor_del(c));
+    present[a] = 0;
+    IS(TERSEDB_NOTFOUND, tersedb_cursor_value(c2, &v, sizeof v, &len));
+    IS(TERSEDB_NOTFOUND, tersedb_cursor_del(c2));
+    CHECK(strstr(tersedb_last_error_message(), "was erased") != NULL);
+    OK(tersedb_cursor_next(c2));
+    OK(tersedb_cursor_key_u64(c2, &key));
+    CHECK(key == 3 * b);
+    OK(tersedb_cursor_key_u64(c, &key));
+    CHECK(key == 3 * b);
+    /* A put between the cursor's key and the next: a delete moves onto it. */
+    k = 3 * (uint32_t)b + 1;
+    v = 2 * (int64_t)k;
+    OK(tersedb_put(w, db, &k, sizeof k, &v, sizeof v, TERSEDB_UPSERT));
+    OK(tersedb_cursor_del(c));
+    present[b] = 0;
+    OK(tersedb_cursor_key_u64(c, &key));
+    CHECK(key == 3 * b + 1);
+    OK(tersedb_cursor_value(c, &v, sizeof v, &len));
+    CHECK(v == 2 * (int64_t)(3 * b + 1));
+    OK(tersedb_cursor_del(c));
+    CHECK(del_scan_matches(c2, present));
+    OK(tersedb_cursor_close(c2));
+    OK(tersedb_txn_commit(w));
+    IS(TERSEDB_ECLOSED, tersedb_cursor_del(c));
+    OK(tersedb_cursor_close(c));
+
+    /* The commit holds the model; a read transaction's cursor cannot delete. */
+    tersedb_txn r;
+    OK(tersedb_txn_begin_read(env, &r));
+    OK(tersedb_cursor_open(r, db, &c));
+    CHECK(del_scan_matches(c, present));
+    OK(tersedb_cursor_first(c));
+    IS(TERSEDB_EREADONLY, tersedb_cursor_del(c));
+    CHECK(strstr(tersedb_last_error_message(), "read transaction") != NULL);
+    OK(tersedb_cursor_close(c));
+    OK(tersedb_txn_commit(r));
+    uint64_t faults = 99;
+    OK(tersedb_env_check(env, &faults));
+    CHECK(faults == 0);
+    OK(tersedb_db_close(db));
+    OK(tersedb_env_close(env));
+    if (failed != failed_before)
+      fprintf(stderr, "test_cursor_del: codec %s, seed %u\n", codecs[ci] ? codecs[ci] : "(default)", seed);
+  }
+
+  /* Byte-string keys. */
+  tersedb_env env;
+  OK(tersedb_env_open_memory(0, &env));
+  tersedb_txn w;
+  OK(tersedb_txn_begin_write(env, 0, &w));
+  tersedb_db_config cfg = {TERSEDB_KEY_BINARY, TERSEDB_RECORD_BYTES, 0, 0, NULL, NULL};
+  tersedb_db db;
+  OK(tersedb_db_create(w, "s", &cfg, &db));
+  const char *names[4] = {"apple", "apricot", "banana", "cherry"};
+  for (int j = 0; j < 4; j++) OK(tersedb_put(w, db, names[j], strlen(names[j]), "x", 1, TERSEDB_UPSERT));
+  tersedb_cursor c;
+  OK(tersedb_cursor_open(w, db, &c));
+  OK(tersedb_cursor_seek(c, "ap", 2, 0));
+  OK(tersedb_cursor_del(c));
+  OK(tersedb_cursor_del(c));
+  char buf[16];
+  size_t len = 0;
+  OK(tersedb_cursor_key(c, buf, sizeof buf, &len));
+  CHECK(len == 6 && memcmp(buf, "banana", 6) == 0);
+  uint64_t n = 0;
+  OK(tersedb_len(w, db, &n));
+  CHECK(n == 2);
+  OK(tersedb_cursor_close(c));
+  OK(tersedb_txn_commit(w));
+  OK(tersedb_db_close(db));
+  OK(tersedb_env_close(env));
+}
+
 static void test_not_a_tersedb_file(const char *dir) {
   char path[4096];
   snprintf(path, sizeof path, "%s/junk.tdb", dir);
@@ -880,6 +1093,7 @@ int main(int argc, char **argv) {
   test_u64_and_bytes();
   test_query_rows();
   test_write_cursors();
+  test_cursor_del();
   test_not_a_tersedb_file(argv[1]);
   test_defaults(argv[1]);
   size_t live = 99;

@@ -430,7 +430,9 @@ fn groups(
         stats.leaves += 1;
         if !rows {
             for &(lo, hi) in ivs {
-                let probe = leaf.fold_range(lo, hi, sum)?;
+                // Where the interval's keys lie, from the block index (no sum: a leaf of
+                // several buckets is summed bucket by bucket below, not twice).
+                let probe = leaf.fold_range(lo, hi, false)?;
                 stats.blocks_decoded += probe.blocks_decoded;
                 stats.blocks_from_index += probe.blocks_skipped;
                 let (Some(mn), Some(mx)) = (probe.min, probe.max) else {
@@ -438,9 +440,17 @@ fn groups(
                 };
                 let (b0, b1) = (mn / width, mx / width);
                 if b0 == b1 {
+                    let f = if sum {
+                        let f = leaf.fold_range(lo, hi, true)?;
+                        stats.blocks_decoded += f.blocks_decoded;
+                        stats.blocks_from_index += f.blocks_skipped;
+                        f
+                    } else {
+                        probe
+                    };
                     enter(b0, &mut open, &mut win, &mut done)?;
                     if let Some(g) = &mut open {
-                        g.acc.add_summary(probe.count, probe.sum, mn, mx);
+                        g.acc.add_summary(f.count, f.sum, mn, mx);
                     }
                     continue;
                 }
@@ -488,6 +498,17 @@ fn groups(
             let e = ivs.partition_point(|iv| iv.0 <= b.last);
             if s >= e {
                 stats.blocks_skipped += 1;
+                continue;
+            }
+            // A block inside one interval and one bucket, its keys summed by nobody: the block
+            // index answers its keys and only its records are folded, as a range query does.
+            let inside = e - s == 1 && ivs[s].0 <= b.first && ivs[s].1 >= b.last;
+            if fold_runs && !sum && inside && b.first / width == b.last / width {
+                stats.blocks_from_index += 1;
+                enter(b.first / width, &mut open, &mut win, &mut done)?;
+                if let Some(g) = &mut open {
+                    g.acc.add_block_records(leaf, b)?;
+                }
                 continue;
             }
             let keys = leaf.decode_keys(b, buf)?;
@@ -900,6 +921,16 @@ impl Acc {
         leaf.fold_records(slots, rn, &mut self.rec)
     }
 
+    /// A whole block selected, when only its records need reading (`rec_fold`, no key sum):
+    /// its count, first and last key from the block index, its records folded.
+    fn add_block_records(&mut self, leaf: &LeafScan<'_>, b: &ScanBlock) -> Result<()> {
+        self.add_summary(b.count as u64, 0, b.first, b.last);
+        match self.rec_fold {
+            Some(rn) => self.fold_records(leaf, b.start..b.start + b.count, rn),
+            None => Ok(()),
+        }
+    }
+
     /// Keys `keys` (selected by the key intervals) at slots `start..`: tested and added.
     fn add_keys(&mut self, leaf: &LeafScan<'_>, keys: BlockKeys<'_>, start: usize) -> Result<()> {
         if keys.is_empty() {
@@ -1036,13 +1067,10 @@ impl Acc {
             return Ok(());
         }
         let inside = e - s == 1 && ivs[s].0 <= b.first && ivs[s].1 >= b.last;
-        if inside && !self.key_sum_needed {
-            if let Some(rn) = self.rec_fold {
-                // The zone map answers the keys; only the records are read.
-                stats.blocks_from_index += 1;
-                self.add_summary(b.count as u64, 0, b.first, b.last);
-                return self.fold_records(leaf, b.start..b.start + b.count, rn);
-            }
+        if inside && !self.key_sum_needed && self.rec_fold.is_some() {
+            // The zone map answers the keys; only the records are read.
+            stats.blocks_from_index += 1;
+            return self.add_block_records(leaf, b);
         }
         let keys = leaf.decode_keys(b, buf)?;
         stats.blocks_decoded += 1;

@@ -35,6 +35,34 @@ impl crate::txn::ReadTxn {
 
     /// Parses and runs the text of a query:
     /// `txn.query_str("SELECT COUNT(*), AVG(key) FROM events WHERE key > 1000")`.
+    ///
+    /// ```
+    /// # use tersedb::{Env, EnvOptions, Table, Value};
+    /// # let env = Env::in_memory(&EnvOptions::default())?;
+    /// let mut w = env.begin_write()?;
+    /// let delay = w.open_table(Table::<u64, i64>::def("delay"))?;
+    /// for (t, d) in [(0, 4), (3_600, 12), (86_400, 6), (90_000, -2)] {
+    ///     delay.put(&mut w, t, d)?;
+    /// }
+    /// w.commit()?;
+    /// let r = env.begin_read()?;
+    /// // One aggregate row: `values`.
+    /// let all = r.query_str("SELECT COUNT(*), MAX(record) FROM delay")?;
+    /// assert_eq!(all.values, [Value::Int(4), Value::Int(12)]);
+    /// // One row per day: `rows`; `Display` prints a table.
+    /// let days = r.query_str(
+    ///     "SELECT key / 86400 AS day, SUM(record) AS total FROM delay GROUP BY key / 86400",
+    /// )?;
+    /// assert_eq!(days.rows, [[Value::Int(0), Value::Int(16)], [Value::Int(1), Value::Int(4)]]);
+    /// assert_eq!(
+    ///     days.to_string(),
+    ///     "day | total\n----+------\n0   | 16\n1   | 4\n(2 rows)"
+    /// );
+    /// // Rows of entries, newest first.
+    /// let last = r.query_str("SELECT key, record FROM delay ORDER BY key DESC LIMIT 1")?;
+    /// assert_eq!(last.rows, [[Value::Int(90_000), Value::Int(-2)]]);
+    /// # Ok::<(), tersedb::Error>(())
+    /// ```
     pub fn query_str(&self, text: &str) -> Result<QueryResult> {
         self.query(&Query::parse(text)?)
     }
@@ -42,7 +70,7 @@ impl crate::txn::ReadTxn {
 
 impl crate::txn::WriteTxn {
     /// Runs a query on the state as of now, this transaction's changes included (see
-    /// [`ReadTxn::query`]).
+    /// [`ReadTxn::query`](crate::ReadTxn::query)).
     ///
     /// ```
     /// # use tersedb::{Env, EnvOptions, Table, Value};
@@ -60,7 +88,8 @@ impl crate::txn::WriteTxn {
         exec::run(self, q)
     }
 
-    /// Parses and runs the text of a query on the state as of now (see [`WriteTxn::query`]).
+    /// Parses and runs the text of a query on the state as of now (see
+    /// [`WriteTxn::query`](crate::WriteTxn::query)).
     pub fn query_str(&self, text: &str) -> Result<QueryResult> {
         self.query(&Query::parse(text)?)
     }

@@ -120,6 +120,25 @@ impl QueryStats {
 /// The result of a query. An aggregate query has one value per column in `values` and no
 /// `rows`; a row or GROUP BY query has its rows in `rows` (each as long as `columns`) and no
 /// `values`. Columns are named by their alias, else as the item prints.
+///
+/// ```
+/// # use tersedb::{Env, EnvOptions, Table, Value};
+/// # let env = Env::in_memory(&EnvOptions::default())?;
+/// let mut w = env.begin_write()?;
+/// let ids = w.open_table(Table::<u32, ()>::def("ids"))?;
+/// for id in [3, 5, 8] {
+///     ids.put(&mut w, id, ())?;
+/// }
+/// let r = w.query_str("SELECT COUNT(*) AS n, AVG(key) FROM ids")?;
+/// assert!(!r.is_rows());
+/// assert_eq!(r.columns, ["n", "AVG(key)"]);
+/// assert_eq!(r.values, [Value::Int(3), Value::Float(16.0 / 3.0)]);
+/// assert_eq!(r.to_json(), r#"{"columns":["n","AVG(key)"],"values":[3,5.333333333333333]}"#);
+/// let rows = w.query_str("SELECT key FROM ids WHERE key > 3")?;
+/// assert!(rows.is_rows());
+/// assert_eq!(rows.to_csv(), "key\r\n5\r\n8\r\n");
+/// # Ok::<(), tersedb::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct QueryResult {
     /// Borrowed names for the usual aggregates: a query that returns one makes no string.
