@@ -539,6 +539,30 @@ pub(super) fn measure(
         .collect())
 }
 
+/// Rows of the same schemes from several rounds (a sweep's repeats) as one row per scheme: the
+/// median of each throughput; the tree statistics are those of the first round (every round
+/// builds the same tree).
+pub(super) fn median_rows(rounds: &[Vec<Row>]) -> Vec<Row> {
+    let Some(first) = rounds.first() else {
+        return Vec::new();
+    };
+    let med = |i: usize, f: &dyn Fn(&Row) -> f64| {
+        median(&mut rounds.iter().map(|r| f(&r[i])).collect::<Vec<_>>())
+    };
+    first
+        .iter()
+        .enumerate()
+        .map(|(i, r)| Row {
+            scheme: r.scheme,
+            insert_mops: med(i, &|r| r.insert_mops),
+            lookup_mops: med(i, &|r| r.lookup_mops),
+            range_mops: [med(i, &|r| r.range_mops[0]), med(i, &|r| r.range_mops[1])],
+            stats: r.stats.clone(),
+            none_key_bytes: r.none_key_bytes,
+        })
+        .collect()
+}
+
 /// The text table's comment lines: the key set and what each column means.
 pub(super) fn print_header(opts: &Options, wl: &Workload) {
     let n = wl.sorted.len();

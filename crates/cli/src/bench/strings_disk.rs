@@ -376,6 +376,30 @@ pub(super) fn measure(
     Ok((dw, rows))
 }
 
+/// Rows of the same cells from several rounds (a sweep's repeats) as one row per cell: the
+/// median of each throughput and read count; the rest from the first round.
+pub(super) fn median_rows(rounds: &[Vec<Row>]) -> Vec<Row> {
+    let Some(first) = rounds.first() else {
+        return Vec::new();
+    };
+    let med = |i: usize, f: &dyn Fn(&Row) -> f64| {
+        median(&mut rounds.iter().map(|r| f(&r[i])).collect::<Vec<_>>())
+    };
+    first
+        .iter()
+        .enumerate()
+        .map(|(i, r)| Row {
+            page_size: r.page_size,
+            scheme: r.scheme,
+            kops: [0, 1, 2, 3].map(|k| med(i, &|r| r.kops[k])),
+            reads: [0, 1, 2, 3].map(|k| med(i, &|r| r.reads[k])),
+            stats: r.stats.clone(),
+            file_bytes: r.file_bytes,
+            none_key_bytes: r.none_key_bytes,
+        })
+        .collect()
+}
+
 /// The text table's comment lines.
 pub(super) fn print_header(opts: &Options, wl: &Workload, dw: &DiskWork, d: &DiskOptions) {
     let n = wl.sorted.len();

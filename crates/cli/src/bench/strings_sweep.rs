@@ -11,10 +11,12 @@
 //! ```
 //!
 //! Every point is a full run of `strings` (or `strings_disk` with `--disk`, at 4 KiB pages
-//! unless `--page-size` says otherwise): the same phases, the same verification. The key set is
-//! made once, except for the key-length sweep, which makes one per length from the same seed.
+//! unless `--page-size` says otherwise): the same phases, the same verification. With
+//! `--repeat`, run k of every point comes before run k + 1 of any, and medians are reported. The
+//! key set is made once, except for the key-length sweep, which makes one per length from the
+//! same seed.
 
-use super::strings::{self as mem, parse_schemes, workload, Lead, Options};
+use super::strings::{self as mem, parse_schemes, workload, Lead, Options, Workload};
 use super::strings_disk::{self as disk, DISK_PKB_LEN};
 use tersedb::{KeyScheme, Limits};
 
@@ -179,30 +181,50 @@ pub fn run(opts: &Options, sw: &SweepOptions) -> Result<(), String> {
             .find(|&p| Limits::for_page_size(p).max_key_len >= longest)
             .ok_or_else(|| format!("no page size holds keys of {longest} bytes"))?;
     }
-    let mut wl = None;
-    for (i, &v) in values.iter().enumerate() {
-        let o = point(&opts, sw, v);
-        if wl.is_none() || sw.sweep == Sweep::KeyLength {
-            wl = Some(workload(&o)?);
+    let wls = workloads(&opts, sw, &values)?;
+    let w = |pi: usize| &wls[pi.min(wls.len() - 1)];
+    // Round-robin over the points, as over the schemes inside a point: run k of every point
+    // before run k + 1 of any, so that a noisy stretch of the shared machine hits all alike.
+    let reps = opts.repeat.max(1);
+    let mut once = opts.clone();
+    once.repeat = 1;
+    let mut rounds: Vec<Vec<Vec<mem::Row>>> = values.iter().map(|_| Vec::new()).collect();
+    for _ in 0..reps {
+        for (pi, &v) in values.iter().enumerate() {
+            let rows = mem::measure(&point(&once, sw, v), w(pi), &schemes)
+                .map_err(|m| format!("{} {v}: {m}", sw.sweep.title()))?;
+            rounds[pi].push(rows);
         }
-        let Some(w) = wl.as_ref() else { continue };
-        let rows =
-            mem::measure(&o, w, &schemes).map_err(|m| format!("{} {v}: {m}", sw.sweep.title()))?;
-        if !opts.json && i == 0 {
+    }
+    for (pi, &v) in values.iter().enumerate() {
+        let o = point(&opts, sw, v);
+        if !opts.json && pi == 0 {
             print_sweep_line(sw, &values, false);
-            mem::print_header(&o, w);
+            mem::print_header(&o, w(pi));
             mem::print_columns(Some(sw.sweep.title()));
         }
         let lead = Lead {
             sweep: sw.sweep.name(),
             value: v,
         };
-        mem::print_rows(&o, w, &rows, Some(&lead));
+        mem::print_rows(&o, w(pi), &mem::median_rows(&rounds[pi]), Some(&lead));
     }
     if !opts.json {
         print_verified(&values);
     }
     Ok(())
+}
+
+/// The key sets of the points: one per key length, else one for all.
+fn workloads(opts: &Options, sw: &SweepOptions, values: &[usize]) -> Result<Vec<Workload>, String> {
+    if sw.sweep == Sweep::KeyLength {
+        values
+            .iter()
+            .map(|&v| workload(&point(opts, sw, v)))
+            .collect()
+    } else {
+        Ok(vec![workload(opts)?])
+    }
 }
 
 fn run_disk(
@@ -228,25 +250,33 @@ fn run_disk(
         disk::check_page_sizes(&sizes_of(v))?;
     }
     std::fs::create_dir_all(&d.dir).map_err(|e| format!("{}: {e}", d.dir.display()))?;
-    let mut wl = None;
-    for (i, &v) in values.iter().enumerate() {
-        let o = point(&opts, sw, v);
-        if wl.is_none() || sw.sweep == Sweep::KeyLength {
-            wl = Some(workload(&o)?);
+    let wls = workloads(&opts, sw, values)?;
+    let w = |pi: usize| &wls[pi.min(wls.len() - 1)];
+    let reps = opts.repeat.max(1);
+    let mut once = opts.clone();
+    once.repeat = 1;
+    let mut rounds: Vec<Vec<Vec<disk::Row>>> = values.iter().map(|_| Vec::new()).collect();
+    let mut work = None;
+    for _ in 0..reps {
+        for (pi, &v) in values.iter().enumerate() {
+            let (dw, rows) = disk::measure(&point(&once, sw, v), d, w(pi), schemes, &sizes_of(v))
+                .map_err(|m| format!("{} {v}: {m}", sw.sweep.title()))?;
+            rounds[pi].push(rows);
+            work.get_or_insert(dw);
         }
-        let Some(w) = wl.as_ref() else { continue };
-        let (dw, rows) = disk::measure(&o, d, w, schemes, &sizes_of(v))
-            .map_err(|m| format!("{} {v}: {m}", sw.sweep.title()))?;
-        if !opts.json && i == 0 {
+    }
+    for (pi, &v) in values.iter().enumerate() {
+        let o = point(&opts, sw, v);
+        if let (false, 0, Some(dw)) = (opts.json, pi, work.as_ref()) {
             print_sweep_line(sw, values, true);
-            disk::print_header(&o, w, &dw, d);
+            disk::print_header(&o, w(pi), dw, d);
             disk::print_columns(Some(sw.sweep.title()));
         }
         let lead = Lead {
             sweep: sw.sweep.name(),
             value: v,
         };
-        disk::print_rows(&o, w, &rows, Some(&lead));
+        disk::print_rows(&o, w(pi), &disk::median_rows(&rounds[pi]), Some(&lead));
     }
     if !opts.json {
         print_verified(values);
