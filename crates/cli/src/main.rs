@@ -506,8 +506,10 @@ struct StringsArgs {
     #[arg(long, value_delimiter = ',')]
     schemes: Vec<String>,
     /// Page size in bytes (a power of two, 512..=65536; default 512, the study's in-memory
-    /// setting; keys may have at most 50 bytes on 512-byte pages, 114 on 1024). With --disk:
-    /// only this size (4096 or more) instead of the sweep 4096, 8192, 16384.
+    /// setting, and 4096 for --dataset lineitem; keys may have at most 50 bytes on 512-byte
+    /// pages, 114 on 1024). With --disk: only this size (4096 or more) instead of the sweep
+    /// 4096, 8192, 16384 (a --disk --sweep runs 4096). --sweep key-length defaults to the
+    /// smallest page that holds its longest key.
     #[arg(long)]
     page_size: Option<usize>,
     /// The study's disk setting (§3.3): a file read and written with O_DIRECT, no page cache,

@@ -206,6 +206,43 @@ fn pkb_sweep_on_disk_reads_one_leaf_per_lookup() {
 }
 
 #[test]
+fn key_length_sweep_on_disk_reads_one_leaf_per_lookup() {
+    let d = dir("keylen");
+    let rows = run(
+        &[
+            "--sweep",
+            "key-length",
+            "--disk",
+            "--quick",
+            "--keys",
+            "3000",
+            "--sweep-values",
+            "8,64,200",
+            "--schemes",
+            "none,tail",
+            "--dir",
+            d.to_str().unwrap(),
+        ],
+        3000.0,
+    );
+    assert_eq!(rows.len(), 6, "{rows:?}");
+    let r = |len: u64, s: &str, f: &str| num(&rows[&(len, s.to_string())], f);
+    for len in [8, 64, 200] {
+        for s in ["none", "tail"] {
+            let l = &rows[&(len, s.to_string())];
+            assert_eq!(field(l, "page_size"), "4096", "{l}");
+            assert_eq!(field(l, "reads_per_lookup"), "1.0000", "{l}");
+        }
+    }
+    assert!(r(64, "none", "leaf_nodes") > r(8, "none", "leaf_nodes"));
+    assert!(r(200, "none", "leaf_nodes") > r(64, "none", "leaf_nodes"));
+    // more leaves, more of them crossed by a 100-key range query
+    assert!(r(200, "none", "reads_per_range100") > r(8, "none", "reads_per_range100"));
+    assert!(r(200, "tail", "compression_ratio") > r(8, "tail", "compression_ratio"));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
 fn lineitem_rows_at_4k_pages_in_memory_and_on_disk() {
     let rows = run(&["--dataset", "lineitem", "--keys", "3000"], 3000.0);
     assert_eq!(rows.len(), SCHEMES.len());

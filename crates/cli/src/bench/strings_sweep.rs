@@ -270,13 +270,15 @@ fn run_disk(
         if let (false, 0, Some(dw)) = (opts.json, pi, work.as_ref()) {
             print_sweep_line(sw, values, true);
             disk::print_header(&o, w(pi), dw, d);
-            disk::print_columns(Some(sw.sweep.title()));
+            // the disk table has a page column already
+            disk::print_columns((sw.sweep != Sweep::PageSize).then(|| sw.sweep.title()));
         }
         let lead = Lead {
             sweep: sw.sweep.name(),
             value: v,
         };
-        disk::print_rows(&o, w(pi), &disk::median_rows(&rounds[pi]), Some(&lead));
+        let lead = (opts.json || sw.sweep != Sweep::PageSize).then_some(&lead);
+        disk::print_rows(&o, w(pi), &disk::median_rows(&rounds[pi]), lead);
     }
     if !opts.json {
         print_verified(values);
