@@ -467,6 +467,7 @@ enum BenchCommand {
 }
 
 #[derive(Args, Debug)]
+#[command(group(clap::ArgGroup::new("quick_mode").multiple(true).args(["disk", "sweep"])))]
 struct StringsArgs {
     /// Number of keys of a generated data set (default 1,000,000: under a minute for all
     /// schemes on a 2-core machine, see docs/BENCHMARKS.md); for `words` and --input, a random
@@ -474,10 +475,23 @@ struct StringsArgs {
     #[arg(long)]
     keys: Option<usize>,
     /// Data set: random10, random26, random36, random62 (32 random characters over that many
-    /// symbols), clustered (normally distributed fixed-width numbers, see --scale), tpch
-    /// (LINEITEM keys shipdate|orderkey|linenumber), words (/usr/share/dict/words).
+    /// symbols, see --key-len), clustered (normally distributed fixed-width numbers, see
+    /// --scale), tpch (LINEITEM keys shipdate|orderkey|linenumber), lineitem (whole LINEITEM
+    /// rows, 96-156 bytes; 4096-byte pages unless --page-size), words (/usr/share/dict/words).
     #[arg(long, default_value = "random10", conflicts_with = "input")]
     dataset: String,
+    /// Characters per key of the random data sets (default 32, the study's).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=65536))]
+    key_len: Option<u32>,
+    /// One of the study's parameter sweeps, one table: key-length (8..256 random characters,
+    /// Fig. 13), page-size (512 B..16 KiB in memory, Fig. 14; 4..16 KiB with --disk, Fig. 15),
+    /// pkb (PkB's partial key length 1..8, Fig. 10; with --disk as in the study). Default
+    /// 200,000 keys in memory (about a minute each on a 2-core machine).
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(bench::strings_sweep::Sweep::NAMES))]
+    sweep: Option<String>,
+    /// --sweep: the values to run instead of the sweep's default (comma-separated).
+    #[arg(long, value_delimiter = ',', requires = "sweep")]
+    sweep_values: Vec<usize>,
     /// Keys from a file instead, one per line (the import format; TAB-separated values are
     /// ignored). Duplicates are removed.
     #[arg(long)]
@@ -493,8 +507,10 @@ struct StringsArgs {
     #[arg(long, value_delimiter = ',')]
     schemes: Vec<String>,
     /// Page size in bytes (a power of two, 512..=65536; default 512, the study's in-memory
-    /// setting; keys may have at most 50 bytes on 512-byte pages, 114 on 1024). With --disk:
-    /// only this size (4096 or more) instead of the sweep 4096, 8192, 16384.
+    /// setting, and 4096 for --dataset lineitem; keys may have at most 50 bytes on 512-byte
+    /// pages, 114 on 1024). With --disk: only this size (4096 or more) instead of the sweep
+    /// 4096, 8192, 16384 (a --disk --sweep runs 4096). --sweep key-length defaults to the
+    /// smallest page that holds its longest key.
     #[arg(long)]
     page_size: Option<usize>,
     /// The study's disk setting (§3.3): a file read and written with O_DIRECT, no page cache,
@@ -506,8 +522,9 @@ struct StringsArgs {
     /// tmpfs); default the system's temporary directory. Each file is removed after its run.
     #[arg(long, requires = "disk")]
     dir: Option<PathBuf>,
-    /// --disk: 20,000 keys and fewer operations (a few seconds).
-    #[arg(long, requires = "disk")]
+    /// --disk: 20,000 keys and fewer operations (a few seconds); --sweep in memory: 5,000
+    /// keys.
+    #[arg(long, requires = "quick_mode")]
     quick: bool,
     /// Seed of the data generators and of the insert, lookup and range orders.
     #[arg(long, default_value_t = 1)]
@@ -674,26 +691,42 @@ fn main() -> ExitCode {
         Command::Bench(BenchArgs {
             command: Some(BenchCommand::Strings(a)),
             ..
-        }) => bench::strings::run(&bench::strings::Options {
-            keys: a.keys,
-            dataset: a.dataset,
-            input: a.input,
-            hex: a.hex,
-            scale: a.scale,
-            schemes: a.schemes,
-            page_size: a.page_size.unwrap_or(512),
-            seed: a.seed,
-            repeat: a.repeat,
-            json: a.json,
-            disk: a.disk.then(|| bench::strings_disk::DiskOptions {
-                dir: a.dir.unwrap_or_else(std::env::temp_dir),
-                page_sizes: a.page_size.into_iter().collect(),
-                quick: a.quick,
-            }),
-            wt_distance: a.wt_distance.unwrap_or(0),
-            pkb_len: a.pkb_len.unwrap_or(0),
-            split_range: a.split_range.unwrap_or(0),
-        }),
+        }) => {
+            // Whole LINEITEM rows are the study's 4 KiB-page data set (§5.1).
+            let lineitem_page = (a.dataset == "lineitem" && a.input.is_none()).then_some(4096);
+            let page = a.page_size.or(lineitem_page);
+            bench::strings::run(&bench::strings::Options {
+                keys: a.keys,
+                dataset: a.dataset,
+                input: a.input,
+                hex: a.hex,
+                scale: a.scale,
+                schemes: a.schemes,
+                page_size: page.unwrap_or(512),
+                seed: a.seed,
+                repeat: a.repeat,
+                json: a.json,
+                disk: a.disk.then(|| bench::strings_disk::DiskOptions {
+                    dir: a.dir.unwrap_or_else(std::env::temp_dir),
+                    page_sizes: page.into_iter().collect(),
+                    quick: a.quick,
+                }),
+                key_len: a.key_len.unwrap_or(0) as usize,
+                sweep: a
+                    .sweep
+                    .as_deref()
+                    .and_then(bench::strings_sweep::Sweep::from_name)
+                    .map(|sweep| bench::strings_sweep::SweepOptions {
+                        sweep,
+                        values: a.sweep_values,
+                        page_size: page,
+                        quick: a.quick,
+                    }),
+                wt_distance: a.wt_distance.unwrap_or(0),
+                pkb_len: a.pkb_len.unwrap_or(0),
+                split_range: a.split_range.unwrap_or(0),
+            })
+        }
         Command::Import {
             file,
             load,

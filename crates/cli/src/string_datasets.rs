@@ -18,6 +18,11 @@
 //! - `tpch`: TPC-H LINEITEM composite keys `shipdate|orderkey|linenumber` (e.g.
 //!   `1996-03-13|1|1`), as dbgen writes the columns, from the `tpchgen` generator at the scale
 //!   factor that yields the keys asked for (about 6M lines per unit).
+//! - `lineitem`: whole LINEITEM rows as keys, all 16 columns as dbgen writes a `lineitem.tbl`
+//!   line (96 to 156 bytes, the study's TPC-H keys of Table 1 and §5.1, Figs. 19-20):
+//!   ```text
+//!   1|155190|7706|1|17|21168.23|0.04|0.02|N|O|1996-03-13|1996-02-12|1996-03-22|DELIVER IN PERSON|TRUCK|egular courts above the|
+//!   ```
 //! - `words`: a word list, one word per line (`/usr/share/dict/words`).
 //! - a file of keys in the import format (`key` or `key<TAB>value` lines, values ignored; `--hex`
 //!   for hex keys, where an empty line is the empty key).
@@ -35,13 +40,14 @@ pub const KEY_LEN: usize = 32;
 pub const WORDS_PATH: &str = "/usr/share/dict/words";
 
 /// Names of the generated data sets (`words` and files are read, not generated).
-pub const GENERATED: [&str; 6] = [
+pub const GENERATED: [&str; 7] = [
     "random10",
     "random26",
     "random36",
     "random62",
     "clustered",
     "tpch",
+    "lineitem",
 ];
 
 /// The alphabet of a `randomD` data set, in byte order.
@@ -68,9 +74,20 @@ fn distinct(n: usize, mut draw: impl FnMut() -> Vec<u8>) -> Vec<Vec<u8>> {
 
 /// `n` distinct keys of [`KEY_LEN`] characters drawn uniformly from `alphabet`.
 pub fn random(rng: &mut Rng, n: usize, alphabet: &[u8]) -> Vec<Vec<u8>> {
-    assert!(alphabet.len() >= 2);
+    random_len(rng, n, alphabet, KEY_LEN)
+}
+
+/// `n` distinct keys of `len` characters drawn uniformly from `alphabet` (the key length
+/// sweep, "Revisiting B-tree Compression" §4.3). `alphabet.len()^len` must exceed `n` well.
+pub fn random_len(rng: &mut Rng, n: usize, alphabet: &[u8], len: usize) -> Vec<Vec<u8>> {
+    assert!(alphabet.len() >= 2 && len >= 1);
+    assert!(
+        (len as f64) * (alphabet.len() as f64).log2() >= (n as f64).log2() + 4.0,
+        "{len} characters over {} symbols are too few for {n} distinct keys",
+        alphabet.len()
+    );
     distinct(n, || {
-        (0..KEY_LEN)
+        (0..len)
             .map(|_| alphabet[rng.usize(..alphabet.len())])
             .collect()
     })
@@ -100,6 +117,9 @@ pub fn clustered(rng: &mut Rng, n: usize, scale: f64) -> Vec<Vec<u8>> {
 
 /// TPC-H LINEITEM rows per unit of scale factor (dbgen at SF 1 writes 6,001,215).
 const TPCH_LINES_PER_SF: f64 = 6_001_215.0;
+/// The smallest scale factor asked of `tpchgen`: below 1e-4 its supplier count is 0 and it
+/// divides by it (6,000 rows, made in a few milliseconds).
+const MIN_SF: f64 = 1e-3;
 
 /// The first `n` LINEITEM rows of TPC-H as keys `shipdate|orderkey|linenumber` (distinct, since
 /// (orderkey, linenumber) is the table's key), sorted. The scale factor is chosen so that the
@@ -112,7 +132,7 @@ pub fn tpch(n: usize) -> Vec<Vec<u8>> {
     use tpchgen::text::TextPool;
     let dists = Distributions::static_default();
     let pool = TextPool::new(1 << 20, dists);
-    let mut sf = (n as f64 / TPCH_LINES_PER_SF * 1.05).max(1e-5);
+    let mut sf = (n as f64 / TPCH_LINES_PER_SF * 1.05).max(MIN_SF);
     loop {
         let g = LineItemGenerator::new_with_distributions_and_text_pool(sf, 1, 1, dists, &pool);
         let mut keys = Vec::with_capacity(n);
@@ -120,6 +140,52 @@ pub fn tpch(n: usize) -> Vec<Vec<u8>> {
             let mut k = Vec::with_capacity(24);
             let _ = write!(k, "{}|{}|{}", l.l_shipdate, l.l_orderkey, l.l_linenumber);
             keys.push(k);
+        }
+        if keys.len() == n {
+            keys.sort_unstable();
+            keys.dedup();
+            return keys;
+        }
+        sf *= 1.25;
+    }
+}
+
+/// The scale factor of the study's TPC-H keys (§5.1: 60M rows).
+const LINEITEM_SF: f64 = 10.0;
+/// Stretches of LINEITEM that `lineitem` takes its rows from, spread over the whole table.
+const LINEITEM_STRETCHES: usize = 1000;
+
+/// `n` LINEITEM rows of TPC-H at scale factor 10 or more (the study's), each whole row as one
+/// key (see the module doc), sorted; distinct, since every row holds (orderkey, linenumber).
+/// The rows are the first of up to [`LINEITEM_STRETCHES`] equal stretches of the table (dbgen's
+/// parts), so that order keys, part keys, supplier keys and prices all come from the study's
+/// domains and the rows are as long as its. The comments come from a 1 MiB text pool (dbgen's
+/// is 300 MB) built from the same word grammar, for speed.
+pub fn lineitem(n: usize) -> Vec<Vec<u8>> {
+    use std::io::Write;
+    use tpchgen::distribution::Distributions;
+    use tpchgen::generators::LineItemGenerator;
+    use tpchgen::text::TextPool;
+    let dists = Distributions::static_default();
+    let pool = TextPool::new(1 << 20, dists);
+    let parts = (n / 1000).clamp(1, LINEITEM_STRETCHES);
+    let per_part = n.div_ceil(parts);
+    let mut sf = (n as f64 / TPCH_LINES_PER_SF * 1.05).max(LINEITEM_SF);
+    loop {
+        let mut keys = Vec::with_capacity(n);
+        for part in 1..=parts {
+            let g = LineItemGenerator::new_with_distributions_and_text_pool(
+                sf,
+                part as i32,
+                parts as i32,
+                dists,
+                &pool,
+            );
+            for l in g.iter().take(per_part.min(n - keys.len())) {
+                let mut k = Vec::with_capacity(160);
+                let _ = write!(k, "{l}");
+                keys.push(k);
+            }
         }
         if keys.len() == n {
             keys.sort_unstable();
@@ -233,6 +299,45 @@ mod tests {
             assert!((1..=7).contains(&f[2].parse::<u32>().unwrap()), "{s}");
         }
         assert_eq!(tpch(2000), k);
+    }
+
+    #[test]
+    fn random_len_keys_have_their_length() {
+        for len in [8, 64, 256] {
+            let k = random_len(&mut Rng::with_seed(3), 300, b"0123456789", len);
+            assert_eq!(k.len(), 300);
+            assert!(sorted_distinct(&k));
+            assert!(k.iter().all(|x| x.len() == len));
+        }
+    }
+
+    #[test]
+    fn lineitem_keys_are_whole_rows() {
+        let k = lineitem(3000);
+        assert_eq!(k.len(), 3000);
+        assert!(sorted_distinct(&k));
+        // dbgen's first row: order 1, line 1 (part and supplier keys and the comment depend
+        // on the scale factor and the text pool)
+        let first = b"|N|O|1996-03-13|1996-02-12|1996-03-22|DELIVER IN PERSON|TRUCK|";
+        let row1 = k.iter().find(|r| r.starts_with(b"1|")).unwrap();
+        assert!(
+            row1.windows(first.len()).any(|w| w == first),
+            "{}",
+            String::from_utf8_lossy(row1)
+        );
+        let (min, max) = (
+            k.iter().map(Vec::len).min().unwrap(),
+            k.iter().map(Vec::len).max().unwrap(),
+        );
+        // the study's Table 1: 96 to 156 bytes at SF 10; the first orders have shorter keys
+        assert!(min >= 90 && max <= 160, "{min}..{max}");
+        let mean = k.iter().map(Vec::len).sum::<usize>() as f64 / k.len() as f64;
+        assert!((115.0..135.0).contains(&mean), "{mean}");
+        for row in &k {
+            let s = std::str::from_utf8(row).unwrap();
+            // 16 columns, each closed by '|'
+            assert_eq!(s.matches('|').count(), 16, "{s}");
+        }
     }
 
     #[test]

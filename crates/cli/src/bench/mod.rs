@@ -9,5 +9,6 @@ pub mod plot;
 pub mod store;
 pub mod strings;
 pub mod strings_disk;
+pub mod strings_sweep;
 pub mod timeseries;
 pub mod timing;

@@ -61,6 +61,10 @@ pub struct Options {
     pub split_range: u8,
     /// `--disk`: the study's disk setting (`strings_disk`) instead of the in-memory one.
     pub disk: Option<super::strings_disk::DiskOptions>,
+    /// Characters of a `randomD` key (0 = [`sets::KEY_LEN`]).
+    pub key_len: usize,
+    /// `--sweep`: one of the study's parameter sweeps (`strings_sweep`) instead of one run.
+    pub sweep: Option<super::strings_sweep::SweepOptions>,
 }
 
 /// The key set and the orders the workload visits it in; orders are indexes into `sorted`.
@@ -84,20 +88,25 @@ struct Run {
 }
 
 /// A scheme's reported figures.
-struct Row {
-    scheme: KeyScheme,
-    insert_mops: f64,
-    lookup_mops: f64,
-    range_mops: [f64; 2],
-    stats: DbStats,
+pub(super) struct Row {
+    pub scheme: KeyScheme,
+    pub insert_mops: f64,
+    pub lookup_mops: f64,
+    pub range_mops: [f64; 2],
+    pub stats: DbStats,
+    /// `none`'s key bytes on the same keys and page size (the compression baseline).
+    pub none_key_bytes: u64,
 }
 
 impl Row {
-    fn bytes_per_key(&self) -> f64 {
+    pub fn ratio(&self) -> f64 {
+        self.none_key_bytes as f64 / self.stats.key_bytes.max(1) as f64
+    }
+    pub fn bytes_per_key(&self) -> f64 {
         self.stats.key_bytes as f64 / self.stats.key_count.max(1) as f64
     }
     /// Average children per branch node (0 for a tree of one leaf).
-    fn internal_fanout(&self) -> f64 {
+    pub fn internal_fanout(&self) -> f64 {
         let b = self.stats.branch_pages;
         if b == 0 {
             0.0
@@ -119,6 +128,12 @@ fn load(opts: &Options, rng: &mut fastrand::Rng) -> Result<(String, Vec<Vec<u8>>
         (p.display().to_string(), sets::read(p, opts.hex)?, true)
     } else {
         let d = opts.dataset.as_str();
+        if opts.key_len > 0 && sets::alphabet(d).is_none() {
+            return Err(format!(
+                "--key-len applies to the random data sets ({}), not to {d}",
+                sets::GENERATED[..4].join(", ")
+            ));
+        }
         let keys = match d {
             "words" => sets::words()?,
             "clustered" => {
@@ -128,7 +143,20 @@ fn load(opts: &Options, rng: &mut fastrand::Rng) -> Result<(String, Vec<Vec<u8>>
                 sets::clustered(rng, n, opts.scale)
             }
             "tpch" => sets::tpch(n),
+            "lineitem" => sets::lineitem(n),
             _ => match sets::alphabet(d) {
+                Some(abc) if opts.key_len > 0 => {
+                    let bits = opts.key_len as f64 * (abc.len() as f64).log2();
+                    if bits < (n as f64).log2() + 4.0 {
+                        return Err(format!(
+                            "{n} distinct keys of {} characters over {} symbols: too few \
+                             possible keys; use longer keys or a larger alphabet",
+                            opts.key_len,
+                            abc.len()
+                        ));
+                    }
+                    sets::random_len(rng, n, abc, opts.key_len)
+                }
                 Some(abc) => sets::random(rng, n, abc),
                 None => {
                     return Err(format!(
@@ -140,6 +168,8 @@ fn load(opts: &Options, rng: &mut fastrand::Rng) -> Result<(String, Vec<Vec<u8>>
         };
         let label = if d == "clustered" {
             format!("clustered(scale={})", opts.scale)
+        } else if opts.key_len > 0 {
+            format!("{d}(len={})", opts.key_len)
         } else {
             d.to_string()
         };
@@ -401,22 +431,58 @@ pub(super) fn parse_schemes(names: &[String]) -> Result<Vec<KeyScheme>, String> 
     Ok(out)
 }
 
+/// A sweep's parameter in front of each row (`strings_sweep`).
+pub(super) struct Lead<'a> {
+    /// The sweep's name (`"sweep":...` in JSON).
+    pub sweep: &'a str,
+    pub value: usize,
+}
+
+impl Lead<'_> {
+    /// `"sweep":"pkb","value":3,` (empty without a lead).
+    pub fn json(lead: Option<&Self>) -> String {
+        lead.map_or_else(String::new, |l| {
+            format!("\"sweep\":\"{}\",\"value\":{},", l.sweep, l.value)
+        })
+    }
+}
+
 /// Runs the benchmark and prints a table (or one JSON object per scheme).
 pub fn run(opts: &Options) -> Result<(), String> {
+    if let Some(sw) = &opts.sweep {
+        return super::strings_sweep::run(opts, sw);
+    }
     if let Some(d) = &opts.disk {
         return super::strings_disk::run(opts, d);
     }
-    let asked = parse_schemes(&opts.schemes)?;
+    let schemes = parse_schemes(&opts.schemes)?;
     new_env(opts.page_size)?; // a bad page size fails before the keys are made
     let wl = workload(opts)?;
-    let schemes = asked;
-    for &s in &schemes {
+    let rows = measure(opts, &wl, &schemes)?;
+    if !opts.json {
+        print_header(opts, &wl);
+        print_columns(None);
+    }
+    print_rows(opts, &wl, &rows, None);
+    if !opts.json && !rows.is_empty() {
+        print_verified(&wl);
+    }
+    Ok(())
+}
+
+/// Checks that every key fits, runs every scheme `--repeat` times round-robin and returns the
+/// medians.
+pub(super) fn measure(
+    opts: &Options,
+    wl: &Workload,
+    schemes: &[KeyScheme],
+) -> Result<Vec<Row>, String> {
+    for &s in schemes {
         let limits = limits(s, opts.page_size)?;
         if wl.max_len > limits.max_key_len {
-            return Err(too_long(&wl, limits.max_key_len, opts.page_size));
+            return Err(too_long(wl, limits.max_key_len, opts.page_size));
         }
     }
-    let n = wl.sorted.len();
     let tty = std::io::stderr().is_terminal();
     let reps = opts.repeat.max(1);
     let total = reps * schemes.len();
@@ -436,7 +502,7 @@ pub fn run(opts: &Options) -> Result<(), String> {
                     i + 1
                 );
             }
-            runs[si].push(one_run(opts, s, &wl).map_err(|m| format!("{}: {m}", s.name()))?);
+            runs[si].push(one_run(opts, s, wl).map_err(|m| format!("{}: {m}", s.name()))?);
         }
     }
     if tty {
@@ -451,7 +517,12 @@ pub fn run(opts: &Options) -> Result<(), String> {
                 .collect::<Vec<_>>(),
         )
     };
-    let rows: Vec<Row> = schemes
+    let none_key_bytes = match schemes.iter().position(|&s| s == KeyScheme::None) {
+        Some(i) => runs[i][0].stats.key_bytes,
+        None if schemes.is_empty() => 0,
+        None => none_stats(opts, wl)?.key_bytes,
+    };
+    Ok(schemes
         .iter()
         .zip(&runs)
         .map(|(&scheme, rs)| Row {
@@ -463,40 +534,42 @@ pub fn run(opts: &Options) -> Result<(), String> {
                 mops(wl.range_starts.len(), rs, |r| r.range_s[1]),
             ],
             stats: rs[0].stats.clone(),
+            none_key_bytes,
         })
-        .collect();
-    let none_key_bytes = match rows.iter().find(|r| r.scheme == KeyScheme::None) {
-        Some(r) => r.stats.key_bytes,
-        None if rows.is_empty() => 0,
-        None => none_stats(opts, &wl)?.key_bytes,
-    };
-    let ratio = |r: &Row| none_key_bytes as f64 / r.stats.key_bytes.max(1) as f64;
+        .collect())
+}
 
-    if opts.json {
-        for r in &rows {
-            outln!(
-                "{{\"scheme\":\"{}\",\"dataset\":{},\"keys\":{n},\"page_size\":{},\"insert_mops\":{:.6},\"lookup_mops\":{:.6},\"range10_mops\":{:.6},\"range100_mops\":{:.6},\"bytes_per_key\":{:.4},\"compression_ratio\":{:.4},\"height\":{},\"internal_fanout\":{:.4},\"leaf_nodes\":{},\"branch_nodes\":{},\"verified\":true}}",
-                r.scheme.name(),
-                crate::store::json_str(&wl.label),
-                opts.page_size,
-                r.insert_mops,
-                r.lookup_mops,
-                r.range_mops[0],
-                r.range_mops[1],
-                r.bytes_per_key(),
-                ratio(r),
-                r.stats.height,
-                r.internal_fanout(),
-                r.stats.leaf_pages,
-                r.stats.branch_pages
-            );
-        }
-        return Ok(());
-    }
+/// Rows of the same schemes from several rounds (a sweep's repeats) as one row per scheme: the
+/// median of each throughput; the tree statistics are those of the first round (every round
+/// builds the same tree).
+pub(super) fn median_rows(rounds: &[Vec<Row>]) -> Vec<Row> {
+    let Some(first) = rounds.first() else {
+        return Vec::new();
+    };
+    let med = |i: usize, f: &dyn Fn(&Row) -> f64| {
+        median(&mut rounds.iter().map(|r| f(&r[i])).collect::<Vec<_>>())
+    };
+    first
+        .iter()
+        .enumerate()
+        .map(|(i, r)| Row {
+            scheme: r.scheme,
+            insert_mops: med(i, &|r| r.insert_mops),
+            lookup_mops: med(i, &|r| r.lookup_mops),
+            range_mops: [med(i, &|r| r.range_mops[0]), med(i, &|r| r.range_mops[1])],
+            stats: r.stats.clone(),
+            none_key_bytes: r.none_key_bytes,
+        })
+        .collect()
+}
+
+/// The text table's comment lines: the key set and what each column means.
+pub(super) fn print_header(opts: &Options, wl: &Workload) {
+    let n = wl.sorted.len();
     let mean_len = wl.sorted.iter().map(Vec::len).sum::<usize>() as f64 / n as f64;
     outln!(
-        "# tersedb bench strings: {}, {n} keys ({mean_len:.1} B on average, at most {} B), page {} B, seed {}, median of {reps}",
-        wl.label, wl.max_len, opts.page_size, opts.seed
+        "# tersedb bench strings: {}, {n} keys ({mean_len:.1} B on average, at most {} B), page {} B, seed {}, median of {}",
+        wl.label, wl.max_len, opts.page_size, opts.seed, opts.repeat.max(1)
     );
     outln!(
         "# millions of operations/s: insert = the last {}% of the keys after a {WARMUP_PERCENT}% warm-up ({} keys), lookup = those keys, range10/100 = {} cursor seeks reading 10/100 keys (a query is one operation)",
@@ -505,8 +578,13 @@ pub fn run(opts: &Options) -> Result<(), String> {
         wl.range_starts.len()
     );
     outln!("# bytes/key = key bytes of all nodes / keys; ratio = none's key bytes / the scheme's; fan-out = children per branch");
+}
+
+/// The text table's column titles, after the sweep's parameter if there is one.
+pub(super) fn print_columns(lead: Option<&str>) {
+    let lead = lead.map_or_else(String::new, |t| format!("{t:>8} "));
     outln!(
-        "{:<11} {:>8} {:>8} {:>8} {:>8} {:>9} {:>6} {:>6} {:>7} {:>8} {:>8}",
+        "{lead}{:<11} {:>8} {:>8} {:>8} {:>8} {:>9} {:>6} {:>6} {:>7} {:>8} {:>8}",
         "scheme",
         "insert",
         "lookup",
@@ -519,26 +597,55 @@ pub fn run(opts: &Options) -> Result<(), String> {
         "leaves",
         "branches"
     );
-    for r in &rows {
-        outln!(
-            "{:<11} {:>8.3} {:>8.3} {:>8.4} {:>8.4} {:>9.2} {:>6.3} {:>6} {:>7.2} {:>8} {:>8}",
-            r.scheme.name(),
-            r.insert_mops,
-            r.lookup_mops,
-            r.range_mops[0],
-            r.range_mops[1],
-            r.bytes_per_key(),
-            ratio(r),
-            r.stats.height,
-            r.internal_fanout(),
-            r.stats.leaf_pages,
-            r.stats.branch_pages
-        );
+}
+
+/// One text line or JSON object per row.
+pub(super) fn print_rows(opts: &Options, wl: &Workload, rows: &[Row], lead: Option<&Lead>) {
+    let n = wl.sorted.len();
+    for r in rows {
+        if opts.json {
+            outln!(
+                "{{{}\"scheme\":\"{}\",\"dataset\":{},\"keys\":{n},\"page_size\":{},\"insert_mops\":{:.6},\"lookup_mops\":{:.6},\"range10_mops\":{:.6},\"range100_mops\":{:.6},\"bytes_per_key\":{:.4},\"leaf_key_bytes\":{},\"compression_ratio\":{:.4},\"height\":{},\"internal_fanout\":{:.4},\"leaf_nodes\":{},\"branch_nodes\":{},\"verified\":true}}",
+                Lead::json(lead),
+                r.scheme.name(),
+                crate::store::json_str(&wl.label),
+                opts.page_size,
+                r.insert_mops,
+                r.lookup_mops,
+                r.range_mops[0],
+                r.range_mops[1],
+                r.bytes_per_key(),
+                r.stats.leaf_key_bytes,
+                r.ratio(),
+                r.stats.height,
+                r.internal_fanout(),
+                r.stats.leaf_pages,
+                r.stats.branch_pages
+            );
+        } else {
+            let lead = lead.map_or_else(String::new, |l| format!("{:>8} ", l.value));
+            outln!(
+                "{lead}{:<11} {:>8.3} {:>8.3} {:>8.4} {:>8.4} {:>9.2} {:>6.3} {:>6} {:>7.2} {:>8} {:>8}",
+                r.scheme.name(),
+                r.insert_mops,
+                r.lookup_mops,
+                r.range_mops[0],
+                r.range_mops[1],
+                r.bytes_per_key(),
+                r.ratio(),
+                r.stats.height,
+                r.internal_fanout(),
+                r.stats.leaf_pages,
+                r.stats.branch_pages
+            );
+        }
     }
-    if !rows.is_empty() {
-        outln!(
-            "verified: in every run every lookup found its key, every range query returned the keys following its start key in ascending order, and the tree held exactly the {n} keys"
-        );
-    }
-    Ok(())
+}
+
+/// The closing line of a text table.
+pub(super) fn print_verified(wl: &Workload) {
+    outln!(
+        "verified: in every run every lookup found its key, every range query returned the keys following its start key in ascending order, and the tree held exactly the {} keys",
+        wl.sorted.len()
+    );
 }

@@ -26,7 +26,7 @@
 
 use super::direct_io::{Counters, DirectFile};
 use super::strings::{
-    config, limits, none_stats, parse_schemes, range_queries, scan_check, too_long, workload,
+    config, limits, none_stats, parse_schemes, range_queries, scan_check, too_long, workload, Lead,
     Options, Workload, RANGE_LENS,
 };
 use super::timing::median;
@@ -86,7 +86,7 @@ impl DiskOptions {
             }
         }
     }
-    fn page_sizes(&self) -> Vec<usize> {
+    pub(super) fn page_sizes(&self) -> Vec<usize> {
         if self.page_sizes.is_empty() {
             PAGE_SIZES.to_vec()
         } else {
@@ -123,7 +123,7 @@ struct Run {
 }
 
 /// The key orders of the disk workload, as indexes into the sorted keys.
-struct DiskWork {
+pub(super) struct DiskWork {
     load: Vec<u32>,
     timed: Vec<u32>,
     lookups: Vec<u32>,
@@ -239,7 +239,7 @@ fn one_run(
 }
 
 /// A reported row: medians over the runs of one scheme at one page size.
-struct Row {
+pub(super) struct Row {
     page_size: usize,
     scheme: KeyScheme,
     kops: [f64; 4],
@@ -276,30 +276,57 @@ impl Row {
 /// Runs the disk mode and prints one table (or one JSON object per scheme and page size).
 pub fn run(opts: &Options, d: &DiskOptions) -> Result<(), String> {
     let schemes = parse_schemes(&opts.schemes)?;
-    let sizes = d.page_sizes();
     let mut opts = opts.clone();
     if opts.pkb_len == 0 {
         opts.pkb_len = DISK_PKB_LEN;
     }
-    for &ps in &sizes {
+    let sizes = d.page_sizes();
+    check_page_sizes(&sizes)?;
+    std::fs::create_dir_all(&d.dir).map_err(|e| format!("{}: {e}", d.dir.display()))?;
+    let wl = workload(&opts)?;
+    let (dw, rows) = measure(&opts, d, &wl, &schemes, &sizes)?;
+    if !opts.json {
+        print_header(&opts, &wl, &dw, d);
+        print_columns(None);
+    }
+    print_rows(&opts, &wl, &rows, None);
+    if !opts.json && !rows.is_empty() {
+        super::strings::print_verified(&wl);
+    }
+    Ok(())
+}
+
+/// Page sizes `O_DIRECT` can take.
+pub(super) fn check_page_sizes(sizes: &[usize]) -> Result<(), String> {
+    for &ps in sizes {
         if ps % super::direct_io::ALIGN != 0 || !ps.is_power_of_two() || ps > 65536 {
             return Err(format!(
                 "--disk page sizes are powers of two of 4096..=65536 bytes, not {ps}"
             ));
         }
     }
-    std::fs::create_dir_all(&d.dir).map_err(|e| format!("{}: {e}", d.dir.display()))?;
-    let wl = workload(&opts)?;
-    for &ps in &sizes {
-        for &s in &schemes {
+    Ok(())
+}
+
+/// Checks that every key fits, runs every scheme at every page size `--repeat` times
+/// round-robin and returns the orders used and the medians. `d.dir` must exist.
+pub(super) fn measure(
+    opts: &Options,
+    d: &DiskOptions,
+    wl: &Workload,
+    schemes: &[KeyScheme],
+    sizes: &[usize],
+) -> Result<(DiskWork, Vec<Row>), String> {
+    for &ps in sizes {
+        for &s in schemes {
             let l = limits(s, ps)?;
             if wl.max_len > l.max_key_len {
-                return Err(too_long(&wl, l.max_key_len, ps));
+                return Err(too_long(wl, l.max_key_len, ps));
             }
         }
     }
     let ops = d.ops();
-    let dw = disk_work(&wl, ops);
+    let dw = disk_work(wl, ops);
     let reps = opts.repeat.max(1);
     let cells: Vec<(usize, KeyScheme)> = sizes
         .iter()
@@ -322,7 +349,7 @@ pub fn run(opts: &Options, d: &DiskOptions) -> Result<(), String> {
                     i + 1
                 );
             }
-            let r = one_run(&opts, d, s, ps, &wl, &dw)
+            let r = one_run(opts, d, s, ps, wl, &dw)
                 .map_err(|m| format!("{} at {ps} B: {m}", s.name()))?;
             runs[ci].push(r);
         }
@@ -331,13 +358,13 @@ pub fn run(opts: &Options, d: &DiskOptions) -> Result<(), String> {
         eprint!("\r\x1b[K");
     }
     let mut rows = Vec::new();
-    for &ps in &sizes {
+    for &ps in sizes {
         let none_key_bytes = match cells.iter().position(|&c| c == (ps, KeyScheme::None)) {
             Some(ci) => runs[ci][0].stats.key_bytes,
             None => {
                 let mut o = opts.clone();
                 o.page_size = ps;
-                none_stats(&o, &wl)?.key_bytes
+                none_stats(&o, wl)?.key_bytes
             }
         };
         for (ci, &(p, s)) in cells.iter().enumerate() {
@@ -346,41 +373,40 @@ pub fn run(opts: &Options, d: &DiskOptions) -> Result<(), String> {
             }
         }
     }
-    print(&opts, &wl, &dw, &rows, reps, d);
-    Ok(())
+    Ok((dw, rows))
 }
 
-fn print(opts: &Options, wl: &Workload, dw: &DiskWork, rows: &[Row], reps: usize, d: &DiskOptions) {
+/// Rows of the same cells from several rounds (a sweep's repeats) as one row per cell: the
+/// median of each throughput and read count; the rest from the first round.
+pub(super) fn median_rows(rounds: &[Vec<Row>]) -> Vec<Row> {
+    let Some(first) = rounds.first() else {
+        return Vec::new();
+    };
+    let med = |i: usize, f: &dyn Fn(&Row) -> f64| {
+        median(&mut rounds.iter().map(|r| f(&r[i])).collect::<Vec<_>>())
+    };
+    first
+        .iter()
+        .enumerate()
+        .map(|(i, r)| Row {
+            page_size: r.page_size,
+            scheme: r.scheme,
+            kops: [0, 1, 2, 3].map(|k| med(i, &|r| r.kops[k])),
+            reads: [0, 1, 2, 3].map(|k| med(i, &|r| r.reads[k])),
+            stats: r.stats.clone(),
+            file_bytes: r.file_bytes,
+            none_key_bytes: r.none_key_bytes,
+        })
+        .collect()
+}
+
+/// The text table's comment lines.
+pub(super) fn print_header(opts: &Options, wl: &Workload, dw: &DiskWork, d: &DiskOptions) {
     let n = wl.sorted.len();
-    if opts.json {
-        for r in rows {
-            outln!(
-                "{{\"scheme\":\"{}\",\"dataset\":{},\"keys\":{n},\"disk\":true,\"page_size\":{},\"insert_kops\":{:.4},\"lookup_kops\":{:.4},\"range10_kops\":{:.4},\"range100_kops\":{:.4},\"reads_per_insert\":{:.4},\"reads_per_lookup\":{:.4},\"reads_per_range10\":{:.4},\"reads_per_range100\":{:.4},\"bytes_per_key\":{:.4},\"file_bytes_per_key\":{:.4},\"compression_ratio\":{:.4},\"height\":{},\"leaf_nodes\":{},\"branch_nodes\":{},\"verified\":true}}",
-                r.scheme.name(),
-                crate::store::json_str(&wl.label),
-                r.page_size,
-                r.kops[0],
-                r.kops[1],
-                r.kops[2],
-                r.kops[3],
-                r.reads[0],
-                r.reads[1],
-                r.reads[2],
-                r.reads[3],
-                r.bytes_per_key(),
-                r.file_bytes as f64 / n as f64,
-                r.ratio(),
-                r.stats.height,
-                r.stats.leaf_pages,
-                r.stats.branch_pages
-            );
-        }
-        return;
-    }
     let mean_len = wl.sorted.iter().map(Vec::len).sum::<usize>() as f64 / n as f64;
     outln!(
-        "# tersedb bench strings --disk: {}, {n} keys ({mean_len:.1} B on average, at most {} B), O_DIRECT files in {}, seed {}, median of {reps}",
-        wl.label, wl.max_len, d.dir.display(), opts.seed
+        "# tersedb bench strings --disk: {}, {n} keys ({mean_len:.1} B on average, at most {} B), O_DIRECT files in {}, seed {}, median of {}",
+        wl.label, wl.max_len, d.dir.display(), opts.seed, opts.repeat.max(1)
     );
     outln!(
         "# Kop/s: insert = {} keys into the tree of the other {} (write transactions of {INSERT_BATCH}, each committed), lookup = {} of the keys, range10/100 = {} cursor seeks reading 10/100 keys",
@@ -391,8 +417,13 @@ fn print(opts: &Options, wl: &Workload, dw: &DiskWork, rows: &[Row], reps: usize
     );
     outln!("# rd/op = page reads from the device (O_DIRECT) per operation; branch pages are served from RAM, leaves never are");
     outln!("# bytes/key = key bytes of all nodes / keys; file B/key = live pages of the file / keys; ratio = none's key bytes / the scheme's");
+}
+
+/// The text table's column titles, after the sweep's parameter if there is one.
+pub(super) fn print_columns(lead: Option<&str>) {
+    let lead = lead.map_or_else(String::new, |t| format!("{t:>8} "));
     outln!(
-        "{:>5} {:<11} {:>7} {:>7} {:>7} {:>8} {:>6} {:>6} {:>6} {:>6} {:>9} {:>7} {:>6} {:>6} {:>7} {:>8}",
+        "{lead}{:>5} {:<11} {:>7} {:>7} {:>7} {:>8} {:>6} {:>6} {:>6} {:>6} {:>9} {:>7} {:>6} {:>6} {:>7} {:>8}",
         "page",
         "scheme",
         "insert",
@@ -410,30 +441,56 @@ fn print(opts: &Options, wl: &Workload, dw: &DiskWork, rows: &[Row], reps: usize
         "leaves",
         "branches"
     );
+}
+
+/// One text line or JSON object per row.
+pub(super) fn print_rows(opts: &Options, wl: &Workload, rows: &[Row], lead: Option<&Lead>) {
+    let n = wl.sorted.len();
     for r in rows {
-        outln!(
-            "{:>5} {:<11} {:>7.1} {:>7.1} {:>7.1} {:>8.1} {:>6.2} {:>6.2} {:>6.2} {:>6.2} {:>9.2} {:>7.2} {:>6.3} {:>6} {:>7} {:>8}",
-            r.page_size,
-            r.scheme.name(),
-            r.kops[0],
-            r.kops[1],
-            r.kops[2],
-            r.kops[3],
-            r.reads[0],
-            r.reads[1],
-            r.reads[2],
-            r.reads[3],
-            r.bytes_per_key(),
-            r.file_bytes as f64 / n as f64,
-            r.ratio(),
-            r.stats.height,
-            r.stats.leaf_pages,
-            r.stats.branch_pages
-        );
-    }
-    if !rows.is_empty() {
-        outln!(
-            "verified: in every run every lookup found its key, every range query returned the keys following its start key in ascending order, and the tree held exactly the {n} keys"
-        );
+        if opts.json {
+            outln!(
+                "{{{}\"scheme\":\"{}\",\"dataset\":{},\"keys\":{n},\"disk\":true,\"page_size\":{},\"insert_kops\":{:.4},\"lookup_kops\":{:.4},\"range10_kops\":{:.4},\"range100_kops\":{:.4},\"reads_per_insert\":{:.4},\"reads_per_lookup\":{:.4},\"reads_per_range10\":{:.4},\"reads_per_range100\":{:.4},\"bytes_per_key\":{:.4},\"leaf_key_bytes\":{},\"file_bytes_per_key\":{:.4},\"compression_ratio\":{:.4},\"height\":{},\"leaf_nodes\":{},\"branch_nodes\":{},\"verified\":true}}",
+                Lead::json(lead),
+                r.scheme.name(),
+                crate::store::json_str(&wl.label),
+                r.page_size,
+                r.kops[0],
+                r.kops[1],
+                r.kops[2],
+                r.kops[3],
+                r.reads[0],
+                r.reads[1],
+                r.reads[2],
+                r.reads[3],
+                r.bytes_per_key(),
+                r.stats.leaf_key_bytes,
+                r.file_bytes as f64 / n as f64,
+                r.ratio(),
+                r.stats.height,
+                r.stats.leaf_pages,
+                r.stats.branch_pages
+            );
+        } else {
+            let lead = lead.map_or_else(String::new, |l| format!("{:>8} ", l.value));
+            outln!(
+                "{lead}{:>5} {:<11} {:>7.1} {:>7.1} {:>7.1} {:>8.1} {:>6.2} {:>6.2} {:>6.2} {:>6.2} {:>9.2} {:>7.2} {:>6.3} {:>6} {:>7} {:>8}",
+                r.page_size,
+                r.scheme.name(),
+                r.kops[0],
+                r.kops[1],
+                r.kops[2],
+                r.kops[3],
+                r.reads[0],
+                r.reads[1],
+                r.reads[2],
+                r.reads[3],
+                r.bytes_per_key(),
+                r.file_bytes as f64 / n as f64,
+                r.ratio(),
+                r.stats.height,
+                r.stats.leaf_pages,
+                r.stats.branch_pages
+            );
+        }
     }
 }
