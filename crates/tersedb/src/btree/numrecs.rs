@@ -28,7 +28,7 @@
 //! [`NumRecs::chunk`] records (255, fewer on small pages); inserts that overflow a chunk split it
 //! in two, removes never make a chunk bigger, `vacuumize` repacks the chunks full.
 
-use super::slots::{le_word, Fault, SResult};
+use super::slots::{le_word, le_words, Fault, SResult};
 use super::zone::{RecFold, RecNum};
 
 const RAW: u8 = 0;
@@ -342,12 +342,7 @@ impl NumRecs {
             .get_mut(..j1 - j0)
             .ok_or(Fault("record decode buffer too small"))?;
         match c.kind {
-            RAW => {
-                let bytes = &body[2 + j0 * w..2 + j1 * w];
-                for (o, src) in out.iter_mut().zip(bytes.chunks_exact(w)) {
-                    *o = le_word(src);
-                }
-            }
+            RAW => le_words(&body[2 + j0 * w..2 + j1 * w], w, out),
             FOR => {
                 let base = self.ordered(self.word(&body[3..3 + w])?);
                 unpack(&body[3 + w..], c.bits, j0, out)?;

@@ -15,7 +15,7 @@
 
 use super::numrecs::NumRecs;
 pub use super::numrecs::RecHint;
-use super::slots::{fixed, le_word, var, Fault, SResult};
+use super::slots::{fixed, le_word, le_words, var, Fault, SResult};
 use super::zone::{RecFold, RecNum};
 
 /// Records folded per run of a plain list (a stack buffer of words).
@@ -341,9 +341,7 @@ impl RecordList {
                     .ok_or(Fault("fixed-width item outside its region"))?;
                 for run in bytes.chunks(FOLD_RUN * w) {
                     let k = run.len() / w;
-                    for (dst, src) in words.iter_mut().zip(run.chunks_exact(w)) {
-                        *dst = le_word(src);
-                    }
+                    le_words(run, w, &mut words);
                     acc.add_words(rn, &words[..k]);
                 }
                 Ok(())
