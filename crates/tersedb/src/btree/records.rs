@@ -324,7 +324,6 @@ impl RecordList {
         if range.is_empty() {
             return Ok(());
         }
-        let mut words = [0u64; FOLD_RUN];
         match *self {
             RecordList::Packed(p) => {
                 if usize::from(p.width) != rn.width {
@@ -339,6 +338,7 @@ impl RecordList {
                 let bytes = region
                     .get(range.start * w..range.end * w)
                     .ok_or(Fault("fixed-width item outside its region"))?;
+                let mut words = [0u64; FOLD_RUN];
                 for run in bytes.chunks(FOLD_RUN * w) {
                     let k = run.len() / w;
                     le_words(run, w, &mut words);
@@ -347,6 +347,7 @@ impl RecordList {
                 Ok(())
             }
             _ => {
+                let mut words = [0u64; FOLD_RUN];
                 for start in range.clone().step_by(FOLD_RUN) {
                     let end = (start + FOLD_RUN).min(range.end);
                     for (dst, i) in words.iter_mut().zip(start..end) {
