@@ -503,3 +503,52 @@ fn long_conditions_and_in_lists() {
         vec![int(126)]
     );
 }
+
+/// A query built in code whose SELECT list names an aggregate it does not have is a type error
+/// on every shape and key type, in a subquery too: the executor looks aggregates up by index
+/// and must not index past the list.
+#[test]
+fn select_items_naming_missing_aggregates() {
+    use tersedb::query::{CmpOp, Expr, GroupBy, Item, Pred, SelectItem};
+    let e = env(512);
+    fill(
+        &e,
+        "n",
+        DbConfig::raw(KeyType::U64, RecordType::Fixed(8)).with_value_type(ValueType::I64),
+        (0..50u64).map(|k| (k, (k as i64 - 7).to_le_bytes().to_vec())),
+    );
+    let mut w = e.begin_write().unwrap();
+    let cfg =
+        DbConfig::raw(KeyType::VarBinary, RecordType::Fixed(8)).with_value_type(ValueType::I64);
+    let s = w.create_db("s", cfg).unwrap();
+    for k in ["a", "b", "c"] {
+        w.upsert(&s, k.as_bytes(), &3i64.to_le_bytes()).unwrap();
+    }
+    w.commit().unwrap();
+    let item = |item| SelectItem { item, alias: None };
+    for db in ["n", "s"] {
+        let one = Query::from_db(db).select(AggFunc::CountStar);
+        let mut aggs = one.clone();
+        aggs.select = vec![item(Item::Agg(0)), item(Item::Agg(7))];
+        let mut groups = one.clone().group_by(GroupBy::Record);
+        groups.select = vec![item(Item::Group), item(Item::Agg(usize::MAX))];
+        let mut by_key = one.clone().group_by(GroupBy::KeyDiv(10));
+        by_key.select = vec![item(Item::Agg(3))];
+        let mut inner = one.clone();
+        inner.select = vec![item(Item::Agg(1))];
+        let sub = Query::from_db(db)
+            .select(AggFunc::CountStar)
+            .filter(Pred::cmp(Column::Record, CmpOp::Gt, Expr::subquery(inner)));
+        let r = e.begin_read().unwrap();
+        for q in [&aggs, &groups, &by_key, &sub] {
+            match r.query(q) {
+                Err(Error::Query(QueryError::Type { what, .. })) => {
+                    assert!(what.contains("names no aggregate"), "{db}: {what}")
+                }
+                other => panic!("{db}: {q:?}: {other:?}"),
+            }
+        }
+        // The valid part alone runs.
+        assert_eq!(r.query(&one).unwrap().values.len(), 1);
+    }
+}

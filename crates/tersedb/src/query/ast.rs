@@ -760,17 +760,19 @@ impl fmt::Display for Query {
         f.write_str("SELECT ")?;
         let items = self.items();
         let all = self.group_by.is_none()
-            && items.len() == 2
-            && items[0]
-                == (SelectItem {
-                    item: Item::Key,
-                    alias: None,
-                })
-            && items[1]
-                == (SelectItem {
-                    item: Item::Record,
-                    alias: None,
-                });
+            && matches!(
+                items.as_slice(),
+                [
+                    SelectItem {
+                        item: Item::Key,
+                        alias: None,
+                    },
+                    SelectItem {
+                        item: Item::Record,
+                        alias: None,
+                    },
+                ]
+            );
         if all {
             f.write_str("*")?;
         }

@@ -23,7 +23,7 @@
 // queries and subqueries).
 mod strkeys;
 
-use super::ast::{AggFunc, Column, GroupBy, Item, Query, SelectItem};
+use super::ast::{AggFunc, Aggregate, Column, GroupBy, Item, Query, SelectItem};
 use super::error::QueryError;
 use super::plan::{self, Binder, Bound, Num, RecVal, RecordDomain};
 use super::suggest::did_you_mean;
@@ -43,6 +43,24 @@ pub const MAX_SUBQUERY_DEPTH: usize = 32;
 
 fn type_err(at: Option<u32>, what: String) -> Error {
     QueryError::Type { at, what }.into()
+}
+
+/// The function of `q`'s aggregate `i` (a SELECT item); [`shape`] has checked that it exists.
+pub(crate) fn agg_func(q: &Query, i: usize) -> Result<AggFunc> {
+    q.aggregates
+        .get(i)
+        .map(|a| a.func)
+        .ok_or_else(|| type_err(None, format!("SELECT item {i} names no aggregate")))
+}
+
+/// The intervals of `ivs` (sorted, disjoint) that overlap the keys `first..=last` of a block,
+/// and whether the block lies inside one of them.
+fn overlapping(ivs: &[(u64, u64)], first: u64, last: u64) -> (&[(u64, u64)], bool) {
+    let s = ivs.partition_point(|iv| iv.1 < first);
+    let e = ivs.partition_point(|iv| iv.0 <= last);
+    let hit = ivs.get(s..e).unwrap_or_default();
+    let inside = matches!(hit, [iv] if iv.0 <= first && iv.1 >= last);
+    (hit, inside)
 }
 
 /// Runs `q` in `txn`.
@@ -290,7 +308,15 @@ fn aggregate(
             })
             .collect();
         let names: Vec<Cow<'static, str>> = q.select.iter().map(|s| column_name(q, s)).collect();
-        values = order.iter().map(|&i| values[i].clone()).collect();
+        values = order
+            .iter()
+            .map(|&i| {
+                values
+                    .get(i)
+                    .cloned()
+                    .ok_or_else(|| type_err(None, format!("SELECT item {i} names no aggregate")))
+            })
+            .collect::<Result<_>>()?;
         columns = names;
     }
     Ok(QueryResult {
@@ -494,15 +520,13 @@ fn groups(
         leaf.blocks_in(&mut blocks, lo, hi)?;
         let buf = buf.get_or_insert_with(Box::default);
         for b in &blocks {
-            let s = ivs.partition_point(|iv| iv.1 < b.first);
-            let e = ivs.partition_point(|iv| iv.0 <= b.last);
-            if s >= e {
+            let (hit, inside) = overlapping(ivs, b.first, b.last);
+            if hit.is_empty() {
                 stats.blocks_skipped += 1;
                 continue;
             }
             // A block inside one interval and one bucket, its keys summed by nobody: the block
             // index answers its keys and only its records are folded, as a range query does.
-            let inside = e - s == 1 && ivs[s].0 <= b.first && ivs[s].1 >= b.last;
             if fold_runs && !sum && inside && b.first / width == b.last / width {
                 stats.blocks_from_index += 1;
                 enter(b.first / width, &mut open, &mut win, &mut done)?;
@@ -513,7 +537,7 @@ fn groups(
             }
             let keys = leaf.decode_keys(b, buf)?;
             stats.blocks_decoded += 1;
-            for &(ilo, ihi) in &ivs[s..e] {
+            for &(ilo, ihi) in hit {
                 let a = keys.lower_bound(ilo);
                 let z = keys.upper_bound(ihi);
                 if fold_runs {
@@ -609,7 +633,7 @@ fn group_row(
     let mut row = Vec::with_capacity(items.len());
     for s in items {
         row.push(match s.item {
-            Item::Agg(i) => acc.finish(q.aggregates[i].func)?,
+            Item::Agg(i) => acc.finish(agg_func(q, i)?)?,
             Item::Group => match by {
                 GroupBy::Record if acc.vt == ValueType::F64 => Value::Float(if key == i128::MAX {
                     f64::NAN
@@ -688,13 +712,14 @@ pub(crate) fn run_sub(txn: &dyn Reader, q: &Query, depth: usize) -> Result<Query
             ),
         ));
     }
-    if let AggFunc::Top(..) | AggFunc::Bottom(..) = q.aggregates[0].func {
+    if let [a @ Aggregate {
+        func: AggFunc::Top(..) | AggFunc::Bottom(..),
+        ..
+    }] = q.aggregates.as_slice()
+    {
         return Err(type_err(
-            q.aggregates[0].at.0,
-            format!(
-                "a subquery must return one value, {} returns a list",
-                q.aggregates[0]
-            ),
+            a.at.0,
+            format!("a subquery must return one value, {a} returns a list"),
         ));
     }
     run_at(txn, q, depth)
@@ -885,8 +910,7 @@ impl Acc {
             return;
         }
         let need = self.key_top_k.saturating_sub(self.key_top.len());
-        let n = self.leaf_top.len();
-        for &k in self.leaf_top[n - need.min(n)..].iter().rev() {
+        for &k in self.leaf_top.iter().rev().take(need) {
             self.key_top.push_front(k);
         }
         self.leaf_top.clear();
@@ -1060,13 +1084,11 @@ impl Acc {
         buf: &mut KeyBuffer,
         stats: &mut QueryStats,
     ) -> Result<()> {
-        let s = ivs.partition_point(|iv| iv.1 < b.first);
-        let e = ivs.partition_point(|iv| iv.0 <= b.last);
-        if s >= e {
+        let (hit, inside) = overlapping(ivs, b.first, b.last);
+        if hit.is_empty() {
             stats.blocks_skipped += 1;
             return Ok(());
         }
-        let inside = e - s == 1 && ivs[s].0 <= b.first && ivs[s].1 >= b.last;
         if inside && !self.key_sum_needed && self.rec_fold.is_some() {
             // The zone map answers the keys; only the records are read.
             stats.blocks_from_index += 1;
@@ -1077,7 +1099,7 @@ impl Acc {
         if inside {
             return self.add_keys(leaf, keys, b.start);
         }
-        for &(lo, hi) in &ivs[s..e] {
+        for &(lo, hi) in hit {
             let a = keys.lower_bound(lo);
             let z = keys.upper_bound(hi);
             if a < z {

@@ -8,6 +8,16 @@
 //!       -> key intervals (a sorted union of disjoint [lo, hi]) + residual filter
 //!       -> descent by key to the leaves overlapping the intervals -> btree::scan blocks
 //! ```
+//!
+//! The text of a query is untrusted: the lexer, parser and planner return errors, never panic
+//! (indexing, `unwrap`, `expect` and `panic!` are denied outside the unit tests).
+
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 
 pub mod ast;
 pub mod error;

@@ -77,43 +77,49 @@ fn lex(text: &str) -> Result<Vec<(Tok, u32)>, QueryError> {
     let mut out = Vec::new();
     let mut i = 0;
     let col = |i: usize| (i + 1).min(u32::MAX as usize) as u32;
-    while i < chars.len() {
-        let c = chars[i];
+    let at = |i: usize| chars.get(i).copied();
+    let digit_at = |i: usize| at(i).is_some_and(|c| c.is_ascii_digit());
+    let word_at = |i: usize| at(i).is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+    // The characters start..end (within the text: start <= end <= chars.len()).
+    let span = |start: usize, end: usize| -> String {
+        chars.get(start..end).unwrap_or_default().iter().collect()
+    };
+    while let Some(c) = at(i) {
         let start = i;
         if c.is_whitespace() {
             i += 1;
             continue;
         }
         if c.is_ascii_digit() {
-            while i < chars.len() && chars[i].is_ascii_digit() {
+            while digit_at(i) {
                 i += 1;
             }
             let mut float = false;
-            if i + 1 < chars.len() && chars[i] == '.' && chars[i + 1].is_ascii_digit() {
+            if at(i) == Some('.') && digit_at(i + 1) {
                 float = true;
                 i += 1;
-                while i < chars.len() && chars[i].is_ascii_digit() {
+                while digit_at(i) {
                     i += 1;
                 }
             }
-            if i < chars.len() && (chars[i] == 'e' || chars[i] == 'E') {
+            if matches!(at(i), Some('e' | 'E')) {
                 let mut j = i + 1;
-                if j < chars.len() && (chars[j] == '+' || chars[j] == '-') {
+                if matches!(at(j), Some('+' | '-')) {
                     j += 1;
                 }
-                if j < chars.len() && chars[j].is_ascii_digit() {
+                if digit_at(j) {
                     float = true;
                     i = j;
-                    while i < chars.len() && chars[i].is_ascii_digit() {
+                    while digit_at(i) {
                         i += 1;
                     }
                 }
             }
-            let s: String = chars[start..i].iter().collect();
-            if i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
+            let s = span(start, i);
+            if let Some(next) = at(i).filter(|&n| n.is_alphanumeric() || n == '_') {
                 return Err(syntax(
                     col(i),
-                    format!("unexpected {:?} after the number {s}", chars[i]),
+                    format!("unexpected {next:?} after the number {s}"),
                 ));
             }
             if float {
@@ -133,10 +139,10 @@ fn lex(text: &str) -> Result<Vec<(Tok, u32)>, QueryError> {
             continue;
         }
         if c.is_ascii_alphabetic() || c == '_' {
-            while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '_') {
+            while word_at(i) {
                 i += 1;
             }
-            out.push((Tok::Word(chars[start..i].iter().collect()), col(start)));
+            out.push((Tok::Word(span(start, i)), col(start)));
             continue;
         }
         if c == '"' {
@@ -185,7 +191,7 @@ fn lex(text: &str) -> Result<Vec<(Tok, u32)>, QueryError> {
             out.push((Tok::Str(s), col(start)));
             continue;
         }
-        let two: String = chars[i..chars.len().min(i + 2)].iter().collect();
+        let two = span(i, chars.len().min(i + 2));
         let sym = match two.as_str() {
             "!=" => Some("!="),
             "<>" => Some("<>"),
@@ -269,18 +275,27 @@ struct Parser {
 }
 
 impl Parser {
+    /// The token `ahead` places after the current one; past the last token, the last one (the
+    /// lexer ends every list with [`Tok::End`]).
+    fn tok(&self, ahead: usize) -> &(Tok, u32) {
+        static END: (Tok, u32) = (Tok::End, 0);
+        self.toks
+            .get(self.pos.saturating_add(ahead))
+            .or(self.toks.last())
+            .unwrap_or(&END)
+    }
     fn peek(&self) -> &Tok {
-        &self.toks[self.pos.min(self.toks.len() - 1)].0
+        &self.tok(0).0
     }
     fn peek2(&self) -> &Tok {
-        &self.toks[(self.pos + 1).min(self.toks.len() - 1)].0
+        &self.tok(1).0
     }
     fn col(&self) -> u32 {
-        self.toks[self.pos.min(self.toks.len() - 1)].1
+        self.tok(0).1
     }
     fn bump(&mut self) -> (Tok, u32) {
-        let t = self.toks[self.pos.min(self.toks.len() - 1)].clone();
-        if self.pos < self.toks.len() - 1 {
+        let t = self.tok(0).clone();
+        if self.pos + 1 < self.toks.len() {
             self.pos += 1;
         }
         t

@@ -228,13 +228,12 @@ pub fn intersect(a: &[(i128, i128)], b: &[(i128, i128)]) -> Ivs {
     }
     let (mut i, mut j) = (0, 0);
     let mut out = Ivs::new();
-    while i < a.len() && j < b.len() {
-        let lo = a[i].0.max(b[j].0);
-        let hi = a[i].1.min(b[j].1);
+    while let (Some(&(alo, ahi)), Some(&(blo, bhi))) = (a.get(i), b.get(j)) {
+        let (lo, hi) = (alo.max(blo), ahi.min(bhi));
         if lo <= hi {
             out.push((lo, hi));
         }
-        if a[i].1 < b[j].1 {
+        if ahi < bhi {
             i += 1;
         } else {
             j += 1;
@@ -490,7 +489,7 @@ pub fn cover(p: &Bound, domain: (i128, i128)) -> (Ivs, bool) {
 #[inline]
 pub fn contains(s: &[(i128, i128)], v: i128) -> bool {
     let i = s.partition_point(|iv| iv.1 < v);
-    i < s.len() && s[i].0 <= v
+    s.get(i).is_some_and(|iv| iv.0 <= v)
 }
 
 /// A row's values, for the residual test.
@@ -541,6 +540,12 @@ pub fn uses_record(p: &Bound) -> bool {
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 mod tests {
     use super::*;
 

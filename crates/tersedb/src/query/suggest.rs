@@ -5,24 +5,31 @@
 fn distance(a: &str, b: &str) -> usize {
     let a: Vec<char> = a.chars().flat_map(char::to_lowercase).collect();
     let b: Vec<char> = b.chars().flat_map(char::to_lowercase).collect();
-    let w = b.len() + 1;
-    let mut d = vec![0usize; (a.len() + 1) * w];
-    for i in 0..=a.len() {
-        for j in 0..=b.len() {
-            d[i * w + j] = if i == 0 || j == 0 {
-                i + j
-            } else {
-                let mut v = (d[(i - 1) * w + j - 1] + usize::from(a[i - 1] != b[j - 1]))
-                    .min(d[(i - 1) * w + j] + 1)
-                    .min(d[i * w + j - 1] + 1);
-                if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                    v = v.min(d[(i - 2) * w + j - 2] + 1);
+    // Rolling rows of the (a.len() + 1) x (b.len() + 1) table: `before` is row i - 1 (empty
+    // while i = 0), `prev` row i, `cur` row i + 1, for the i-th character of `a`.
+    let mut before: Vec<usize> = Vec::new();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut last_a = None;
+    for (i, &ca) in a.iter().enumerate() {
+        let mut cur = Vec::with_capacity(b.len() + 1);
+        cur.push(i + 1);
+        let mut last_b = None;
+        for (j, ((&cb, &diag), &up)) in b.iter().zip(&prev).zip(prev.iter().skip(1)).enumerate() {
+            let left = cur.last().copied().unwrap_or(i + 1);
+            let mut v = (diag + usize::from(ca != cb)).min(up + 1).min(left + 1);
+            // A swap of two neighbours: this pair of characters is the previous pair crossed.
+            if last_a == Some(cb) && last_b == Some(ca) {
+                if let Some(&t) = j.checked_sub(1).and_then(|k| before.get(k)) {
+                    v = v.min(t + 1);
                 }
-                v
-            };
+            }
+            cur.push(v);
+            last_b = Some(cb);
         }
+        before = std::mem::replace(&mut prev, cur);
+        last_a = Some(ca);
     }
-    d[a.len() * w + b.len()]
+    prev.last().copied().unwrap_or(0)
 }
 
 /// The candidate closest to `word` when it is close enough to be a slip (at most a third of
@@ -38,6 +45,12 @@ pub fn did_you_mean<'a, S: AsRef<str>>(word: &str, candidates: &'a [S]) -> Optio
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 mod tests {
     use super::*;
 

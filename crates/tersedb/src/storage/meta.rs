@@ -26,7 +26,12 @@
 //!
 //! Bytes read from the file are untrusted: every access is checked (no indexing, no unwrap).
 
-#![deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used)]
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 
 use super::{PageKind, Storage, MAX_PAGE_SIZE, MIN_PAGE_SIZE, PAGE_CHECKSUM_LEN, PAGE_KIND_OFFSET};
 use crate::error::{Error, PageId, Result};
@@ -414,7 +419,12 @@ pub fn choose(storage: &dyn Storage, ps: usize, len: u64, recover: bool, repair:
 }
 
 #[cfg(test)]
-#[allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used)]
+#[allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 mod tests {
     use super::*;
 

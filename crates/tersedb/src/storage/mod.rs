@@ -13,7 +13,12 @@
 //! Seeding the checksum with the page id makes a page written at the wrong offset fail its check.
 //! Pages are cached as they are on disk (so compressed leaves stay compressed in RAM).
 
-#![deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used)]
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 
 use crate::error::{PageId, Result};
 use std::sync::Arc;

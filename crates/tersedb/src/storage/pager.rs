@@ -31,7 +31,12 @@
 //!
 //! Pages read from the file are untrusted: every access to their bytes is checked.
 
-#![deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used)]
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 
 use super::meta::{self, Meta};
 use super::readers::{ReaderScan, ReaderSlot};
@@ -1089,12 +1094,8 @@ impl WritePages {
             Error::from(e)
         };
         for (id, page) in out.iter_mut() {
-            if Arc::get_mut(page).is_none() {
-                // The layer above still holds these bytes: seal a private copy.
-                *page = Page::from(page.as_ref());
-            }
-            #[allow(clippy::expect_used)] // a copy made just above has one owner
-            let p = Arc::get_mut(page).expect("a fresh copy is unique");
+            // When the layer above still holds these bytes, a private copy is sealed.
+            let p = Arc::make_mut(page);
             meta::seal(*id, p);
             pager.storage.write_at(*id * ps as u64, p).map_err(fail)?;
         }

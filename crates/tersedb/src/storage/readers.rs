@@ -27,7 +27,12 @@
 //!
 //! Slot files are written by other processes: every read of them is checked.
 
-#![deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used)]
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io;
@@ -66,7 +71,9 @@ impl ReaderSlot {
     pub fn claim(path: &Path) -> io::Result<ReaderSlot> {
         let dir = dir_of(path);
         std::fs::create_dir_all(&dir)?;
-        for n in 0.. {
+        // Slots r0, r1, ... in order: the first one free is taken, past the last a new one.
+        let mut n: u64 = 0;
+        loop {
             let p = dir.join(format!("r{n}"));
             let file = OpenOptions::new()
                 .read(true)
@@ -85,11 +92,10 @@ impl ReaderSlot {
                     slot.publish(IDLE)?;
                     return Ok(slot);
                 }
-                Err(TryLockError::WouldBlock) => continue,
+                Err(TryLockError::WouldBlock) => n += 1,
                 Err(TryLockError::Error(e)) => return Err(e),
             }
         }
-        unreachable!("an unbounded range")
     }
 
     /// Publishes the oldest snapshot this environment holds (`None`: none).
@@ -218,7 +224,12 @@ pub fn writer_holder(path: &Path) -> String {
 }
 
 #[cfg(test)]
-#[allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used)]
+#[allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 mod tests {
     use super::*;
 

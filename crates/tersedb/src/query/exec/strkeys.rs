@@ -11,7 +11,7 @@
 //! Rows come in key order (reversed with ORDER BY key DESC, walking the cursor backwards);
 //! OFFSET skips and LIMIT stops the walk.
 
-use super::{column_name, f64_from_key, f64_group, rec_val, Acc, Shape, Window};
+use super::{agg_func, column_name, f64_from_key, f64_group, rec_val, Acc, Shape, Window};
 use crate::btree::Key;
 use crate::cursor::Cursor;
 use crate::db::{Db, ValueType};
@@ -200,13 +200,13 @@ fn like(pat: &[u8], s: &[u8]) -> bool {
     // Iterative wildcard match with one backtrack point (`%` = any run, `_` = one byte).
     let (mut p, mut i) = (0, 0);
     let mut star: Option<(usize, usize)> = None;
-    while i < s.len() {
+    while let Some(&here) = s.get(i) {
         match pat.get(p) {
             Some(b'%') => {
                 star = Some((p, i));
                 p += 1;
             }
-            Some(&c) if c == b'_' || c == s[i] => {
+            Some(&c) if c == b'_' || c == here => {
                 p += 1;
                 i += 1;
             }
@@ -220,7 +220,7 @@ fn like(pat: &[u8], s: &[u8]) -> bool {
             },
         }
     }
-    pat[p.min(pat.len())..].iter().all(|&c| c == b'%')
+    pat.iter().skip(p).all(|&c| c == b'%')
 }
 
 impl SPred {
@@ -448,8 +448,11 @@ fn bind(
         } => {
             let pat = pattern.as_bytes().to_vec();
             if top && !negated {
-                let n = pat.iter().position(|&c| c == b'%' || c == b'_');
-                let prefix = &pat[..n.unwrap_or(pat.len())];
+                // The bytes before the first wildcard (`split` yields at least one piece).
+                let prefix = pat
+                    .split(|&c| c == b'%' || c == b'_')
+                    .next()
+                    .unwrap_or_default();
                 span.raise(prefix.to_vec());
                 match prefix_end(prefix) {
                     Some(e) => span.lower(e, false),
@@ -661,7 +664,7 @@ pub(crate) fn run(
             let mut values = Vec::with_capacity(items.len());
             for s in &items {
                 if let Item::Agg(i) = s.item {
-                    values.push(all.finish(q.aggregates[i].func)?);
+                    values.push(all.finish(agg_func(q, i)?)?);
                 }
             }
             Ok(QueryResult {
@@ -686,7 +689,7 @@ pub(crate) fn run(
                 let mut row = Vec::with_capacity(items.len());
                 for s in &items {
                     row.push(match s.item {
-                        Item::Agg(i) => acc.finish(q.aggregates[i].func)?,
+                        Item::Agg(i) => acc.finish(agg_func(q, i)?)?,
                         Item::Group if vt == ValueType::F64 => Value::Float(if g == i128::MAX {
                             f64::NAN
                         } else {
