@@ -1033,6 +1033,9 @@ impl Packed {
             let buf = &mut w.buf;
             let mut d = blk.desc;
             let size = d.size as usize;
+            if size > SCRATCH {
+                return Err(Fault("compressed block larger than any codec writes"));
+            }
             let room = codec.max_payload_len(count + 1).max(size).min(SCRATCH);
             // The codec sees the block and zeros up to the room it may grow into, as before
             // the buffer was kept per thread.
@@ -1214,6 +1217,9 @@ impl Packed {
                 return Ok(None);
             }
             return Ok(Some(h.used() + e.payload() - size));
+        }
+        if size > SCRATCH {
+            return Err(Fault("compressed block larger than any codec writes"));
         }
         let mut buf = [0u8; SCRATCH];
         buf[..size].copy_from_slice(&region[blk.at.clone()]);
@@ -2027,6 +2033,27 @@ mod tests {
                 assert!(p.built_len(&model).unwrap() <= p.repacked_len(&model).unwrap());
             }
         }
+    }
+
+    /// A block whose payload (its offsets say) is longer than any codec writes: inserts and
+    /// removes into it fault instead of overrunning their one-block buffer.
+    #[test]
+    fn an_oversized_block_faults() {
+        let p = Packed {
+            codec: CodecId::VByte,
+            block_keys: 257,
+            wide: false,
+            auto: false,
+        };
+        let mut region = vec![0u8; 4096];
+        Packed::init(&mut region);
+        let keys: Vec<u64> = (0..100).map(|i| i * 2).collect();
+        assert!(p.build(&mut region, &keys).unwrap());
+        assert_eq!(p.blocks(&region).unwrap(), 1);
+        // The list's payload end moved to 2,000 bytes: the one block now spans them.
+        region[2..4].copy_from_slice(&2000u16.to_le_bytes());
+        assert!(p.insert(&mut region.clone(), 100, 51).is_err());
+        assert!(p.remove(&mut region.clone(), 50).is_err());
     }
 
     #[test]
