@@ -172,13 +172,9 @@ fn unpack_groups<const B: usize>(data: &[u8], j: usize, out: &mut [u64]) -> usiz
     done
 }
 
-/// `unpack`, one value at a time: an unaligned 8-byte read per value while 8 bytes remain,
-/// `extract` for the tail and for widths above 56 bits.
+/// `unpack` (widths above 0), one value at a time: an unaligned 8-byte read per value while 8
+/// bytes remain, `extract` for the tail and for widths above 56 bits.
 fn unpack_each(data: &[u8], bits: u32, j0: usize, out: &mut [u64]) -> SResult<()> {
-    if bits == 0 {
-        out.fill(0);
-        return Ok(());
-    }
     let m = mask(bits);
     let b = bits as usize;
     for (k, o) in out.iter_mut().enumerate() {
@@ -459,48 +455,36 @@ impl NumRecs {
         acc: &mut RecFold,
         hint: &RecHint,
     ) -> SResult<()> {
-        FOLD_WORDS.with(|w| self.fold_into(region, n, range, rn, acc, hint, &mut w.borrow_mut()))
-    }
-
-    /// `fold` with a buffer for one chunk's words.
-    // `fold`'s arguments and the buffer.
-    #[allow(clippy::too_many_arguments)]
-    fn fold_into(
-        &self,
-        region: &[u8],
-        n: usize,
-        range: std::ops::Range<usize>,
-        rn: RecNum,
-        acc: &mut RecFold,
-        hint: &RecHint,
-        words: &mut [u64; 255],
-    ) -> SResult<()> {
-        // Folds of consecutive ranges (GROUP BY buckets) start at the chunk the last one ended in.
-        let (mut at, mut seen) = match hint.0.get() {
-            (at, seen) if at >= 2 && seen <= range.start => (at, seen),
-            _ => (2, 0),
-        };
-        while seen < range.end {
-            if seen >= n {
-                return Err(Fault("record index out of range"));
+        FOLD_WORDS.with(|w| {
+            let words = &mut *w.borrow_mut();
+            // Folds of consecutive ranges (GROUP BY buckets) start at the chunk the last one
+            // ended in.
+            let (mut at, mut seen) = match hint.0.get() {
+                (at, seen) if at >= 2 && seen <= range.start => (at, seen),
+                _ => (2, 0),
+            };
+            while seen < range.end {
+                if seen >= n {
+                    return Err(Fault("record index out of range"));
+                }
+                let c = self.header(region, at)?;
+                let (j0, j1) = (
+                    range.start.max(seen) - seen,
+                    range.end.min(seen + c.count) - seen,
+                );
+                if j0 < j1 {
+                    self.chunk_words(region, at, &c, j0, j1, words)?;
+                    acc.add_words(rn, &words[..j1 - j0]);
+                }
+                if range.end <= seen + c.count {
+                    hint.0.set((at, seen));
+                    break;
+                }
+                seen += c.count;
+                at += c.len;
             }
-            let c = self.header(region, at)?;
-            let (j0, j1) = (
-                range.start.max(seen) - seen,
-                range.end.min(seen + c.count) - seen,
-            );
-            if j0 < j1 {
-                self.chunk_words(region, at, &c, j0, j1, words)?;
-                acc.add_words(rn, &words[..j1 - j0]);
-            }
-            if range.end <= seen + c.count {
-                hint.0.set((at, seen));
-                break;
-            }
-            seen += c.count;
-            at += c.len;
-        }
-        Ok(())
+            Ok(())
+        })
     }
 
     /// Bytes used by `n` records; checks every chunk header and the record count.
