@@ -150,26 +150,44 @@ fn unpack(data: &[u8], bits: u32, j0: usize, out: &mut [u64]) -> SResult<()> {
 }
 
 /// Values `j..` of a run of `B`-bit values into a prefix of `out`, eight at a time (`j` a
-/// multiple of 8): returns how many it wrote, stopping where a group's bytes (and the 8 after
-/// them that its last read may touch) pass the end of `data`.
+/// multiple of 8; a last group short of eight through a scratch group): returns how many it
+/// wrote, stopping where a group's bytes (and the 8 after them that its last read may touch)
+/// pass the end of `data`.
 #[inline(always)]
 fn unpack_groups<const B: usize>(data: &[u8], j: usize, out: &mut [u64]) -> usize {
-    let m = mask(B as u32);
     let mut done = 0;
-    for (g, o) in out.chunks_exact_mut(8).enumerate() {
-        let at = (j / 8 + g) * B;
+    let mut groups = out.chunks_exact_mut(8);
+    for o in &mut groups {
+        let at = (j + done) / 8 * B;
         let Some(win) = data.get(at..at + B + 8) else {
-            break;
+            return done;
         };
-        for (i, v) in o.iter_mut().enumerate() {
-            let bit = i * B;
-            let mut w = [0u8; 8];
-            w.copy_from_slice(&win[bit / 8..bit / 8 + 8]);
-            *v = (u64::from_le_bytes(w) >> (bit % 8)) & m;
-        }
+        unpack_group::<B>(win, o);
         done += 8;
     }
+    let rest = groups.into_remainder();
+    if !rest.is_empty() {
+        let at = (j + done) / 8 * B;
+        if let Some(win) = data.get(at..at + B + 8) {
+            let mut g = [0u64; 8];
+            unpack_group::<B>(win, &mut g);
+            rest.copy_from_slice(&g[..rest.len()]);
+            done += rest.len();
+        }
+    }
     done
+}
+
+/// Eight `B`-bit values from the `B` bytes at the start of `win` (which holds 8 more).
+#[inline(always)]
+fn unpack_group<const B: usize>(win: &[u8], o: &mut [u64]) {
+    let m = mask(B as u32);
+    for (i, v) in o.iter_mut().enumerate().take(8) {
+        let bit = i * B;
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&win[bit / 8..bit / 8 + 8]);
+        *v = (u64::from_le_bytes(w) >> (bit % 8)) & m;
+    }
 }
 
 /// `unpack` (widths above 0), one value at a time: an unaligned 8-byte read per value while 8
@@ -208,6 +226,25 @@ fn extract(data: &[u8], j: usize, bits: u32) -> SResult<u64> {
     Ok((u128::from_le_bytes(b) >> shift) as u64 & mask(bits))
 }
 
+/// The sum of values `js` of a bit-packed run, unpacked through `buf` (one chunk's worth).
+fn sum_packed(
+    data: &[u8],
+    bits: u32,
+    js: std::ops::Range<usize>,
+    buf: &mut [u64],
+) -> SResult<u128> {
+    let vals = buf
+        .get_mut(..js.len())
+        .ok_or(Fault("record decode buffer too small"))?;
+    unpack(data, bits, js.start, vals)?;
+    Ok(if bits <= 55 {
+        // At most 255 values below 2^55: the sum stays below 2^63.
+        u128::from(vals.iter().sum::<u64>())
+    } else {
+        vals.iter().map(|&v| u128::from(v)).sum()
+    })
+}
+
 thread_local! {
     /// One chunk's records as words, for folds: kept per thread, as zeroing 2 KB on the stack
     /// for every leaf a fold visits was 7% of a range SUM's instructions.
@@ -241,6 +278,18 @@ impl NumRecs {
             return Err(Fault("record of the wrong size"));
         }
         Ok(le_word(raw))
+    }
+
+    /// An integer record's word as its number (signed: sign-extended from the record's width).
+    #[inline]
+    fn number(&self, word: u64) -> i128 {
+        match self.num {
+            Num::Signed => {
+                let s = 64 - 8 * self.w() as u32;
+                i128::from(((word << s) as i64) >> s)
+            }
+            _ => i128::from(word),
+        }
     }
 
     /// A word in the order of its numbers (signed: sign bit flipped).
@@ -399,7 +448,9 @@ impl NumRecs {
             RAW => le_words(&body[2 + j0 * w..2 + j1 * w], w, out),
             FOR => {
                 let base = self.ordered(self.word(&body[3..3 + w])?);
-                unpack(&body[3 + w..], c.bits, j0, out)?;
+                // The run read on to the region's end: whole groups of eight then reach the
+                // chunk's last values (bytes past the chunk are masked off).
+                unpack(&region[at + 3 + w..], c.bits, j0, out)?;
                 for o in out.iter_mut() {
                     *o = self.unordered(base.wrapping_add(*o));
                 }
@@ -413,7 +464,7 @@ impl NumRecs {
                 {
                     *e = le_word(src);
                 }
-                unpack(&body[4 + c.param * w..], c.bits, j0, out)?;
+                unpack(&region[at + 4 + c.param * w..], c.bits, j0, out)?;
                 let entries = &entries[..c.param];
                 for o in out.iter_mut() {
                     *o = *entries
@@ -423,12 +474,11 @@ impl NumRecs {
             }
             _ => {
                 let plen = packed_len(c.count, c.bits);
-                let packed = &body[13..13 + plen];
                 let tail = &body[13 + plen..];
                 let (pos, vals) = tail.split_at(c.exc);
                 let base = self.word(&body[4..12])?;
                 let scale = POW10[c.param];
-                unpack(packed, c.bits, j0, out)?;
+                unpack(&region[at + 13..], c.bits, j0, out)?;
                 for o in out.iter_mut() {
                     let i = base.wrapping_add(*o) ^ (1 << 63);
                     *o = ((i as i64 as f64) / scale).to_bits();
@@ -441,6 +491,84 @@ impl NumRecs {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// The sum of the dictionary `entries` (integer records) named by `codes`, every code
+    /// below `N` (a power of two at least the codes' range); `None` when a code passes the
+    /// entries. Each entry is split into its high (signed for signed records) and low 32 bits,
+    /// so the sum runs in two 64-bit lanes, exact for a chunk's 255 codes.
+    fn dict_sum<const N: usize>(&self, entries: &[u8], codes: &[u64]) -> Option<i128> {
+        let (mut hi, mut lo) = ([0i64; N], [0u64; N]);
+        let each = entries.chunks_exact(self.w());
+        let param = each.len();
+        for ((h, l), src) in hi.iter_mut().zip(lo.iter_mut()).zip(each) {
+            let v = self.number(le_word(src));
+            *h = (v >> 32) as i64;
+            *l = v as u64 & 0xffff_ffff;
+        }
+        let (mut sh, mut sl, mut any) = (0i64, 0u64, 0usize);
+        for &k in codes {
+            let k = k as usize & (N - 1);
+            sh = sh.wrapping_add(hi[k]);
+            sl += lo[k];
+            any |= k;
+        }
+        // `any` bounds every code; only when it reaches past the entries is the largest code
+        // needed.
+        if any >= param && codes.iter().any(|&k| k as usize >= param) {
+            return None;
+        }
+        Some(((sh as i128) << 32) + sl as i128)
+    }
+
+    /// Folds records `js` of the chunk at `at` into `acc`. For COUNT and SUM of integers a FOR
+    /// chunk is `count * base + the sum of its offsets` and a DICT chunk the sum of its entries
+    /// looked up by code, so neither is decoded into records first (the patched-FOR paper's
+    /// point: work on the compressed form, one vector at a time); every other case decodes the
+    /// records into `words` and folds them.
+    #[allow(clippy::too_many_arguments)]
+    fn fold_chunk(
+        &self,
+        region: &[u8],
+        at: usize,
+        c: &Chunk,
+        js: std::ops::Range<usize>,
+        rn: RecNum,
+        acc: &mut RecFold,
+        words: &mut [u64; 255],
+    ) -> SResult<()> {
+        let (w, n) = (self.w(), js.len());
+        if acc.skip_extremes && self.num != Num::Float && n > 0 {
+            let bad = || Fault("compressed record chunk outside its region");
+            match c.kind {
+                FOR => {
+                    let base = self.word(region.get(at + 3..at + 3 + w).ok_or_else(bad)?)?;
+                    let data = region.get(at + 3 + w..).ok_or_else(bad)?;
+                    let offs = sum_packed(data, c.bits, js, words)?;
+                    acc.count += n as u64;
+                    acc.isum += n as i128 * self.number(base) + offs as i128;
+                    return Ok(());
+                }
+                DICT => {
+                    let entries = region.get(at + 4..at + 4 + c.param * w).ok_or_else(bad)?;
+                    let data = region.get(at + 4 + c.param * w..).ok_or_else(bad)?;
+                    let codes = &mut words[..n];
+                    unpack(data, c.bits, js.start, codes)?;
+                    let sum = if c.bits <= 4 {
+                        self.dict_sum::<16>(entries, codes)
+                    } else {
+                        self.dict_sum::<256>(entries, codes)
+                    };
+                    acc.count += n as u64;
+                    acc.isum += sum.ok_or(Fault("record dictionary code out of range"))?;
+                    return Ok(());
+                }
+                _ => {}
+            }
+        }
+        self.chunk_words(region, at, c, js.start, js.end, words)?;
+        acc.add_words(rn, &words[..n]);
         Ok(())
     }
 
@@ -473,8 +601,7 @@ impl NumRecs {
                     range.end.min(seen + c.count) - seen,
                 );
                 if j0 < j1 {
-                    self.chunk_words(region, at, &c, j0, j1, words)?;
-                    acc.add_words(rn, &words[..j1 - j0]);
+                    self.fold_chunk(region, at, &c, j0..j1, rn, acc, words)?;
                 }
                 if range.end <= seen + c.count {
                     hint.0.set((at, seen));
@@ -1206,6 +1333,10 @@ mod tests {
             }
             // One hint across all ranges (in no order: some start before it, most after).
             let shared = RecHint::default();
+            // The sums read the region cut where its chunks end (no bytes past the last chunk
+            // for a group of eight to read on into); the full folds read the bytes left past
+            // it by earlier writes, which the unpacking must mask off.
+            let tight = &region[..nr.used(region, n).unwrap()];
             for (a, z) in ranges {
                 let mut got = RecFold::default();
                 nr.fold(region, n, a..z, nr.rec_num(), &mut got, &RecHint::default())
@@ -1217,7 +1348,7 @@ mod tests {
                     skip_extremes: true,
                     ..RecFold::default()
                 };
-                nr.fold(region, n, a..z, nr.rec_num(), &mut sums, &shared)
+                nr.fold(tight, n, a..z, nr.rec_num(), &mut sums, &shared)
                     .unwrap();
                 let want = RecFold {
                     min: None,
@@ -1267,17 +1398,23 @@ mod tests {
         let few: Vec<u64> = (0..600)
             .map(|_| [3, 1 << 40, 99][(r() % 3) as usize])
             .collect();
+        // Few values either side of zero: DICT chunks of signed records (sign-extended sums).
+        let few_signed: Vec<u64> = (0..600)
+            .map(|_| [-5i64, 7, -100_000, i64::MIN, i64::MAX][(r() % 5) as usize] as u64)
+            .collect();
         for (w, num) in [
             (4, Num::Unsigned),
             (8, Num::Unsigned),
             (8, Num::Signed),
+            (4, Num::Signed),
+            (2, Num::Signed),
             (8, Num::Float),
             (2, Num::Unsigned),
             (1, Num::Unsigned),
         ] {
             let nr = list(w, num);
             let m = mask(8 * w as u32);
-            for (k, vals) in [&small, &wide, &few].into_iter().enumerate() {
+            for (k, vals) in [&small, &wide, &few, &few_signed].into_iter().enumerate() {
                 let vals: Vec<u64> = vals.iter().map(|v| v & m).collect();
                 model_check(nr, &vals, k as u64 + 1);
             }
