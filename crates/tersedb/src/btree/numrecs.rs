@@ -6,13 +6,20 @@
 //! region:  [used u16][chunk 0][chunk 1] ...  records in key order; `used` counts every byte of
 //!                                             the region in use, itself included (no records:
 //!                                             nothing, 0)
-//! chunk:   [count u8, 1..=255][kind u8][body]
+//! chunk:   [count u8, 1..=255][kind u8: sum bytes << 4 | layout][body][sum]
 //!   0 RAW   count x w bytes, little-endian
 //!   1 FOR   [bits u8][base: w bytes][count offsets of `bits` bits]
 //!   2 DICT  [bits u8][entries - 1 u8][entries x w bytes, ascending][count codes of `bits` bits]
 //!   3 DEC   [exponent u8][bits u8][base u64][exceptions u8][count offsets of `bits` bits]
 //!           [exception positions u8, ascending][exception values u64]      (f64 records only)
+//!   sum     FOR and DICT chunks of integer records: the sum of the offsets (DICT: of each
+//!           record's distance above entry 0), 1..=9 bytes little-endian, sized for 255
+//!           offsets; chunks written before sums existed have none (kind byte 1 or 2)
 //! ```
+//!
+//! The sum makes a SUM or AVG over whole chunks `count * base + sum`, read from the chunk's
+//! last bytes instead of its records (a chunk spans key blocks: the executor folds runs of
+//! whole key blocks at once). Edits in place keep it; `check` holds it against the records.
 //!
 //! FOR is the frame of reference of the patched-FOR paper (Zukowski et al., "Super-Scalar
 //! RAM-CPU Cache Compression", section 3): every value is `base + offset`, offsets bit-packed
@@ -35,6 +42,8 @@ const RAW: u8 = 0;
 const FOR: u8 = 1;
 const DICT: u8 = 2;
 const DEC: u8 = 3;
+/// The kind byte's layout bits; its high four bits count the bytes of the chunk's sum.
+const KIND: u8 = 0x0f;
 
 /// Exact powers of ten (every one up to 10^22 is an f64 without rounding).
 const POW10: [f64; 19] = [
@@ -226,6 +235,28 @@ fn extract(data: &[u8], j: usize, bits: u32) -> SResult<u64> {
     Ok((u128::from_le_bytes(b) >> shift) as u64 & mask(bits))
 }
 
+/// Bytes of a chunk's sum of offsets each below `2^bits`: 255 of them sum below `2^(bits + 8)`.
+fn sum_len(bits: u32) -> usize {
+    (bits as usize + 8).div_ceil(8)
+}
+
+/// A chunk's stored sum: 1..=9 bytes, little-endian.
+fn read_sum(b: &[u8]) -> u128 {
+    let mut a = [0u8; 16];
+    let k = b.len().min(16);
+    a[..k].copy_from_slice(&b[..k]);
+    u128::from_le_bytes(a)
+}
+
+/// Stores `v` in the sum bytes `b`; `None` when it does not fit them.
+fn write_sum(b: &mut [u8], v: u128) -> Option<()> {
+    if b.len() < 16 && v >> (8 * b.len()) != 0 {
+        return None;
+    }
+    b.copy_from_slice(v.to_le_bytes().get(..b.len())?);
+    Some(())
+}
+
 /// The sum of values `js` of a bit-packed run, unpacked through `buf` (one chunk's worth).
 fn sum_packed(
     data: &[u8],
@@ -263,6 +294,8 @@ struct Chunk {
     param: usize,
     /// DEC: exceptions.
     exc: usize,
+    /// Bytes of the chunk's stored sum of offsets at its end (0: none).
+    sum: usize,
 }
 
 impl NumRecs {
@@ -292,6 +325,43 @@ impl NumRecs {
         }
     }
 
+    /// Whether a chunk of layout `kind` may carry a sum of `bytes`: FOR and DICT chunks, at
+    /// most 9 bytes (255 offsets below 2^64). Writers give one to integer records only; f64
+    /// records never fold from it.
+    #[inline]
+    fn may_sum(&self, kind: u8, bytes: usize) -> bool {
+        matches!(kind, FOR | DICT) && bytes <= 9
+    }
+
+    /// The chunk's stored sum of offsets (FOR: the offsets; DICT: each record's distance
+    /// above the first entry, in the records' order); `None` without one.
+    fn stored_sum(&self, chunk: &[u8], c: &Chunk) -> Option<u128> {
+        let b = chunk.get(c.len.checked_sub(c.sum)?..c.len)?;
+        (c.sum > 0).then(|| read_sum(b))
+    }
+
+    /// The sum of every record of a chunk with a stored sum: `count * base + offsets`, the
+    /// base being FOR's frame or DICT's first entry; `None` without a stored sum.
+    fn records_sum(&self, chunk: &[u8], c: &Chunk) -> SResult<Option<i128>> {
+        let Some(offs) = self.stored_sum(chunk, c) else {
+            return Ok(None);
+        };
+        let w = self.w();
+        let base = match c.kind {
+            FOR => chunk.get(3..3 + w),
+            _ => chunk.get(4..4 + w),
+        };
+        let base = self.word(base.ok_or(Fault("record chunk too short"))?)?;
+        Ok(Some(c.count as i128 * self.number(base) + offs as i128))
+    }
+
+    /// The offset a DICT chunk's `code` stands for: its entry's distance above entry 0.
+    fn dict_offset(&self, entries: &[u8], code: u64) -> Option<u64> {
+        let w = self.w();
+        let e = |k: usize| entries.get(k * w..k * w + w).map(le_word);
+        Some(self.ordered(e(code as usize)?) - self.ordered(e(0)?))
+    }
+
     /// A word in the order of its numbers (signed: sign bit flipped).
     #[inline]
     fn ordered(&self, word: u64) -> u64 {
@@ -315,9 +385,12 @@ impl NumRecs {
     fn header(&self, region: &[u8], at: usize) -> SResult<Chunk> {
         let bad = Fault("compressed record chunk outside its region");
         let h = region.get(at..at + 2).ok_or(bad.clone())?;
-        let (count, kind) = (h[0] as usize, h[1]);
+        let (count, kind, sum) = (h[0] as usize, h[1] & KIND, (h[1] >> 4) as usize);
         if count == 0 {
             return Err(Fault("empty compressed record chunk"));
+        }
+        if sum > 0 && !self.may_sum(kind, sum) {
+            return Err(Fault("record chunk with a sum where none can be"));
         }
         let w = self.w();
         let byte = |k: usize| region.get(at + k).copied().ok_or(bad.clone());
@@ -328,35 +401,37 @@ impl NumRecs {
             bits: 0,
             param: 0,
             exc: 0,
+            sum,
         };
-        c.len = match kind {
-            RAW => 2 + count * w,
-            FOR => {
-                c.bits = byte(2)? as u32;
-                if c.bits > 8 * w as u32 {
-                    return Err(Fault("record chunk bit width above the record size"));
+        c.len = sum
+            + match kind {
+                RAW => 2 + count * w,
+                FOR => {
+                    c.bits = byte(2)? as u32;
+                    if c.bits > 8 * w as u32 {
+                        return Err(Fault("record chunk bit width above the record size"));
+                    }
+                    3 + w + packed_len(count, c.bits)
                 }
-                3 + w + packed_len(count, c.bits)
-            }
-            DICT => {
-                c.bits = byte(2)? as u32;
-                c.param = byte(3)? as usize + 1;
-                if c.bits > 8 {
-                    return Err(Fault("record dictionary code wider than 8 bits"));
+                DICT => {
+                    c.bits = byte(2)? as u32;
+                    c.param = byte(3)? as usize + 1;
+                    if c.bits > 8 {
+                        return Err(Fault("record dictionary code wider than 8 bits"));
+                    }
+                    4 + c.param * w + packed_len(count, c.bits)
                 }
-                4 + c.param * w + packed_len(count, c.bits)
-            }
-            DEC if self.num == Num::Float => {
-                c.param = byte(2)? as usize;
-                c.bits = byte(3)? as u32;
-                c.exc = byte(12)? as usize;
-                if c.param >= POW10.len() || c.bits > 64 || c.exc > count {
-                    return Err(Fault("bad decimal record chunk"));
+                DEC if self.num == Num::Float => {
+                    c.param = byte(2)? as usize;
+                    c.bits = byte(3)? as u32;
+                    c.exc = byte(12)? as usize;
+                    if c.param >= POW10.len() || c.bits > 64 || c.exc > count {
+                        return Err(Fault("bad decimal record chunk"));
+                    }
+                    13 + packed_len(count, c.bits) + 9 * c.exc
                 }
-                13 + packed_len(count, c.bits) + 9 * c.exc
-            }
-            _ => return Err(Fault("unknown record chunk kind")),
-        };
+                _ => return Err(Fault("unknown record chunk kind")),
+            };
         if at + c.len > region.len() {
             return Err(bad);
         }
@@ -370,21 +445,25 @@ impl NumRecs {
     #[inline(always)]
     fn skip(&self, region: &[u8], at: usize) -> Option<(usize, usize)> {
         let h: [u8; 13] = region.get(at..at + 13)?.try_into().ok()?;
-        let (count, w) = (h[0] as usize, self.w());
-        let len = match h[1] {
-            _ if count == 0 => return None,
-            RAW => 2 + count * w,
-            FOR if h[2] as usize <= 8 * w => 3 + w + packed_len(count, h[2] as u32),
-            DICT if h[2] <= 8 => 4 + (h[3] as usize + 1) * w + packed_len(count, h[2] as u32),
-            DEC if self.num == Num::Float
-                && (h[2] as usize) < POW10.len()
-                && h[3] <= 64
-                && h[12] as usize <= count =>
-            {
-                13 + packed_len(count, h[3] as u32) + 9 * h[12] as usize
-            }
-            _ => return None,
-        };
+        let (count, w, sum) = (h[0] as usize, self.w(), (h[1] >> 4) as usize);
+        if sum > 0 && !self.may_sum(h[1] & KIND, sum) {
+            return None;
+        }
+        let len = sum
+            + match h[1] & KIND {
+                _ if count == 0 => return None,
+                RAW => 2 + count * w,
+                FOR if h[2] as usize <= 8 * w => 3 + w + packed_len(count, h[2] as u32),
+                DICT if h[2] <= 8 => 4 + (h[3] as usize + 1) * w + packed_len(count, h[2] as u32),
+                DEC if self.num == Num::Float
+                    && (h[2] as usize) < POW10.len()
+                    && h[3] <= 64
+                    && h[12] as usize <= count =>
+                {
+                    13 + packed_len(count, h[3] as u32) + 9 * h[12] as usize
+                }
+                _ => return None,
+            };
         (at + len <= region.len()).then_some((count, len))
     }
 
@@ -541,6 +620,15 @@ impl NumRecs {
         let (w, n) = (self.w(), js.len());
         if acc.skip_extremes && self.num != Num::Float && n > 0 {
             let bad = || Fault("compressed record chunk outside its region");
+            let chunk = region.get(at..at + c.len).ok_or_else(bad)?;
+            if n == c.count {
+                // The whole chunk: its stored sum, no record read.
+                if let Some(sum) = self.records_sum(chunk, c)? {
+                    acc.count += n as u64;
+                    acc.isum += sum;
+                    return Ok(());
+                }
+            }
             match c.kind {
                 FOR => {
                     let base = self.word(region.get(at + 3..at + 3 + w).ok_or_else(bad)?)?;
@@ -716,12 +804,13 @@ impl NumRecs {
 
     /// Encodes 1..=255 records as one chunk, the smallest layout (ties: FOR, DEC, DICT, RAW).
     fn encode_chunk(&self, vals: &[u64], out: &mut Vec<u8>) {
-        self.encode_with(vals, None, out)
+        self.encode_with(vals, None, true, out)
     }
 
     /// `encode_chunk`, or with `force` the layout `(kind, DEC exponent)` of an earlier chunk of a
-    /// superset of `vals` (which then takes no more bytes than that chunk did).
-    fn encode_with(&self, vals: &[u64], force: Option<(u8, usize)>, out: &mut Vec<u8>) {
+    /// superset of `vals` (which then takes no more bytes than that chunk did when `sums` is
+    /// whether that chunk had a sum). Without `sums`, no chunk carries a sum.
+    fn encode_with(&self, vals: &[u64], force: Option<(u8, usize)>, sums: bool, out: &mut Vec<u8>) {
         let (n, w) = (vals.len(), self.w());
         debug_assert!((1..=255).contains(&n));
         let allow = |k: u8| force.is_none_or(|(f, _)| f == k);
@@ -734,7 +823,11 @@ impl NumRecs {
             hi = hi.max(o);
         }
         let for_bits = bits_for(hi - lo);
-        let for_len = or_max(allow(FOR), 3 + w + packed_len(n, for_bits));
+        // Integer chunks carry the sum of their offsets (FOR, DICT): a SUM over whole chunks
+        // reads it instead of the records.
+        let sums = sums && self.num != Num::Float;
+        let for_sum = if sums { sum_len(for_bits) } else { 0 };
+        let for_len = or_max(allow(FOR), 3 + w + packed_len(n, for_bits) + for_sum);
         let dec = match force {
             _ if self.num != Num::Float => None,
             Some((DEC, e)) => Some(dec_at(vals, e)),
@@ -746,6 +839,7 @@ impl NumRecs {
         // A dictionary holds at least the distinct values of a sample: when even that many
         // entries cost as much as the best other layout, the values are not sorted at all.
         let dict_len_at = |d: usize| 4 + d * w + packed_len(n, bits_for(d.max(1) as u64 - 1));
+        // (The estimate leaves out the sum's bytes, which the chosen dictionary adds.)
         let mut sample = [0u64; 16];
         let k = n.min(16);
         for (s, &v) in sample.iter_mut().zip(vals) {
@@ -760,18 +854,26 @@ impl NumRecs {
             sorted.dedup();
         }
         let dict_bits = bits_for(sorted.len().max(1) as u64 - 1);
+        let dict_sum = match (sorted.first(), sorted.last()) {
+            (Some(lo), Some(hi)) if sums => sum_len(bits_for(hi - lo)),
+            _ => 0,
+        };
         let dict_len = if !sorted.is_empty() && sorted.len() <= 256 {
-            dict_len_at(sorted.len())
+            dict_len_at(sorted.len()) + dict_sum
         } else {
             usize::MAX
         };
         let best = others.min(dict_len);
         out.push(n as u8);
         if best == for_len {
-            out.push(FOR);
+            out.push(FOR | (for_sum as u8) << 4);
             out.push(for_bits as u8);
             out.extend_from_slice(&self.unordered(lo).to_le_bytes()[..w]);
             pack(vals.iter().map(|&v| self.ordered(v) - lo), for_bits, out);
+            if for_sum > 0 {
+                let sum: u128 = vals.iter().map(|&v| u128::from(self.ordered(v) - lo)).sum();
+                out.extend_from_slice(&sum.to_le_bytes()[..for_sum]);
+            }
         } else if best == dec_len {
             let d = dec.expect("dec_len is finite only with a plan");
             out.push(DEC);
@@ -785,7 +887,7 @@ impl NumRecs {
                 out.extend_from_slice(&vals[j].to_le_bytes());
             }
         } else if best == dict_len {
-            out.push(DICT);
+            out.push(DICT | (dict_sum as u8) << 4);
             out.push(dict_bits as u8);
             out.push((sorted.len() - 1) as u8);
             for &o in &sorted {
@@ -793,6 +895,11 @@ impl NumRecs {
             }
             let code = |v: u64| sorted.binary_search(&self.ordered(v)).unwrap_or(0) as u64;
             pack(vals.iter().map(|&v| code(v)), dict_bits, out);
+            if dict_sum > 0 {
+                let lo = sorted[0];
+                let sum: u128 = vals.iter().map(|&v| u128::from(self.ordered(v) - lo)).sum();
+                out.extend_from_slice(&sum.to_le_bytes()[..dict_sum]);
+            }
         } else {
             out.push(RAW);
             for &v in vals {
@@ -826,7 +933,7 @@ impl NumRecs {
             let cap = self.chunk as usize;
             let keep = vals.len() > c.count && c.count >= cap.div_ceil(4) && vals.len() < cap;
             let force = (keep && c.kind != RAW).then_some((c.kind, c.param));
-            self.encode_with(&vals, force, out);
+            self.encode_with(&vals, force, true, out);
         }
         Ok(())
     }
@@ -901,10 +1008,11 @@ impl NumRecs {
         }
         let (body, x) = self.code_in_layout(old, c, v)?;
         // DEC keeps its exception positions and values after the codes.
+        // FOR and DICT keep their sum there.
         let tail_at = if c.kind == DEC {
             13 + packed_len(c.count, c.bits)
         } else {
-            old.len()
+            old.len() - c.sum
         };
         let mut out = Vec::with_capacity(old.len() + 9);
         out.extend_from_slice(&old[..tail_at]);
@@ -919,7 +1027,20 @@ impl NumRecs {
             }
         }
         out.extend_from_slice(&old[tail_at..]);
+        if let Some(sum) = self.stored_sum(old, c) {
+            let sum = sum + u128::from(self.code_offset(old, c, x)?);
+            let end = out.len();
+            write_sum(out.get_mut(end - c.sum..)?, sum)?;
+        }
         Some(out)
+    }
+
+    /// The offset that code `x` of the FOR or DICT chunk `old` adds to its sum.
+    fn code_offset(&self, old: &[u8], c: &Chunk, x: u64) -> Option<u64> {
+        match c.kind {
+            DICT => self.dict_offset(old.get(4..4 + c.param * self.w())?, x),
+            _ => Some(x),
+        }
     }
 
     /// Where the codes of the FOR, DICT or DEC chunk `old` start, and `v`'s code in its layout
@@ -966,6 +1087,12 @@ impl NumRecs {
             return None;
         }
         let mut out = old.to_vec();
+        if let Some(sum) = self.stored_sum(old, c) {
+            let was = extract(old.get(body..)?, j, c.bits).ok()?;
+            let sum = (sum + u128::from(self.code_offset(old, c, x)?))
+                .checked_sub(u128::from(self.code_offset(old, c, was)?))?;
+            write_sum(out.get_mut(c.len - c.sum..c.len)?, sum)?;
+        }
         put_bits(out.get_mut(body..)?, j, c.bits, x)?;
         Some(out)
     }
@@ -1056,7 +1183,7 @@ impl NumRecs {
                 // The best layout of fewer records is not always smaller (DEC's search): the
                 // chunk's own layout is.
                 out.clear();
-                self.encode_with(&vals, Some((c.kind, c.param)), &mut out);
+                self.encode_with(&vals, Some((c.kind, c.param)), c.sum > 0, &mut out);
             }
         }
         if out.len() > c.len {
@@ -1075,11 +1202,27 @@ impl NumRecs {
         while seen < n {
             let c = self.header(region, at)?;
             self.chunk_decode(region, at, &c, out)?;
+            self.check_sum(&region[at..at + c.len], &c, &out[out.len() - c.count..])?;
             seen += c.count;
             at += c.len;
         }
         if seen != n || at != end {
             return Err(Fault("record chunks disagree with the node's count"));
+        }
+        Ok(())
+    }
+
+    /// A chunk's stored sum against its decoded records `vals` (`check`: a SUM reads the sum,
+    /// a row read the records, and the two must agree).
+    fn check_sum(&self, chunk: &[u8], c: &Chunk, vals: &[u64]) -> SResult<()> {
+        if self.num == Num::Float {
+            return Ok(());
+        }
+        let Some(sum) = self.records_sum(chunk, c)? else {
+            return Ok(());
+        };
+        if vals.iter().map(|&v| self.number(v)).sum::<i128>() != sum {
+            return Err(Fault("record chunk sum disagrees with its records"));
         }
         Ok(())
     }
@@ -1421,6 +1564,88 @@ mod tests {
         }
     }
 
+    /// Chunks written before chunks carried sums (kind bytes 1 and 2 with a zero high half)
+    /// still read, fold, shrink on removes and take overwrites; integer chunks written since
+    /// carry a sum, which `decode_all` (`check`) holds against the records.
+    #[test]
+    fn chunks_without_sums_still_work() {
+        let mut r = rng(5);
+        for (w, num) in [(8usize, Num::Signed), (4, Num::Unsigned)] {
+            let nr = list(w as u8, num);
+            let m = mask(8 * w as u32);
+            let for_vals: Vec<u64> = (0..700)
+                .map(|_| (r() % 5000).wrapping_sub(2500) & m)
+                .collect();
+            let dict_vals: Vec<u64> = (0..700)
+                .map(|_| [7u64, 90, 3][(r() % 3) as usize])
+                .collect();
+            for vals in [for_vals, dict_vals] {
+                let mut region = vec![0u8, 0];
+                for part in vals.chunks(nr.chunk as usize) {
+                    nr.encode_with(part, None, false, &mut region);
+                }
+                let used = region.len() as u16;
+                region[..2].copy_from_slice(&used.to_le_bytes());
+                assert!(region[2 + 1] & !KIND == 0, "the old layout has no sum");
+                region.resize(16 * 1024, 0);
+                let mut model = vals.clone();
+                let sums = |region: &[u8], model: &[u64]| {
+                    let mut got = RecFold {
+                        skip_extremes: true,
+                        ..RecFold::default()
+                    };
+                    nr.fold(
+                        region,
+                        model.len(),
+                        0..model.len(),
+                        nr.rec_num(),
+                        &mut got,
+                        &RecHint::default(),
+                    )
+                    .unwrap();
+                    assert_eq!(got.isum, fold_model(nr, model).isum);
+                    let mut all = Vec::new();
+                    nr.decode_all(region, model.len(), &mut all).unwrap();
+                    assert_eq!(all, model);
+                };
+                sums(&region, &model);
+                for _ in 0..200 {
+                    let i = (r() as usize) % model.len();
+                    let before = nr.used(&region, model.len()).unwrap();
+                    nr.remove(&mut region, model.len(), i).unwrap();
+                    model.remove(i);
+                    assert!(nr.used(&region, model.len()).unwrap() <= before);
+                }
+                sums(&region, &model);
+                for _ in 0..200 {
+                    let i = (r() as usize) % model.len();
+                    let v = model[(r() as usize) % model.len()];
+                    nr.write(&mut region, model.len(), i, &v.to_le_bytes()[..w], true)
+                        .unwrap();
+                    model[i] = v;
+                }
+                sums(&region, &model);
+            }
+        }
+    }
+
+    #[test]
+    fn a_forged_sum_fails_check() {
+        let nr = list(8, Num::Signed);
+        let vals: Vec<u64> = (0..300u64).map(|k| (k * 7) % 1000).collect();
+        let mut region = Vec::new();
+        nr.encode_all(&vals, &mut region);
+        let c = nr.header(&region, 2).unwrap();
+        assert_eq!(c.kind, FOR);
+        assert!(c.sum > 0, "integer FOR chunks carry a sum");
+        let mut all = Vec::new();
+        nr.decode_all(&region, vals.len(), &mut all).unwrap();
+        region[2 + c.len - c.sum] ^= 1;
+        all.clear();
+        let err = nr.decode_all(&region, vals.len(), &mut all).unwrap_err();
+        assert_eq!(err, Fault("record chunk sum disagrees with its records"));
+    }
+
     #[test]
     fn signed_and_float_edges() {
         let nr = list(8, Num::Signed);
@@ -1490,7 +1715,8 @@ mod tests {
             .map(|_| (-1_000_000i64 + (r() % 200) as i64) as u64)
             .collect();
         let s = size(list(8, Num::Signed), &near);
-        assert!(s < 1.1, "signed values within 200 take {s} bytes each");
+        // (1.05 for the offsets and frames, plus 2 bytes of each chunk's sum.)
+        assert!(s < 1.12, "signed values within 200 take {s} bytes each");
         // Random 64-bit words cost what they are, plus the chunk header.
         let wide: Vec<u64> = (0..1280).map(|_| r()).collect();
         let raw = size(list(8, Num::Unsigned), &wide);
