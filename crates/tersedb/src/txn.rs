@@ -14,7 +14,7 @@ use crate::btree::tree::{self, AppendHint, PutMode};
 use crate::btree::{Key, Spec};
 use crate::catalog::{self, Entry};
 use crate::db::{Db, DbConfig, DbStats};
-use crate::error::{Error, PageId, Result};
+use crate::error::{Error, ErrorFamily, PageId, Result};
 use crate::storage::{Durability, PageSink, PageSource};
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
@@ -579,16 +579,10 @@ impl WriteTxn {
     /// Records whether an error leaves the transaction unusable.
     fn track<T>(&mut self, r: Result<T>) -> Result<T> {
         if let Err(e) = &r {
+            // Errors about what the caller asked for leave the pages as they were; a storage
+            // error may have left them half-written.
             match e {
-                Error::KeyExists
-                | Error::DuplicateKey { .. }
-                | Error::KeyNotFound
-                | Error::InvalidKey(_)
-                | Error::InvalidRecord(_)
-                | Error::InvalidArgument(_)
-                | Error::DbNotFound(_)
-                | Error::DbExists(_)
-                | Error::ConfigMismatch { .. } => {}
+                _ if e.family() != ErrorFamily::Storage => {}
                 Error::Corrupted { page, what } => {
                     self.failed.get_or_insert(Failure::Corrupted {
                         page: *page,
