@@ -42,7 +42,6 @@ impl From<tersedb::Error> for Fail {
             E::DbExists(_) => TERSEDB_EDBEXISTS,
             E::ConfigMismatch { .. } => TERSEDB_ECONFIGMISMATCH,
             E::DuplicateKey { .. } | E::KeyExists => TERSEDB_EKEYEXISTS,
-            E::KeyNotFound => TERSEDB_NOTFOUND,
             E::InvalidKey(_) => TERSEDB_EINVALIDKEY,
             E::InvalidRecord(_) => TERSEDB_EINVALIDRECORD,
             E::InvalidArgument(_) => TERSEDB_EINVAL,

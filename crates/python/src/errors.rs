@@ -72,7 +72,6 @@ create_exception!(
     Error,
     "Insert of a key that is already present."
 );
-create_exception!(tersedb, KeyNotFound, Error, "The key is not present.");
 create_exception!(
     tersedb,
     InvalidKey,
@@ -127,7 +126,6 @@ pub fn to_py(e: tersedb::Error) -> PyErr {
         E::DbExists(_) => DbExists::new_err(msg),
         E::ConfigMismatch { .. } => ConfigMismatch::new_err(msg),
         E::DuplicateKey { .. } | E::KeyExists => KeyExists::new_err(msg),
-        E::KeyNotFound => KeyNotFound::new_err(msg),
         E::InvalidKey(_) => InvalidKey::new_err(msg),
         E::InvalidRecord(_) => InvalidRecord::new_err(msg),
         E::InvalidArgument(_) => InvalidArgument::new_err(msg),
@@ -166,7 +164,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         DbExists,
         ConfigMismatch,
         KeyExists,
-        KeyNotFound,
         InvalidKey,
         InvalidRecord,
         InvalidArgument,

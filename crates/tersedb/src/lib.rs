@@ -129,7 +129,7 @@ pub use db::{
     CodecId, Db, DbConfig, DbStats, Key, KeyBuf, KeyScheme, KeyType, Limits, RecordType, ValueType,
 };
 pub use env::{Env, EnvOptions, SpaceUsage};
-pub use error::{Error, Result};
+pub use error::{Error, ErrorFamily, QueryError, Result, StorageError, TreeError};
 pub use query::{Query, QueryResult, Value};
 pub use storage::Durability;
 pub use txn::{ReadAccess, ReadTxn, WriteTxn};

@@ -14,7 +14,7 @@ use crate::btree::tree::{self, AppendHint, PutMode};
 use crate::btree::{Key, Spec};
 use crate::catalog::{self, Entry};
 use crate::db::{Db, DbConfig, DbStats};
-use crate::error::{Error, PageId, Result};
+use crate::error::{Error, ErrorFamily, PageId, Result};
 use crate::storage::{Durability, PageSink, PageSource};
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
@@ -579,16 +579,10 @@ impl WriteTxn {
     /// Records whether an error leaves the transaction unusable.
     fn track<T>(&mut self, r: Result<T>) -> Result<T> {
         if let Err(e) = &r {
+            // Errors about what the caller asked for leave the pages as they were; a storage
+            // error may have left them half-written.
             match e {
-                Error::KeyExists
-                | Error::DuplicateKey { .. }
-                | Error::KeyNotFound
-                | Error::InvalidKey(_)
-                | Error::InvalidRecord(_)
-                | Error::InvalidArgument(_)
-                | Error::DbNotFound(_)
-                | Error::DbExists(_)
-                | Error::ConfigMismatch { .. } => {}
+                _ if e.family() != ErrorFamily::Storage => {}
                 Error::Corrupted { page, what } => {
                     self.failed.get_or_insert(Failure::Corrupted {
                         page: *page,
@@ -880,11 +874,48 @@ impl WriteTxn {
             .map(|_| ())
     }
 
-    /// Removes a key; false when it was absent.
+    /// Removes a key; false when it was absent. [`WriteTxn::remove`] also returns the value.
     pub fn erase<'k>(&mut self, db: &Db, key: impl Into<Key<'k>>) -> Result<bool> {
-        let key = key.into();
+        self.erase_keeping(db, key.into(), None)
+    }
+
+    /// Removes a key and returns its value (`None` when it was absent, changing nothing).
+    ///
+    /// The value is read in the leaf as the entry is removed, so this costs what
+    /// [`WriteTxn::erase`] costs, not a lookup more.
+    ///
+    /// ```
+    /// # use tersedb::{DbConfig, Env, EnvOptions, KeyType, RecordType};
+    /// # let env = Env::in_memory(&EnvOptions::default())?;
+    /// let mut w = env.begin_write()?;
+    /// let names = w.create_db("names", DbConfig::new(KeyType::U32, RecordType::Variable))?;
+    /// w.put(&names, 7u32, b"seven")?;
+    /// assert_eq!(w.remove(&names, 7u32)?.as_deref(), Some(&b"seven"[..]));
+    /// assert_eq!(w.remove(&names, 7u32)?, None);
+    /// # Ok::<(), tersedb::Error>(())
+    /// ```
+    pub fn remove<'k>(&mut self, db: &Db, key: impl Into<Key<'k>>) -> Result<Option<Vec<u8>>> {
+        let mut old = None;
+        self.erase_keeping(db, key.into(), Some(&mut old))?;
+        Ok(old)
+    }
+
+    /// `erase`, handing the removed value to `old` when asked (see `tree::erase_keeping`).
+    fn erase_keeping(
+        &mut self,
+        db: &Db,
+        key: Key<'_>,
+        old: Option<&mut Option<Vec<u8>>>,
+    ) -> Result<bool> {
         let (pages, s) = self.parts(db)?;
-        let mut r = tree::erase(&mut **pages, &db.spec, &mut s.entry.root, &key, &mut s.hint);
+        let mut r = tree::erase_keeping(
+            &mut **pages,
+            &db.spec,
+            &mut s.entry.root,
+            &key,
+            &mut s.hint,
+            old,
+        );
         if let Ok(true) = r {
             s.dirty = true;
             s.entry.count = s.entry.count.saturating_sub(1);

@@ -752,11 +752,13 @@ impl<K: TableKey, V: TableValue> Table<K, V> {
     /// # Ok::<(), tersedb::Error>(())
     /// ```
     pub fn remove(&self, w: &mut WriteTxn, key: K::Ref<'_>) -> Result<Option<V::Owned>> {
-        let old = self.get(&*w, key)?;
-        if old.is_some() {
-            w.erase(&self.db, K::key(key))?;
+        let key = K::key(key);
+        match w.remove(&self.db, key)? {
+            Some(old) => V::from_vec(old)
+                .map(Some)
+                .map_err(|why| bad_value(&self.db, &key, why)),
+            None => Ok(None),
         }
-        Ok(old)
     }
 }
 

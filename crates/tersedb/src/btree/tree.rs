@@ -1043,6 +1043,21 @@ pub fn erase<S: PageSink + ?Sized>(
     key: &Key<'_>,
     hint: &mut Option<AppendHint>,
 ) -> Result<bool> {
+    erase_keeping(sink, spec, root, key, hint, None)
+}
+
+/// `erase` that also hands back, in `old`, the value it removed: read in the leaf before the
+/// entry goes (an overflow value before its chain is freed), as `put_keeping` does for an
+/// overwrite, so "get and remove" costs what `erase` costs. `old` stays `None` when the key
+/// is absent.
+pub fn erase_keeping<S: PageSink + ?Sized>(
+    sink: &mut S,
+    spec: &Spec,
+    root: &mut PageId,
+    key: &Key<'_>,
+    hint: &mut Option<AppendHint>,
+    mut keep: Option<&mut Option<Vec<u8>>>,
+) -> Result<bool> {
     let probe = spec.probe(key)?;
     if !contains(&*sink, spec, *root, &probe)? {
         return Ok(false);
@@ -1080,7 +1095,12 @@ pub fn erase<S: PageSink + ?Sized>(
                 };
                 let old = match overflow::decode(spec, l.record_raw(page, i)?, cur)? {
                     Stored::Overflow { first, len } => Some((first, len)),
-                    Stored::Inline(_) => None,
+                    Stored::Inline(b) => {
+                        if let Some(slot) = keep.as_deref_mut() {
+                            *slot = Some(b.to_vec());
+                        }
+                        None
+                    }
                 };
                 if !node::remove(page, &mut l, i)? {
                     // A compressed block would grow and the leaf is full: split, then remove.
@@ -1096,6 +1116,9 @@ pub fn erase<S: PageSink + ?Sized>(
                     }
                 }
                 if let Some((first, len)) = old {
+                    if let Some(slot) = keep.as_deref_mut() {
+                        *slot = Some(overflow::read(&*sink, first, len)?);
+                    }
                     overflow::free(sink, first, len)?;
                 }
                 done = true;
