@@ -325,12 +325,12 @@ impl NumRecs {
         }
     }
 
-    /// Whether a chunk of layout `kind` may carry a sum of `bytes`: FOR and DICT chunks, at
-    /// most 9 bytes (255 offsets below 2^64). Writers give one to integer records only; f64
-    /// records never fold from it.
+    /// Whether a chunk of layout `kind` may carry a sum of `bytes`: FOR, DICT and DEC chunks,
+    /// at most 9 bytes (255 offsets below 2^64). Writers give FOR and DICT one for integer
+    /// records only (f64 records never fold from theirs), DEC always.
     #[inline]
     fn may_sum(&self, kind: u8, bytes: usize) -> bool {
-        matches!(kind, FOR | DICT) && bytes <= 9
+        matches!(kind, FOR | DICT | DEC) && bytes <= 9
     }
 
     /// The chunk's stored sum of offsets (FOR: the offsets; DICT: each record's distance
@@ -343,6 +343,9 @@ impl NumRecs {
     /// The sum of every record of a chunk with a stored sum: `count * base + offsets`, the
     /// base being FOR's frame or DICT's first entry; `None` without a stored sum.
     fn records_sum(&self, chunk: &[u8], c: &Chunk) -> SResult<Option<i128>> {
+        if self.num == Num::Float || c.kind == DEC {
+            return Ok(None);
+        }
         let Some(offs) = self.stored_sum(chunk, c) else {
             return Ok(None);
         };
@@ -601,6 +604,51 @@ impl NumRecs {
         Some(((sh as i128) << 32) + sl as i128)
     }
 
+    /// Folds records `js` of the DEC chunk at `at` into `acc`'s sum: the decimals as the
+    /// integers they are (`count * base + offsets`, the offsets from the stored sum when the
+    /// chunk is whole), exactly; the exceptions as floats. No record is divided by `10^e`.
+    fn fold_decimals(
+        &self,
+        region: &[u8],
+        at: usize,
+        c: &Chunk,
+        js: std::ops::Range<usize>,
+        acc: &mut RecFold,
+        words: &mut [u64; 255],
+    ) -> SResult<()> {
+        let bad = || Fault("compressed record chunk outside its region");
+        let chunk = region.get(at..at + c.len).ok_or_else(bad)?;
+        let base = self.word(chunk.get(4..12).ok_or_else(bad)?)?;
+        let plen = packed_len(c.count, c.bits);
+        let pos = chunk.get(13 + plen..13 + plen + c.exc).ok_or_else(bad)?;
+        let vals = chunk
+            .get(13 + plen + c.exc..13 + plen + 9 * c.exc)
+            .ok_or_else(bad)?;
+        let offsets = region.get(at + 13..).ok_or_else(bad)?;
+        let mut offs = match self.stored_sum(chunk, c) {
+            Some(s) if js.len() == c.count => s,
+            _ => sum_packed(offsets, c.bits, js.clone(), words)?,
+        };
+        // The exceptions in range: out of the integers (their offsets, 0 when written, taken
+        // back out), into the floats.
+        let mut exc = 0u64;
+        for (k, &p) in pos.iter().enumerate() {
+            let p = p as usize;
+            if js.contains(&p) {
+                exc += 1;
+                offs = offs.wrapping_sub(u128::from(extract(offsets, p, c.bits)?));
+                let v = vals.get(8 * k..8 * k + 8).ok_or_else(bad)?;
+                acc.add_floats(std::iter::once(f64::from_bits(le_word(v))));
+            }
+        }
+        let ints = js.len() as u64 - exc;
+        // Decimal integer i is stored as the order-flipped word `base + offset`.
+        let first = (base ^ (1 << 63)) as i64;
+        let sum = i128::from(first) * i128::from(ints) + offs as i128;
+        acc.add_decimal(ints, sum, c.param as u8, POW10[c.param]);
+        Ok(())
+    }
+
     /// Folds records `js` of the chunk at `at` into `acc`. For COUNT and SUM of integers a FOR
     /// chunk is `count * base + the sum of its offsets` and a DICT chunk the sum of its entries
     /// looked up by code, so neither is decoded into records first (the patched-FOR paper's
@@ -618,6 +666,9 @@ impl NumRecs {
         words: &mut [u64; 255],
     ) -> SResult<()> {
         let (w, n) = (self.w(), js.len());
+        if acc.skip_extremes && c.kind == DEC && n > 0 {
+            return self.fold_decimals(region, at, c, js, acc, words);
+        }
         if acc.skip_extremes && self.num != Num::Float && n > 0 {
             let bad = || Fault("compressed record chunk outside its region");
             let chunk = region.get(at..at + c.len).ok_or_else(bad)?;
@@ -825,8 +876,8 @@ impl NumRecs {
         let for_bits = bits_for(hi - lo);
         // Integer chunks carry the sum of their offsets (FOR, DICT): a SUM over whole chunks
         // reads it instead of the records.
-        let sums = sums && self.num != Num::Float;
-        let for_sum = if sums { sum_len(for_bits) } else { 0 };
+        let int_sums = sums && self.num != Num::Float;
+        let for_sum = if int_sums { sum_len(for_bits) } else { 0 };
         let for_len = or_max(allow(FOR), 3 + w + packed_len(n, for_bits) + for_sum);
         let dec = match force {
             _ if self.num != Num::Float => None,
@@ -834,7 +885,11 @@ impl NumRecs {
             Some(_) => None,
             None => dec_plan(vals),
         };
-        let dec_len = dec.as_ref().map_or(usize::MAX, |d| d.len(n));
+        let dec_sum = match &dec {
+            Some(d) if sums => sum_len(d.bits),
+            _ => 0,
+        };
+        let dec_len = dec.as_ref().map_or(usize::MAX, |d| d.len(n) + dec_sum);
         let others = for_len.min(dec_len).min(raw_len);
         // A dictionary holds at least the distinct values of a sample: when even that many
         // entries cost as much as the best other layout, the values are not sorted at all.
@@ -855,7 +910,7 @@ impl NumRecs {
         }
         let dict_bits = bits_for(sorted.len().max(1) as u64 - 1);
         let dict_sum = match (sorted.first(), sorted.last()) {
-            (Some(lo), Some(hi)) if sums => sum_len(bits_for(hi - lo)),
+            (Some(lo), Some(hi)) if int_sums => sum_len(bits_for(hi - lo)),
             _ => 0,
         };
         let dict_len = if !sorted.is_empty() && sorted.len() <= 256 {
@@ -876,7 +931,7 @@ impl NumRecs {
             }
         } else if best == dec_len {
             let d = dec.expect("dec_len is finite only with a plan");
-            out.push(DEC);
+            out.push(DEC | (dec_sum as u8) << 4);
             out.push(d.e as u8);
             out.push(d.bits as u8);
             out.extend_from_slice(&d.base.to_le_bytes());
@@ -885,6 +940,11 @@ impl NumRecs {
             out.extend(d.exc.iter().map(|&j| j as u8));
             for &j in &d.exc {
                 out.extend_from_slice(&vals[j].to_le_bytes());
+            }
+            if dec_sum > 0 {
+                // Exceptions have offset 0: the sum is that of the decimals' offsets.
+                let sum: u128 = d.offsets.iter().map(|&o| u128::from(o)).sum();
+                out.extend_from_slice(&sum.to_le_bytes()[..dec_sum]);
             }
         } else if best == dict_len {
             out.push(DICT | (dict_sum as u8) << 4);
@@ -1215,7 +1275,15 @@ impl NumRecs {
     /// A chunk's stored sum against its decoded records `vals` (`check`: a SUM reads the sum,
     /// a row read the records, and the two must agree).
     fn check_sum(&self, chunk: &[u8], c: &Chunk, vals: &[u64]) -> SResult<()> {
-        if self.num == Num::Float {
+        if let (DEC, Some(sum)) = (c.kind, self.stored_sum(chunk, c)) {
+            let offsets = chunk.get(13..).ok_or(Fault("record chunk too short"))?;
+            let mut all = 0u128;
+            for j in 0..c.count {
+                all += u128::from(extract(offsets, j, c.bits)?);
+            }
+            if all != sum {
+                return Err(Fault("record chunk sum disagrees with its records"));
+            }
             return Ok(());
         }
         let Some(sum) = self.records_sum(chunk, c)? else {
@@ -1493,12 +1561,23 @@ mod tests {
                 };
                 nr.fold(tight, n, a..z, nr.rec_num(), &mut sums, &shared)
                     .unwrap();
-                let want = RecFold {
-                    min: None,
-                    max: None,
-                    ..want
-                };
-                assert_eq!(bits(&want), bits(&sums), "sums of {a}..{z} of {n}");
+                // The sums fold decimal chunks exactly, which may differ from adding the
+                // floats one by one in the last bits.
+                let ints = |f: &RecFold| (f.count, f.isum);
+                assert_eq!(ints(&want), ints(&sums), "sums of {a}..{z} of {n}");
+                let (x, y) = (want.fsum, sums.float_sum());
+                let mag: f64 = model[a..z]
+                    .iter()
+                    .map(|&v| f64::from_bits(v).abs())
+                    .filter(|v| v.is_finite())
+                    .sum();
+                assert!(
+                    x.to_bits() == y.to_bits()
+                        || (x.is_nan() && y.is_nan())
+                        || (x - y).abs() <= 1e-12 * mag,
+                    "float sums of {a}..{z} of {n}: {x} against {y}"
+                );
+                assert_eq!((sums.min, sums.max), (None, None));
             }
             // Consecutive runs through one hint (GROUP BY buckets) fold every record once.
             let (hint, mut runs) = (RecHint::default(), RecFold::default());
@@ -1627,6 +1706,42 @@ mod tests {
                 sums(&region, &model);
             }
         }
+    }
+
+    /// Decimal chunks sum exactly: 0.1, 0.2, .. 1.0 a hundred times are 550, where adding the
+    /// floats one by one gives 549.9999999999999; with exceptions (full-precision doubles)
+    /// among them.
+    #[test]
+    fn decimal_sums_are_exact() {
+        let nr = list(8, Num::Float);
+        let mut vals: Vec<u64> = (0..1000)
+            .map(|k| ((k % 10 + 1) as f64 / 10.0).to_bits())
+            .collect();
+        let mut region = Vec::new();
+        nr.encode_all(&vals, &mut region);
+        let sum = |region: &[u8], n: usize, range: std::ops::Range<usize>| {
+            let mut f = RecFold {
+                skip_extremes: true,
+                ..RecFold::default()
+            };
+            nr.fold(region, n, range, nr.rec_num(), &mut f, &RecHint::default())
+                .unwrap();
+            (f.count, f.float_sum())
+        };
+        assert_eq!(nr.header(&region, 2).unwrap().kind, DEC);
+        let seq: f64 = vals.iter().map(|&v| f64::from_bits(v)).sum();
+        assert_ne!(seq, 550.0);
+        assert_eq!(sum(&region, 1000, 0..1000), (1000, 550.0));
+        assert_eq!(sum(&region, 1000, 3..503), (500, 275.0));
+        // A third of a decimal chunk's records kept whole (exceptions): still the right sum.
+        vals[7] = std::f64::consts::PI.to_bits();
+        vals[300] = (-std::f64::consts::E).to_bits();
+        region.clear();
+        nr.encode_all(&vals, &mut region);
+        let (n, s) = sum(&region, 1000, 0..1000);
+        assert_eq!(n, 1000);
+        let want = 550.0 - 0.8 - 0.1 + std::f64::consts::PI - std::f64::consts::E;
+        assert!((s - want).abs() < 1e-12, "{s} against {want}");
     }
 
     #[test]

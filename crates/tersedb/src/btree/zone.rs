@@ -66,8 +66,13 @@ pub struct RecFold {
     pub count: u64,
     /// Exact sum of integer records (u32, u64 and opaque words unsigned, i64 signed).
     pub isum: i128,
-    /// Sum of f64 records, added in key order.
+    /// Sum of f64 records, added in key order, except those of decimal chunks (`dsum`).
     pub fsum: f64,
+    /// f64 records of compressed decimal chunks, summed exactly as the integers they are at
+    /// scale `10^-dexp` (`dscale` = 10^dexp); [`RecFold::float_sum`] joins them to `fsum`.
+    pub dsum: i128,
+    pub dexp: u8,
+    pub dscale: f64,
     /// Smallest and largest record as ordered keys: the integer itself, or for f64 the IEEE
     /// total order (`f64_key`); NaN never counts.
     pub min: Option<i128>,
@@ -85,6 +90,33 @@ pub fn f64_key(v: f64) -> i128 {
 }
 
 impl RecFold {
+    /// The sum of the f64 records: those added one by one in key order, plus the exact sum
+    /// of decimal chunks rounded once.
+    pub fn float_sum(&self) -> f64 {
+        if self.dsum == 0 {
+            self.fsum
+        } else {
+            self.fsum + self.dsum as f64 / self.dscale
+        }
+    }
+
+    /// Adds `count` f64 records of a decimal chunk whose integers (the records times
+    /// `scale` = 10^`exp`) sum to `sum`. A run of another exponent first joins the exact sum
+    /// so far to `fsum`.
+    pub(crate) fn add_decimal(&mut self, count: u64, sum: i128, exp: u8, scale: f64) {
+        if count == 0 {
+            return;
+        }
+        if self.dsum != 0 && self.dexp != exp {
+            self.fsum += self.dsum as f64 / self.dscale;
+            self.dsum = 0;
+        }
+        self.count += count;
+        self.dexp = exp;
+        self.dscale = scale;
+        self.dsum += sum;
+    }
+
     #[inline]
     fn extremes(&mut self, lo: i128, hi: i128) {
         self.min = Some(self.min.map_or(lo, |m| m.min(lo)));

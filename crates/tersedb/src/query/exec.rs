@@ -519,6 +519,21 @@ fn groups(
         let hi = ivs.last().map_or(u64::MAX, |iv| iv.1);
         leaf.blocks_in(&mut blocks, lo, hi)?;
         let buf = buf.get_or_insert_with(Box::default);
+        // Consecutive blocks of one bucket answered from the block index, folded as one run
+        // of slots (whole compressed record chunks then fold from their stored sums): the
+        // bucket, the slots, the first and last key.
+        let mut run: Option<(u64, Range<usize>, u64, u64)> = None;
+        macro_rules! fold_run {
+            () => {
+                if let Some((bucket, slots, first, last)) = run.take() {
+                    enter(bucket, &mut open, &mut win, &mut done)?;
+                    if let Some(g) = &mut open {
+                        g.acc.add_summary(slots.len() as u64, 0, first, last);
+                        g.acc.fold_run(leaf, Some(slots))?;
+                    }
+                }
+            };
+        }
         for b in &blocks {
             let (hit, inside) = overlapping(ivs, b.first, b.last);
             if hit.is_empty() {
@@ -529,12 +544,20 @@ fn groups(
             // index answers its keys and only its records are folded, as a range query does.
             if fold_runs && !sum && inside && b.first / width == b.last / width {
                 stats.blocks_from_index += 1;
-                enter(b.first / width, &mut open, &mut win, &mut done)?;
-                if let Some(g) = &mut open {
-                    g.acc.add_block_records(leaf, b)?;
+                let bucket = b.first / width;
+                match &mut run {
+                    Some((rb, slots, _, last)) if *rb == bucket && slots.end == b.start => {
+                        slots.end = b.start + b.count;
+                        *last = b.last;
+                    }
+                    _ => {
+                        fold_run!();
+                        run = Some((bucket, b.start..b.start + b.count, b.first, b.last));
+                    }
                 }
                 continue;
             }
+            fold_run!();
             let keys = leaf.decode_keys(b, buf)?;
             stats.blocks_decoded += 1;
             for &(ilo, ihi) in hit {
@@ -583,6 +606,7 @@ fn groups(
                 }
             }
         }
+        fold_run!();
         Ok(!(streaming && win.full()))
     })?;
     if let Some(g) = open.take() {
@@ -945,16 +969,6 @@ impl Acc {
         leaf.fold_records(slots, rn, &mut self.rec)
     }
 
-    /// A whole block selected, when only its records need reading (`rec_fold`, no key sum):
-    /// its count, first and last key from the block index, its records folded.
-    fn add_block_records(&mut self, leaf: &LeafScan<'_>, b: &ScanBlock) -> Result<()> {
-        self.add_summary(b.count as u64, 0, b.first, b.last);
-        match self.rec_fold {
-            Some(rn) => self.fold_records(leaf, b.start..b.start + b.count, rn),
-            None => Ok(()),
-        }
-    }
-
     /// Keys `keys` (selected by the key intervals) at slots `start..`: tested and added.
     fn add_keys(&mut self, leaf: &LeafScan<'_>, keys: BlockKeys<'_>, start: usize) -> Result<()> {
         if keys.is_empty() {
@@ -1104,7 +1118,8 @@ impl Acc {
         }
     }
 
-    /// One block of a leaf, with the leaf's intervals.
+    /// One block of a leaf, with the leaf's intervals (blocks wholly inside whose records
+    /// alone are read are `leaf`'s runs).
     fn block(
         &mut self,
         leaf: &LeafScan<'_>,
@@ -1117,11 +1132,6 @@ impl Acc {
         if hit.is_empty() {
             stats.blocks_skipped += 1;
             return Ok(());
-        }
-        if inside && !self.key_sum_needed && self.rec_fold.is_some() {
-            // The zone map answers the keys; only the records are read.
-            stats.blocks_from_index += 1;
-            return self.add_block_records(leaf, b);
         }
         let keys = leaf.decode_keys(b, buf)?;
         stats.blocks_decoded += 1;
@@ -1164,11 +1174,13 @@ impl Acc {
                     })
                 })?)
             }
-            AggFunc::Sum(Column::Record) if f64_rec => Value::Float(self.rec.fsum),
+            AggFunc::Sum(Column::Record) if f64_rec => Value::Float(self.rec.float_sum()),
             AggFunc::Sum(Column::Record) => Value::Int(self.rec.isum),
             _ if n == 0 && !matches!(f, AggFunc::Top(..) | AggFunc::Bottom(..)) => Value::Null,
             AggFunc::Avg(Column::Key) => Value::Float(self.key_sum as f64 / n as f64),
-            AggFunc::Avg(Column::Record) if f64_rec => Value::Float(self.rec.fsum / n as f64),
+            AggFunc::Avg(Column::Record) if f64_rec => {
+                Value::Float(self.rec.float_sum() / n as f64)
+            }
             AggFunc::Avg(Column::Record) => Value::Float(self.rec.isum as f64 / n as f64),
             AggFunc::Min(Column::Key) => {
                 self.key_min.map_or(Value::Null, |v| Value::Int(v as i128))
