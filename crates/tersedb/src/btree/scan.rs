@@ -88,6 +88,32 @@ impl<'p> LeafScan<'p> {
         Ok(out)
     }
 
+    /// The slots of the leaf's keys in `[lo, hi]` and their fold ([`LeafScan::fold_range`]):
+    /// one search for the first slot, the count from the fold. A SUM of records over a key
+    /// range folds exactly these slots, with no block listed or decoded between the ends.
+    pub fn slots_in(
+        &self,
+        lo: u64,
+        hi: u64,
+        sum: bool,
+    ) -> Result<(std::ops::Range<usize>, KeyFold)> {
+        let f = self.fold_range(lo, hi, sum)?;
+        if f.count == 0 {
+            return Ok((0..0, f));
+        }
+        let probe = match self.l.keys.int_width() {
+            Some(4) => Key::U32(lo.min(u64::from(u32::MAX)) as u32),
+            Some(8) => Key::U64(lo),
+            _ => return Err(corrupt(self.l.id, "slot range over non-integer keys")),
+        };
+        let (Ok(a) | Err(a)) = self.l.search(self.page, &probe)?;
+        let z = a + f.count as usize;
+        if z > self.l.count {
+            return Err(corrupt(self.l.id, "key fold counts past the leaf's keys"));
+        }
+        Ok((a..z, f))
+    }
+
     /// Decodes the block's keys into `buf`.
     pub fn decode_keys<'b>(&self, b: &ScanBlock, buf: &'b mut KeyBuffer) -> Result<BlockKeys<'b>> {
         self.l

@@ -272,6 +272,21 @@ fn aggregate(
             }
             return Ok(!acc.satisfied());
         }
+        if let Some(rn) = acc.rec_fold {
+            // Only record folds: each interval's keys folded as above, its records as the
+            // one run of slots they hold (whole record chunks from their stored sums).
+            for &(lo, hi) in ivs {
+                let (slots, f) = leaf.slots_in(lo, hi, acc.key_sum_needed)?;
+                stats.blocks_decoded += f.blocks_decoded;
+                stats.blocks_from_index += f.blocks_skipped;
+                if let (Some(min), Some(max)) = (f.min, f.max) {
+                    acc.add_summary(f.count, f.sum, min, max);
+                    acc.fold_records(leaf, slots, rn)?;
+                }
+            }
+            acc.end_leaf();
+            return Ok(!acc.satisfied());
+        }
         // Only the blocks the leaf's intervals can touch (they are sorted and disjoint).
         let lo = ivs.first().map_or(0, |iv| iv.0);
         let hi = ivs.last().map_or(u64::MAX, |iv| iv.1);
