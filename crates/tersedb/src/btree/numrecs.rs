@@ -447,23 +447,22 @@ impl NumRecs {
     /// then parses the chunk byte by byte and names the fault.
     #[inline(always)]
     fn skip(&self, region: &[u8], at: usize) -> Option<(usize, usize)> {
-        let h: [u8; 13] = region.get(at..at + 13)?.try_into().ok()?;
-        let (count, w, sum) = (h[0] as usize, self.w(), (h[1] >> 4) as usize);
-        if sum > 0 && !self.may_sum(h[1] & KIND, sum) {
+        let &[count, kind, b2, b3] = region.get(at..at + 4)? else {
             return None;
-        }
+        };
+        let (count, w, sum) = (count as usize, self.w(), (kind >> 4) as usize);
         let len = sum
-            + match h[1] & KIND {
-                _ if count == 0 => return None,
-                RAW => 2 + count * w,
-                FOR if h[2] as usize <= 8 * w => 3 + w + packed_len(count, h[2] as u32),
-                DICT if h[2] <= 8 => 4 + (h[3] as usize + 1) * w + packed_len(count, h[2] as u32),
-                DEC if self.num == Num::Float
-                    && (h[2] as usize) < POW10.len()
-                    && h[3] <= 64
-                    && h[12] as usize <= count =>
-                {
-                    13 + packed_len(count, h[3] as u32) + 9 * h[12] as usize
+            + match kind & KIND {
+                _ if count == 0 || sum > 9 => return None,
+                RAW if sum == 0 => 2 + count * w,
+                FOR if b2 as usize <= 8 * w => 3 + w + packed_len(count, b2 as u32),
+                DICT if b2 <= 8 => 4 + (b3 as usize + 1) * w + packed_len(count, b2 as u32),
+                DEC if self.num == Num::Float && (b2 as usize) < POW10.len() && b3 <= 64 => {
+                    let exc = *region.get(at + 12)? as usize;
+                    if exc > count {
+                        return None;
+                    }
+                    13 + packed_len(count, b3 as u32) + 9 * exc
                 }
                 _ => return None,
             };
