@@ -95,7 +95,9 @@ impl Trail {
             // The scan fast path: no `Key` built.
             (Some(prev), Some(now)) => {
                 self.int = Some(now);
-                if !raw.int_in_fence(now) {
+                // Keys ascend (descend) from a key checked against both bounds where the
+                // cursor entered the leaf: only the bound ahead can be crossed.
+                if !raw.int_within(now, forward) {
                     raw.check_fence()?;
                 }
                 now.cmp(&prev) == want

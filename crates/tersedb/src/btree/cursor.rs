@@ -163,10 +163,16 @@ impl RawCursor {
         Ok(())
     }
 
-    /// Whether integer key `k` lies in the current leaf's fence (see [`RawCursor::check_fence`]).
+    /// Whether integer key `k` is within the current leaf's fence on the side a step goes to
+    /// (its upper bound forward, its lower one backward): the key a cursor enters a leaf at is
+    /// checked against both (see [`RawCursor::check_fence`]), and steps keep the order.
     #[inline(always)]
-    pub fn int_in_fence(&self, k: u64) -> bool {
-        self.fence.holds_int(k)
+    pub fn int_within(&self, k: u64, forward: bool) -> bool {
+        if forward {
+            k <= self.fence.hi
+        } else {
+            k >= self.fence.lo
+        }
     }
 
     /// Checks that the current key lies between the separators that lead to its leaf: a cursor
@@ -445,6 +451,8 @@ impl RawCursor {
             }
             if self.leaf_count() > 0 {
                 self.sync()?;
+                // The key the cursor enters the leaf at, against both bounds.
+                self.check_fence()?;
                 return Ok(true);
             }
         }
