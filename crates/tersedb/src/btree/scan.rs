@@ -298,7 +298,7 @@ fn node<S: PageSource + ?Sized>(
                 l.child(&page, c)?,
                 depth + 1,
                 fence.cut(lo_c, hi_c),
-                &ivs[s..e],
+                ivs.get(s..e).unwrap_or_default(),
                 walk,
                 visit,
             );
@@ -365,6 +365,12 @@ fn node<S: PageSource + ?Sized>(
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 mod tests {
     use super::*;
     use crate::btree::tree::{self, PutMode};
