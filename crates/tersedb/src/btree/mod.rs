@@ -32,7 +32,8 @@
 
 pub(crate) mod cursor;
 // Not yet under the lints above: the compressed integer and string lists (db2, packed,
-// strkeys: every read is bounds-checked by hand, see their module docs) and the record lists.
+// strkeys: they check offsets and lengths against the region before indexing, but still index)
+// and the record lists (numrecs, records).
 #[allow(
     clippy::indexing_slicing,
     clippy::unwrap_used,
