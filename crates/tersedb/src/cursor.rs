@@ -6,8 +6,9 @@
 //! return false and the cursor stays on the last/first key. A [`WriteCursor`] can also erase the
 //! key under it and then sits on the following key.
 //!
-//! `next` and `prev` compare each key with the one they left (one comparison per step): a
-//! damaged page behind a valid checksum can hold keys out of order, and a cursor returns
+//! `next` and `prev` compare each key with the one they left and with its leaf's fence (the
+//! separators that lead to the leaf; two comparisons per step): a damaged page behind a valid
+//! checksum can hold keys out of order or outside their leaf's range, and a cursor returns
 //! `Error::Corrupted` rather than such a key.
 
 #![deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used)]
@@ -94,24 +95,32 @@ impl Trail {
             // The scan fast path: no `Key` built.
             (Some(prev), Some(now)) => {
                 self.int = Some(now);
+                // Keys ascend (descend) from a key checked against both bounds where the
+                // cursor entered the leaf: only the bound ahead can be crossed.
+                if !raw.int_within(now, forward) {
+                    raw.check_fence()?;
+                }
                 now.cmp(&prev) == want
             }
-            _ => match (raw.key()?, self.int, &mut self.bytes) {
-                (Some(Key::U64(now)), Some(prev), _) => {
-                    self.int = Some(now);
-                    now.cmp(&prev) == want
+            _ => {
+                raw.check_fence()?;
+                match (raw.key()?, self.int, &mut self.bytes) {
+                    (Some(Key::U64(now)), Some(prev), _) => {
+                        self.int = Some(now);
+                        now.cmp(&prev) == want
+                    }
+                    (Some(Key::Bytes(now)), None, Some(prev)) => {
+                        let ok = now.cmp(prev.as_slice()) == want;
+                        prev.clear();
+                        prev.extend_from_slice(now);
+                        ok
+                    }
+                    _ => {
+                        self.hold(raw)?;
+                        true
+                    }
                 }
-                (Some(Key::Bytes(now)), None, Some(prev)) => {
-                    let ok = now.cmp(prev.as_slice()) == want;
-                    prev.clear();
-                    prev.extend_from_slice(now);
-                    ok
-                }
-                _ => {
-                    self.hold(raw)?;
-                    true
-                }
-            },
+            }
         };
         if !ok {
             return Err(out_of_order(raw, forward));
@@ -171,6 +180,7 @@ impl<'t> Cursor<'t> {
     /// After a positioning move: holds the key for the next step's order check.
     fn placed(&mut self, moved: bool) -> Result<bool> {
         let m = self.checked(moved)?;
+        self.raw.check_fence()?;
         self.trail.hold(&self.raw)?;
         Ok(m)
     }

@@ -552,3 +552,51 @@ fn select_items_naming_missing_aggregates() {
         assert_eq!(r.query(&one).unwrap().values.len(), 1);
     }
 }
+
+/// A query built in code has not been through the parser, whose tree depth limit keeps the
+/// executor's recursion short: one deeper than the parser allows is refused as a query error,
+/// also when it is far deeper than any stack (measured without recursion).
+#[test]
+fn code_built_queries_deeper_than_the_parser_allows_are_refused() {
+    use tersedb::query::{CmpOp, Expr, Pred};
+    let env = env(4096);
+    fill(
+        &env,
+        "d",
+        DbConfig::raw(KeyType::U32, RecordType::None),
+        (0..100u64).map(|k| (k, Vec::new())),
+    );
+    let r = env.begin_read().unwrap();
+    let nots = |n: usize| {
+        let mut p = Pred::cmp(Column::Key, CmpOp::Gt, 10u32);
+        for _ in 0..n {
+            p = p.not();
+        }
+        Query::from_db("d").select(AggFunc::CountStar).filter(p)
+    };
+    // Within the limit: runs (an even number of NOTs keeps the condition).
+    let ok = r.query(&nots(200)).unwrap();
+    assert_eq!(ok.values, vec![Value::Int(89)]);
+    for deep in [nots(300), {
+        // Arithmetic nested in the value, and a subquery below it.
+        let mut e = Expr::subquery(Query::from_db("d").select(AggFunc::Max(Column::Key)));
+        for _ in 0..300 {
+            e = Expr::bin(tersedb::query::ArithOp::Add, e, Expr::Int(0));
+        }
+        Query::from_db("d")
+            .select(AggFunc::CountStar)
+            .filter(Pred::cmp(Column::Key, CmpOp::Lt, e))
+    }] {
+        match r.query(&deep) {
+            Err(Error::Query(QueryError::Type { what, .. })) => {
+                assert!(what.contains("deeper than"), "{what}")
+            }
+            other => panic!("a query deeper than the parser allows ran: {other:?}"),
+        }
+    }
+    // A million NOTs: refused, not a stack overflow. Dropping a chain of boxes that deep would
+    // recurse, so the test leaks it.
+    let huge = nots(1_000_000);
+    assert!(matches!(r.query(&huge), Err(Error::Query(_))));
+    std::mem::forget(huge);
+}

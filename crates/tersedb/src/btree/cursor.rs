@@ -24,12 +24,97 @@ struct Frame {
     rhint: super::records::RecHint,
 }
 
+/// The keys the separators on the path allow in the current leaf: each branch on the path
+/// bounds its child by the separators around it, and the leaf's fence is the intersection of
+/// them all, so a separator forged outside its parent's range only narrows it. A key outside
+/// is on a page damaged behind a valid checksum: a lookup would never find it there.
+#[derive(Clone, Debug)]
+struct Fence {
+    /// Integer trees: keys `lo..=hi` (none when `lo > hi`).
+    lo: u64,
+    hi: u64,
+    /// Byte-string trees: keys `>= blo` and `< bhi`.
+    blo: Option<Vec<u8>>,
+    bhi: Option<Vec<u8>>,
+}
+
+impl Default for Fence {
+    fn default() -> Self {
+        Fence {
+            lo: 0,
+            hi: u64::MAX,
+            blo: None,
+            bhi: None,
+        }
+    }
+}
+
+impl Fence {
+    fn holds(&self, k: &Key<'_>) -> bool {
+        match *k {
+            Key::U32(v) => self.holds_int(v as u64),
+            Key::U64(v) => self.holds_int(v),
+            Key::Bytes(b) => {
+                self.blo.as_deref().is_none_or(|lo| b >= lo)
+                    && self.bhi.as_deref().is_none_or(|hi| b < hi)
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn holds_int(&self, v: u64) -> bool {
+        self.lo <= v && v <= self.hi
+    }
+
+    /// Whether no key fits: separators out of order or outside their parent's range, which a
+    /// sound tree never has (every separator lies strictly inside its node's fence).
+    fn is_empty(&self) -> bool {
+        match (&self.blo, &self.bhi) {
+            (Some(lo), Some(hi)) => lo >= hi,
+            _ => self.lo > self.hi,
+        }
+    }
+
+    /// Whether every key of this fence is below every key of `next` (the next leaf's).
+    fn before(&self, next: &Fence) -> bool {
+        match (&self.bhi, &next.blo) {
+            (Some(hi), Some(lo)) => hi <= lo,
+            (None, None) => self.hi < next.lo,
+            // The left fence is open above or the right one open below.
+            _ => false,
+        }
+    }
+
+    /// Cuts the fence by separator `sep`: keys `>= sep` (`below` false) or `< sep`.
+    fn cut(&mut self, sep: Key<'_>, below: bool) {
+        match (sep, below) {
+            (Key::Bytes(b), false) => {
+                if self.blo.as_deref().is_none_or(|lo| b > lo) {
+                    self.blo = Some(b.to_vec());
+                }
+            }
+            (Key::Bytes(b), true) => {
+                if self.bhi.as_deref().is_none_or(|hi| b < hi) {
+                    self.bhi = Some(b.to_vec());
+                }
+            }
+            (k, false) => self.lo = self.lo.max(k.as_u64().unwrap_or(0)),
+            (k, true) => match k.as_u64().and_then(|v| v.checked_sub(1)) {
+                Some(h) => self.hi = self.hi.min(h),
+                // Keys below 0: none.
+                None => (self.lo, self.hi) = (1, 0),
+            },
+        }
+    }
+}
+
 /// A position in a tree: unpositioned, or on one entry.
 #[derive(Clone, Debug, Default)]
 pub struct RawCursor {
     path: Vec<Frame>,
     leaf: Option<Frame>,
     cache: KeyCache,
+    fence: Fence,
 }
 
 fn too_deep(id: PageId) -> crate::Error {
@@ -48,6 +133,65 @@ impl RawCursor {
         self.path.clear();
         self.leaf = None;
         self.cache.clear();
+    }
+
+    /// Computes the fence of the leaf just entered from the separators on the path.
+    fn enter_leaf(&mut self) -> Result<()> {
+        let mut fence = Fence::default();
+        let mut buf = Vec::new();
+        for f in &self.path {
+            for (i, below) in [(f.i.checked_sub(1), false), (Some(f.i), true)] {
+                let Some(i) = i.filter(|&i| i < f.l.count) else {
+                    continue;
+                };
+                if f.l.keys.contiguous() {
+                    fence.cut(f.l.key(&f.page, i)?, below);
+                } else {
+                    f.l.key_into(&f.page, i, &mut buf)?;
+                    fence.cut(Key::Bytes(&buf), below);
+                }
+            }
+        }
+        if fence.is_empty() {
+            let id = self.leaf.as_ref().map_or(0, |f| f.l.id);
+            return Err(super::node::corrupt(
+                id,
+                "separators above the leaf out of order",
+            ));
+        }
+        self.fence = fence;
+        Ok(())
+    }
+
+    /// Whether integer key `k` is within the current leaf's fence on the side a step goes to
+    /// (its upper bound forward, its lower one backward): the key a cursor enters a leaf at is
+    /// checked against both (see [`RawCursor::check_fence`]), and steps keep the order.
+    #[inline(always)]
+    pub fn int_within(&self, k: u64, forward: bool) -> bool {
+        if forward {
+            k <= self.fence.hi
+        } else {
+            k >= self.fence.lo
+        }
+    }
+
+    /// Checks that the current key lies between the separators that lead to its leaf: a cursor
+    /// that checks this at every position it returns, with keys in order between steps, never
+    /// returns a key a lookup could not find there.
+    pub fn check_fence(&self) -> Result<()> {
+        let Some(f) = &self.leaf else {
+            return Ok(());
+        };
+        match self.key()? {
+            Some(k) if !self.fence.holds(&k) => Err(super::node::corrupt(
+                f.l.id,
+                format!(
+                    "key {} outside its leaf's fence (separators above it)",
+                    k.to_owned()
+                ),
+            )),
+            _ => Ok(()),
+        }
     }
 
     /// Makes the key cache hold the current entry's key where the list needs one (see
@@ -166,7 +310,7 @@ impl RawCursor {
                     rhint: Default::default(),
                 });
                 self.cache.clear();
-                return Ok(());
+                return self.enter_leaf();
             }
             let i = if left { 0 } else { l.count };
             let child = l.child(&page, i)?;
@@ -264,12 +408,17 @@ impl RawCursor {
         spec: &Spec,
         forward: bool,
     ) -> Result<bool> {
-        let saved = (self.path.clone(), self.leaf.clone(), self.cache.clone());
+        let saved = (
+            self.path.clone(),
+            self.leaf.clone(),
+            self.cache.clone(),
+            self.fence.clone(),
+        );
         loop {
             let child = loop {
                 match self.path.last_mut() {
                     None => {
-                        (self.path, self.leaf, self.cache) = saved;
+                        (self.path, self.leaf, self.cache, self.fence) = saved;
                         return Ok(false);
                     }
                     Some(f) => {
@@ -285,9 +434,25 @@ impl RawCursor {
                     }
                 }
             };
+            let left = self.fence.clone();
             self.descend_edge(src, spec, child, forward)?;
+            // Leaves come in key order: their fences too, or separators are damaged.
+            let ordered = if forward {
+                left.before(&self.fence)
+            } else {
+                self.fence.before(&left)
+            };
+            if !ordered {
+                let id = self.leaf_id().unwrap_or(0);
+                return Err(super::node::corrupt(
+                    id,
+                    "leaf fences out of order (separators damaged)",
+                ));
+            }
             if self.leaf_count() > 0 {
                 self.sync()?;
+                // The key the cursor enters the leaf at, against both bounds.
+                self.check_fence()?;
                 return Ok(true);
             }
         }
@@ -324,6 +489,7 @@ impl RawCursor {
                     rhint: Default::default(),
                 });
                 self.cache.clear();
+                self.enter_leaf()?;
                 if found || (!exact && i < count) {
                     self.sync()?;
                     return Ok(true);

@@ -19,23 +19,72 @@
 //! the end of both regions. When one region is full but the node is not, the boundary between the
 //! regions moves (the RecordList's bytes are moved); only a node whose total free space cannot hold
 //! an entry is split. Capacity is measured in bytes, never in keys.
+//!
+//! Pages are untrusted bytes: indexing, `unwrap`, `expect` and `panic!` are denied in the tree's
+//! modules outside their unit tests; parsers use `get()` and return faults.
+
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 
 pub(crate) mod cursor;
+// Not yet under the lints above: the compressed integer and string lists (db2, packed,
+// strkeys: they check offsets and lengths against the region before indexing, but still index)
+// and the record lists (numrecs, records).
+#[allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 pub(crate) mod db2;
 pub mod fold;
 pub(crate) mod keys;
 pub(crate) mod node;
+#[allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 pub(crate) mod numrecs;
 pub(crate) mod overflow;
+#[allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 pub(crate) mod packed;
+#[allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 pub(crate) mod records;
 pub mod scan;
 pub(crate) mod slots;
+#[allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 pub(crate) mod strkeys;
 pub(crate) mod tree;
 pub(crate) mod zone;
 
 #[cfg(test)]
+#[allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 mod tests;
 
 use crate::error::{Error, Result};
@@ -720,13 +769,15 @@ pub enum EncodedKey<'k> {
 impl EncodedKey<'_> {
     fn small(b: &[u8]) -> Self {
         let mut a = [0u8; 8];
-        a[..b.len()].copy_from_slice(b);
-        EncodedKey::Small(a, b.len() as u8)
+        for (d, s) in a.iter_mut().zip(b) {
+            *d = *s;
+        }
+        EncodedKey::Small(a, b.len().min(8) as u8)
     }
     /// The stored bytes.
     pub fn bytes(&self) -> &[u8] {
         match self {
-            EncodedKey::Small(a, n) => &a[..*n as usize],
+            EncodedKey::Small(a, n) => a.get(..*n as usize).unwrap_or(a),
             EncodedKey::Borrowed(b) => b,
         }
     }

@@ -12,7 +12,7 @@
 
 use super::node::corrupt;
 use super::records::Rec;
-use super::slots::{le_u32, le_u64};
+use super::slots::{le_u32_at, le_u64_at};
 use super::Spec;
 use crate::error::{PageId, Result};
 use crate::storage::{PageKind, PageSink, PageSource, PAGE_KIND_OFFSET};
@@ -34,11 +34,10 @@ pub fn decode<'a>(spec: &Spec, rec: Rec<'a>, leaf: PageId) -> Result<Stored<'a>>
         Rec::Page(raw) if spec.recs.may_overflow() => raw,
         _ => return Ok(Stored::Inline(rec)),
     };
-    match raw.first() {
-        Some(0) => Ok(Stored::Inline(Rec::Page(&raw[1..]))),
-        Some(1) if raw.len() == REF_LEN => {
-            let first = le_u64(&raw[1..]);
-            let len = le_u64(&raw[9..]);
+    match raw.split_first() {
+        Some((0, rest)) => Ok(Stored::Inline(Rec::Page(rest))),
+        Some((1, rest)) if raw.len() == REF_LEN => {
+            let (first, len) = (le_u64_at(rest, 0), le_u64_at(rest, 8));
             if first < 2
                 || len as usize <= spec.limits.max_inline_record
                 || len > super::MAX_RECORD_LEN as u64
@@ -86,16 +85,25 @@ pub fn write<S: PageSink + ?Sized>(sink: &mut S, value: &[u8]) -> Result<PageId>
     for _ in 0..chunks.len() {
         ids.push(sink.alloc()?);
     }
-    for (i, chunk) in chunks.iter().enumerate() {
+    for (i, (chunk, &id)) in chunks.iter().zip(&ids).enumerate() {
         let next = ids.get(i + 1).copied().unwrap_or(0);
-        let p = sink.page_mut(ids[i])?;
-        p[PAGE_KIND_OFFSET..HEADER].fill(0);
-        p[PAGE_KIND_OFFSET] = PageKind::Overflow as u8;
-        p[12..16].copy_from_slice(&(chunk.len() as u32).to_le_bytes());
-        p[16..24].copy_from_slice(&next.to_le_bytes());
-        p[HEADER..HEADER + chunk.len()].copy_from_slice(chunk);
+        let p = sink.page_mut(id)?;
+        // [kind u8][3 zero][len u32 at 12][next u64 at 16][chunk at HEADER]
+        let mut head = [0u8; HEADER - PAGE_KIND_OFFSET];
+        let [kind, _, _, _, l0, l1, l2, l3, n @ ..] = &mut head;
+        *kind = PageKind::Overflow as u8;
+        [*l0, *l1, *l2, *l3] = (chunk.len() as u32).to_le_bytes();
+        n.copy_from_slice(&next.to_le_bytes());
+        let body = p
+            .get_mut(PAGE_KIND_OFFSET..HEADER + chunk.len())
+            .ok_or_else(|| corrupt(id, "overflow chunk larger than its page"))?;
+        let (h, b) = body.split_at_mut(HEADER - PAGE_KIND_OFFSET);
+        h.copy_from_slice(&head);
+        b.copy_from_slice(chunk);
     }
-    Ok(ids[0])
+    ids.first()
+        .copied()
+        .ok_or_else(|| corrupt(0, "overflow chain of no pages"))
 }
 
 /// Walks a chain, checking every page, and calls `f(page id, bytes)` for each.
@@ -111,10 +119,11 @@ pub fn walk<S: PageSource + ?Sized>(
     let mut left = len;
     for n in 0..pages {
         let p = src.page(id)?;
-        if PageKind::from_u8(p[PAGE_KIND_OFFSET]) != Some(PageKind::Overflow) {
+        let kind = p.get(PAGE_KIND_OFFSET).copied().and_then(PageKind::from_u8);
+        if kind != Some(PageKind::Overflow) {
             return Err(corrupt(id, "expected an overflow page"));
         }
-        let here = le_u32(&p[12..]) as u64;
+        let here = le_u32_at(&p, 12) as u64;
         let want = left.min(per_page(ps) as u64);
         if here != want {
             return Err(corrupt(
@@ -122,7 +131,7 @@ pub fn walk<S: PageSource + ?Sized>(
                 format!("overflow page holds {here} bytes, expected {want}"),
             ));
         }
-        let next = le_u64(&p[16..]);
+        let next = le_u64_at(&p, 16);
         let last = n + 1 == pages;
         if last != (next == 0) || (!last && next < 2) {
             return Err(corrupt(
@@ -130,7 +139,10 @@ pub fn walk<S: PageSource + ?Sized>(
                 "overflow chain link does not match the record length",
             ));
         }
-        f(id, &p[HEADER..HEADER + here as usize])?;
+        let bytes = p
+            .get(HEADER..HEADER + here as usize)
+            .ok_or_else(|| corrupt(id, "overflow page holds more than its page"))?;
+        f(id, bytes)?;
         left -= here;
         id = next;
     }

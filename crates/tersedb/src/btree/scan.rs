@@ -28,23 +28,62 @@ pub use super::zone::{
     f64_key, BlockKeys, KeyBuffer, RecFold, RecNum, ScanBlock, MAX_KEYS, PLAIN_BLOCK,
 };
 
+/// The keys a node may hold, from the separators on its path: `lo..=hi`, empty when `lo > hi`.
+/// Each child's fence is its separators' range cut to its parent's, so a separator forged out of
+/// its parent's range narrows the fence instead of widening it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Fence {
+    lo: u64,
+    hi: u64,
+}
+
+impl Fence {
+    const ALL: Fence = Fence {
+        lo: 0,
+        hi: u64::MAX,
+    };
+
+    /// This fence cut to keys `>= lo` (when there is a separator below) and `< hi`.
+    fn cut(self, lo: Option<u64>, hi: Option<u64>) -> Fence {
+        let lo = lo.map_or(self.lo, |s| self.lo.max(s));
+        match hi.map(|s| s.checked_sub(1)) {
+            None => Fence { lo, hi: self.hi },
+            Some(Some(h)) => Fence {
+                lo,
+                hi: self.hi.min(h),
+            },
+            // Keys below 0: none.
+            Some(None) => Fence { lo: 1, hi: 0 },
+        }
+    }
+
+    #[inline]
+    fn holds(&self, first: u64, last: u64) -> bool {
+        self.lo <= first && last <= self.hi
+    }
+}
+
 /// A leaf seen through its blocks.
 #[derive(Debug)]
 pub struct LeafScan<'p> {
     page: &'p [u8],
     l: Layout,
+    /// The keys the separators above the leaf allow; every block listed and every fold is
+    /// checked against it.
+    fence: Fence,
     /// Where the last record read was (compressed records are read in order).
     rhint: super::records::RecHint,
 }
 
 impl<'p> LeafScan<'p> {
-    fn new(page: &'p [u8], l: Layout) -> Result<Self> {
+    fn new(page: &'p [u8], l: Layout, fence: Fence) -> Result<Self> {
         if !l.leaf {
             return Err(corrupt(l.id, "block scan of a branch"));
         }
         Ok(LeafScan {
             page,
             l,
+            fence,
             rhint: Default::default(),
         })
     }
@@ -69,12 +108,31 @@ impl<'p> LeafScan<'p> {
     }
 
     /// The leaf's blocks that may hold keys in `[lo, hi]`, in key order, replacing the contents
-    /// of `out` (see [`super::KeyList::scan_blocks`]).
+    /// of `out` (see [`super::KeyList::scan_blocks`]). The blocks must ascend and lie inside
+    /// the leaf's fence (the decode of each checks its keys against its entry), so no scan
+    /// returns keys out of order or outside their leaf, whatever a forged page says.
     pub fn blocks_in(&self, out: &mut Vec<ScanBlock>, lo: u64, hi: u64) -> Result<()> {
         self.l
             .keys
             .scan_blocks(self.l.kregion(self.page), self.l.count, lo, hi, out)
-            .map_err(|f| self.l.err(f))
+            .map_err(|f| self.l.err(f))?;
+        let mut floor = self.fence.lo;
+        for (i, b) in out.iter().enumerate() {
+            if b.first < floor || b.first > b.last || b.last > self.fence.hi {
+                return Err(corrupt(
+                    self.l.id,
+                    format!(
+                        "key block {i} ({}..={}) out of order or outside the leaf's fence {}..={}",
+                        b.first, b.last, self.fence.lo, self.fence.hi
+                    ),
+                ));
+            }
+            floor = b.last.saturating_add(1);
+            if b.last == u64::MAX && i + 1 < out.len() {
+                return Err(corrupt(self.l.id, "key blocks out of order"));
+            }
+        }
+        Ok(())
     }
 
     /// COUNT, SUM (with `sum`), MIN and MAX of the leaf's keys in `[lo, hi]`, the way
@@ -84,6 +142,11 @@ impl<'p> LeafScan<'p> {
         let mut out = KeyFold::default();
         if lo <= hi {
             super::fold::leaf(self.page, &self.l, FoldSpec { lo, hi, sum }, &mut out)?;
+        }
+        if let (Some(min), Some(max)) = (out.min, out.max) {
+            if !self.fence.holds(min, max) {
+                return Err(corrupt(self.l.id, "leaf keys outside the leaf's fence"));
+            }
         }
         Ok(out)
     }
@@ -174,7 +237,34 @@ pub fn leaves_overlapping<S: PageSource + ?Sized>(
             "block scans need integer keys".into(),
         ));
     }
-    node(src, spec, root, 0, ivs, rev, visit).map(|_| ())
+    let mut walk = Walk { rev, prev: None };
+    node(src, spec, root, 0, Fence::ALL, ivs, &mut walk, visit).map(|_| ())
+}
+
+/// The walk's direction and the fence of the leaf it visited last: the next leaf's fence must
+/// lie wholly after it (before it, descending), so leaves come in key order even when forged
+/// separators disagree between levels.
+struct Walk {
+    rev: bool,
+    prev: Option<Fence>,
+}
+
+impl Walk {
+    fn enter(&mut self, id: PageId, f: Fence) -> Result<()> {
+        // A sound tree's separators lie strictly inside their node's fence and ascend, so
+        // no leaf's fence is empty.
+        if f.lo > f.hi {
+            return Err(corrupt(id, "separators above the leaf out of order"));
+        }
+        if let Some(p) = self.prev {
+            let ordered = if self.rev { f.hi < p.lo } else { p.hi < f.lo };
+            if !ordered {
+                return Err(corrupt(id, "leaf fences out of order (separators damaged)"));
+            }
+        }
+        self.prev = Some(f);
+        Ok(())
+    }
 }
 
 fn probe(spec: &Spec, v: u64) -> Key<'static> {
@@ -184,15 +274,18 @@ fn probe(spec: &Spec, v: u64) -> Key<'static> {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn node<S: PageSource + ?Sized>(
     src: &S,
     spec: &Spec,
     id: PageId,
     depth: usize,
+    fence: Fence,
     ivs: &[(u64, u64)],
-    rev: bool,
+    walk: &mut Walk,
     visit: &mut LeafVisitor<'_>,
 ) -> Result<bool> {
+    let rev = walk.rev;
     if depth >= MAX_DEPTH {
         return Err(corrupt(
             id,
@@ -202,7 +295,8 @@ fn node<S: PageSource + ?Sized>(
     let page = src.page(id)?;
     let l = Layout::read(&page, id, spec)?;
     if l.leaf {
-        return visit(&LeafScan::new(&page, l)?, ivs);
+        walk.enter(id, fence)?;
+        return visit(&LeafScan::new(&page, l, fence)?, ivs);
     }
     let sep = |i: usize| -> Result<u64> {
         l.key(&page, i)?
@@ -229,8 +323,9 @@ fn node<S: PageSource + ?Sized>(
                 spec,
                 l.child(&page, c)?,
                 depth + 1,
-                &ivs[s..e],
-                rev,
+                fence.cut(lo_c, hi_c),
+                ivs.get(s..e).unwrap_or_default(),
+                walk,
                 visit,
             );
         }
@@ -296,6 +391,12 @@ fn node<S: PageSource + ?Sized>(
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 mod tests {
     use super::*;
     use crate::btree::tree::{self, PutMode};

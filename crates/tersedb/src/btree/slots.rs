@@ -26,23 +26,41 @@ pub enum Repack {
     Spare,
 }
 
+// The little-endian integers at the start of `b`. Callers bound their offsets before reading,
+// so a short slice means a parser bug: it reads as 0 (never out of bounds, never a panic).
 #[inline]
 pub fn le_u16(b: &[u8]) -> u16 {
-    let mut a = [0u8; 2];
-    a.copy_from_slice(&b[..2]);
-    u16::from_le_bytes(a)
+    b.first_chunk().map_or(0, |a| u16::from_le_bytes(*a))
 }
 #[inline]
 pub fn le_u32(b: &[u8]) -> u32 {
-    let mut a = [0u8; 4];
-    a.copy_from_slice(&b[..4]);
-    u32::from_le_bytes(a)
+    b.first_chunk().map_or(0, |a| u32::from_le_bytes(*a))
 }
 #[inline]
 pub fn le_u64(b: &[u8]) -> u64 {
-    let mut a = [0u8; 8];
-    a.copy_from_slice(&b[..8]);
-    u64::from_le_bytes(a)
+    b.first_chunk().map_or(0, |a| u64::from_le_bytes(*a))
+}
+
+/// The little-endian integers at byte `at` of `b` (0 past the end, as above).
+#[inline]
+pub fn le_u16_at(b: &[u8], at: usize) -> u16 {
+    b.get(at..).map_or(0, le_u16)
+}
+#[inline]
+pub fn le_u32_at(b: &[u8], at: usize) -> u32 {
+    b.get(at..).map_or(0, le_u32)
+}
+#[inline]
+pub fn le_u64_at(b: &[u8], at: usize) -> u64 {
+    b.get(at..).map_or(0, le_u64)
+}
+
+/// Writes `bytes` at byte `at` of `b` when they fit (headers of whole pages always do).
+#[inline]
+pub fn put(b: &mut [u8], at: usize, bytes: &[u8]) {
+    if let Some(d) = b.get_mut(at..at + bytes.len()) {
+        d.copy_from_slice(bytes);
+    }
 }
 
 /// A little-endian word of 1..=8 bytes (`b.len()` of them), zero-extended.
@@ -50,7 +68,9 @@ pub fn le_u64(b: &[u8]) -> u64 {
 pub fn le_word(b: &[u8]) -> u64 {
     let mut a = [0u8; 8];
     let n = b.len().min(8);
-    a[..n].copy_from_slice(&b[..n]);
+    if let (Some(d), Some(s)) = (a.get_mut(..n), b.get(..n)) {
+        d.copy_from_slice(s);
+    }
     u64::from_le_bytes(a)
 }
 
@@ -64,7 +84,9 @@ pub fn le_words(bytes: &[u8], w: usize, out: &mut [u64]) {
     fn words<const W: usize>(bytes: &[u8], out: &mut [u64]) {
         for (dst, src) in out.iter_mut().zip(bytes.chunks_exact(W)) {
             let mut a = [0u8; 8];
-            a[..W].copy_from_slice(src);
+            if let Some(head) = a.get_mut(..W) {
+                head.copy_from_slice(src);
+            }
             *dst = u64::from_le_bytes(a);
         }
     }
@@ -110,7 +132,10 @@ pub mod fixed {
             return Err(Fault("fixed-width insert out of range"));
         }
         region.copy_within(i * w..n * w, i * w + w);
-        region[i * w..i * w + w].copy_from_slice(item);
+        region
+            .get_mut(i * w..i * w + w)
+            .ok_or(Fault("fixed-width insert out of range"))?
+            .copy_from_slice(item);
         Ok(())
     }
 
@@ -147,8 +172,12 @@ pub mod var {
             .ok_or(Fault("offset table outside its region"))
     }
 
-    fn set_end(region: &mut [u8], i: usize, v: usize) {
-        region[2 * i..2 * i + 2].copy_from_slice(&(v as u16).to_le_bytes());
+    fn set_end(region: &mut [u8], i: usize, v: usize) -> SResult<()> {
+        region
+            .get_mut(2 * i..2 * i + 2)
+            .ok_or(Fault("offset table outside its region"))?
+            .copy_from_slice(&(v as u16).to_le_bytes());
+        Ok(())
     }
 
     /// Total bytes of the items (the last end offset).
@@ -216,12 +245,15 @@ pub mod var {
         }
         region.copy_within(b + split..b + tot, b + 2 + split + len);
         region.copy_within(b..b + split, b + 2);
-        region[b + 2 + split..b + 2 + split + len].copy_from_slice(item);
+        region
+            .get_mut(b + 2 + split..b + 2 + split + len)
+            .ok_or(Fault("variable-length insert out of range"))?
+            .copy_from_slice(item);
         region.copy_within(2 * i..2 * n, 2 * i + 2);
-        set_end(region, i, split + len);
+        set_end(region, i, split + len)?;
         for j in i + 1..=n {
             let e = end(region, j)?;
-            set_end(region, j, e + len);
+            set_end(region, j, e + len)?;
         }
         Ok(())
     }
@@ -243,7 +275,7 @@ pub mod var {
             if e < len {
                 return Err(Fault("offsets not ascending"));
             }
-            set_end(region, j, e - len);
+            set_end(region, j, e - len)?;
         }
         region.copy_within(2 * i + 2..2 * n, 2 * i);
         let b = 2 * n;
@@ -378,7 +410,7 @@ pub struct KeyShare {
 /// between two others has their common prefix), and keys read from a damaged page behind a
 /// valid checksum need not.
 pub fn ascending(keys: &[&[u8]]) -> SResult<()> {
-    if keys.windows(2).any(|w| w[0] >= w[1]) {
+    if keys.iter().zip(keys.iter().skip(1)).any(|(a, b)| a >= b) {
         return Err(Fault("keys out of order"));
     }
     Ok(())
@@ -391,14 +423,13 @@ pub fn lcp(a: &[u8], b: &[u8]) -> usize {
     let mut i = 0;
     // Eight bytes at a time, then byte by byte.
     while i + 8 <= n {
-        let x = u64::from_le_bytes(a[i..i + 8].try_into().unwrap_or([0; 8]));
-        let y = u64::from_le_bytes(b[i..i + 8].try_into().unwrap_or([0; 8]));
+        let (x, y) = (le_u64_at(a, i), le_u64_at(b, i));
         if x != y {
             return i + ((x ^ y).trailing_zeros() / 8) as usize;
         }
         i += 8;
     }
-    while i < n && a[i] == b[i] {
+    while i < n && a.get(i) == b.get(i) {
         i += 1;
     }
     i
@@ -432,6 +463,12 @@ pub(crate) fn var_image<'a>(
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 mod tests {
     use super::*;
 

@@ -55,7 +55,7 @@ impl Fences {
     /// The common prefix of both fences (empty at an edge of the tree).
     fn prefix(lo: Option<&[u8]>, hi: Option<&[u8]>) -> Vec<u8> {
         match (lo, hi) {
-            (Some(a), Some(b)) => a[..lcp(a, b)].to_vec(),
+            (Some(a), Some(b)) => a.get(..lcp(a, b)).unwrap_or_default().to_vec(),
             _ => Vec::new(),
         }
     }
@@ -113,7 +113,7 @@ fn key_bytes(page: &[u8], l: &Layout, i: usize) -> Result<Vec<u8>> {
 /// two keys plus the first byte of `b` that differs.
 fn shortest_sep(a: &[u8], b: &[u8]) -> Vec<u8> {
     let k = lcp(a, b);
-    b[..(k + 1).min(b.len())].to_vec()
+    b.get(..(k + 1).min(b.len())).unwrap_or_default().to_vec()
 }
 
 fn too_deep(id: PageId) -> Error {
@@ -439,7 +439,7 @@ fn leaf_put<S: PageSink + ?Sized>(
                 // `leaf_put_packed`).
                 let rs = l.rstart;
                 if l.recs
-                    .overwrite_in_place(&mut page[rs..], i, value)
+                    .overwrite_in_place(page.get_mut(rs..).unwrap_or_default(), i, value)
                     .map_err(|f| l.err(f))?
                 {
                     if rightmost {
@@ -543,7 +543,7 @@ fn leaf_put_packed<S: PageSink + ?Sized>(
                 op.keep_old(&l, page, i, at.id)?;
                 let rs = l.rstart;
                 if l.recs
-                    .overwrite_in_place(&mut page[rs..], i, value)
+                    .overwrite_in_place(page.get_mut(rs..).unwrap_or_default(), i, value)
                     .map_err(|f| l.err(f))?
                 {
                     if at.rightmost {
@@ -679,7 +679,10 @@ fn share_leaf<S: PageSink + ?Sized>(
     cuts.push(0);
     let mut acc = 0;
     for i in 0..n {
-        if cuts.len() < parts && acc * parts >= total * cuts.len() && i > cuts[cuts.len() - 1] {
+        if cuts.len() < parts
+            && acc * parts >= total * cuts.len()
+            && cuts.last().is_some_and(|&c| i > c)
+        {
             cuts.push(i);
         }
         acc += e.cost(keys, recs, i..i + 1);
@@ -689,8 +692,15 @@ fn share_leaf<S: PageSink + ?Sized>(
         return Ok(None);
     }
     let budget = (sl.capacity() * 7 / 8).saturating_sub(cost);
-    for w in cuts.windows(2) {
-        if !merged_fits(spec, true, &e, w[0]..w[1], budget, pid, &[])? {
+    // The parts: entries cuts[k]..cuts[k + 1].
+    let part = |k: usize| -> std::ops::Range<usize> {
+        match (cuts.get(k), cuts.get(k + 1)) {
+            (Some(&a), Some(&b)) => a..b,
+            _ => 0..0,
+        }
+    };
+    for k in 0..parts {
+        if !merged_fits(spec, true, &e, part(k), budget, pid, &[])? {
             return Ok(None);
         }
     }
@@ -704,36 +714,32 @@ fn share_leaf<S: PageSink + ?Sized>(
         ids.push(sink.alloc()?);
     }
     for (k, &id) in ids.iter().enumerate() {
-        node::build(
-            sink.page_mut(id)?,
-            id,
-            spec,
-            true,
-            0,
-            &e,
-            cuts[k]..cuts[k + 1],
-        )?;
+        node::build(sink.page_mut(id)?, id, spec, true, 0, &e, part(k))?;
     }
     // Separator li now leads to ids[1]; with three parts, a new one at li + 1 to ids[2].
     let ppage = sink.page_mut(pid)?;
     let mut pl = Layout::read(ppage, pid, spec)?;
     node::remove(ppage, &mut pl, li)?;
-    for k in 1..parts {
-        let sep = e.key(cuts[k]);
-        if !node::insert(ppage, &mut pl, li + k - 1, sep, &ids[k].to_le_bytes())? {
+    for (k, &id) in ids.iter().enumerate().skip(1) {
+        let sep = e.key(part(k).start);
+        if !node::insert(ppage, &mut pl, li + k - 1, sep, &id.to_le_bytes())? {
             return Err(corrupt(pid, "branch has no room for a separator"));
         }
     }
     // The part the probe belongs to: the last whose first key is at or below it.
     let k = (1..parts)
         .rev()
-        .find(|&k| *probe >= spec.decode_key(e.key(cuts[k])))
+        .find(|&k| *probe >= spec.decode_key(e.key(part(k).start)))
         .unwrap_or(0);
     // The probe's leaf is the rightmost one only if the leaf that was full was, and it is the
     // last part (a neighbour on the left was shared with).
     let rightmost = at.rightmost && sib_i < ci && k == parts - 1;
+    let id = ids
+        .get(k)
+        .copied()
+        .ok_or_else(|| corrupt(pid, "leaf part out of range"))?;
     Ok(Some(LeafAt {
-        id: ids[k],
+        id,
         parent: Some((pid, li + k)),
         rightmost,
     }))

@@ -302,12 +302,12 @@ impl BlockKeys<'_> {
         }
     }
 
-    /// Key `i` of a block the caller has bounds: panics past the end.
+    /// Key `i` of a block the caller has bounds (0 past the end).
     #[inline]
     pub(crate) fn at(&self, i: usize) -> u64 {
         match self {
-            BlockKeys::U32(k) => k[i] as u64,
-            BlockKeys::U64(k) => k[i],
+            BlockKeys::U32(k) => k.get(i).map_or(0, |&v| v as u64),
+            BlockKeys::U64(k) => k.get(i).copied().unwrap_or(0),
         }
     }
 
@@ -325,11 +325,11 @@ impl BlockKeys<'_> {
             BlockKeys::U64(k) => k.partition_point(|&x| x <= v),
         }
     }
-    /// The keys at indexes `r` (panics past the end, like slicing).
+    /// The keys at indexes `r` (none when `r` reaches past the end).
     pub fn slice(&self, r: Range<usize>) -> Self {
         match self {
-            BlockKeys::U32(k) => BlockKeys::U32(&k[r]),
-            BlockKeys::U64(k) => BlockKeys::U64(&k[r]),
+            BlockKeys::U32(k) => BlockKeys::U32(k.get(r).unwrap_or_default()),
+            BlockKeys::U64(k) => BlockKeys::U64(k.get(r).unwrap_or_default()),
         }
     }
     /// The exact sum of the keys.

@@ -622,6 +622,41 @@ impl Query {
             offset: 0,
         }
     }
+    /// Whether the query's tree (conditions, operators, literals and subqueries along one path)
+    /// is deeper than `max`. Walked with a stack on the heap, so a tree built in code as deep as
+    /// memory allows is measured without deep recursion; the walk stops at the first path past
+    /// `max`. A parsed query is never deeper than the parser's `MAX_TREE_DEPTH`.
+    pub fn deeper_than(&self, max: usize) -> bool {
+        enum N<'q> {
+            Q(&'q Query),
+            P(&'q Pred),
+            E(&'q Expr),
+        }
+        let mut todo = vec![(N::Q(self), 0usize)];
+        while let Some((n, d)) = todo.pop() {
+            if d > max {
+                return true;
+            }
+            match n {
+                N::Q(q) => todo.extend(q.filter.iter().map(|p| (N::P(p), d))),
+                N::P(Pred::And(a, b) | Pred::Or(a, b)) => {
+                    todo.extend([(N::P(a), d + 1), (N::P(b), d + 1)])
+                }
+                N::P(Pred::Not(a)) => todo.push((N::P(a), d + 1)),
+                N::P(Pred::Cmp { value, .. }) => todo.push((N::E(value), d + 1)),
+                N::P(Pred::Between { lo, hi, .. }) => {
+                    todo.extend([(N::E(lo), d + 1), (N::E(hi), d + 1)])
+                }
+                N::P(Pred::In { list, .. }) => todo.extend(list.iter().map(|e| (N::E(e), d + 1))),
+                N::P(Pred::Like { .. }) => {}
+                N::E(Expr::Bin { l, r, .. }) => todo.extend([(N::E(l), d + 1), (N::E(r), d + 1)]),
+                N::E(Expr::Subquery(q)) => todo.push((N::Q(q), d + 1)),
+                N::E(Expr::Int(_) | Expr::Float(_) | Expr::Str(_)) => {}
+            }
+        }
+        false
+    }
+
     /// How deep the printed query nests, counted as the parser counts against its limit
     /// (`parse::MAX_NESTING`): the `SELECT`, each parenthesis and each `NOT`. Printing puts
     /// every operation in parentheses, so text can nest less than its printed form (`-x` and

@@ -65,6 +65,17 @@ fn overlapping(ivs: &[(u64, u64)], first: u64, last: u64) -> (&[(u64, u64)], boo
 
 /// Runs `q` in `txn`.
 pub fn run(txn: &dyn Reader, q: &Query) -> Result<QueryResult> {
+    // A query built in code has not met the parser's depth limit, and planning and evaluation
+    // recurse over the tree: one deeper than a parsed query can be is refused before either.
+    let max = super::parse::MAX_TREE_DEPTH as usize;
+    if q.deeper_than(max) {
+        return Err(type_err(
+            None,
+            format!(
+                "query deeper than {max} conditions, operators and subqueries                  (write long lists as IN (...))"
+            ),
+        ));
+    }
     run_at(txn, q, 0)
 }
 
