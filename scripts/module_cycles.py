@@ -33,7 +33,9 @@ def resolve(cur, segs):
 edges={m:set() for m in mods}
 for m,p in mods.items():
     cur=m.split('::') if m else []
-    src=re.split(r'#\[cfg\(test\)\]\s*mod tests',open(p).read())[0]
+    # A test module's body is not the module's code (its own attributes may come between);
+    # a `mod tests;` declaration cuts nothing (that file is a module of its own).
+    src=re.split(r'#\[cfg\(test\)\]\s*(?:#\[[^\]]*\]\s*)*mod tests\s*\{',open(p).read())[0]
     src=re.sub(r'//[^\n]*','',src)
     for mm in re.finditer(r'\b(?:crate|super|self)(?:::\w+)+',src):
         t=resolve(cur,mm.group(0).split('::'))

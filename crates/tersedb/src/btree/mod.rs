@@ -30,6 +30,7 @@
     clippy::panic
 )]
 
+pub(crate) mod config;
 pub(crate) mod cursor;
 // Not yet under the lints above: the compressed integer and string lists (db2, packed,
 // strkeys: they check offsets and lengths against the region before indexing, but still index)
@@ -431,7 +432,7 @@ impl Spec {
     }
 
     /// The format of a database configuration: `Spec::new` plus the leaves' key codec.
-    pub fn for_config(page_size: usize, c: &crate::db::DbConfig) -> Result<Spec> {
+    pub fn for_config(page_size: usize, c: &config::DbConfig) -> Result<Spec> {
         let mut spec = Spec::new(page_size, c.key_type, c.record_type)?;
         // Automatic choice on pages too small for a block chooses no codec (the default of
         // `DbConfig::new` must work on every page size); a named codec there is an error.
@@ -495,8 +496,8 @@ impl Spec {
         }
         if c.compress_records {
             let num = match c.value_type {
-                crate::db::ValueType::I64 => numrecs::Num::Signed,
-                crate::db::ValueType::F64 => numrecs::Num::Float,
+                config::ValueType::I64 => numrecs::Num::Signed,
+                config::ValueType::F64 => numrecs::Num::Float,
                 _ => numrecs::Num::Unsigned,
             };
             spec.recs = match c.record_type {
@@ -608,8 +609,8 @@ impl Spec {
     }
 
     /// The configuration this format was made from (block size as stored: the effective one).
-    pub fn config(&self) -> crate::db::DbConfig {
-        let c = crate::db::DbConfig::raw(self.key_type, self.record_type);
+    pub fn config(&self) -> config::DbConfig {
+        let c = config::DbConfig::raw(self.key_type, self.record_type);
         let c = match self.leaf_keys.packed() {
             Some(p) if p.auto => c.with_auto_codec(true).with_block_size(p.block_keys),
             Some(p) => c.with_codec(Some(p.codec)).with_block_size(p.block_keys),

@@ -399,9 +399,9 @@ fn node<S: PageSource + ?Sized>(
 )]
 mod tests {
     use super::*;
+    use crate::btree::config::DbConfig;
     use crate::btree::tree::{self, PutMode};
     use crate::btree::RecordType;
-    use crate::db::DbConfig;
     use crate::testing::mem_pages::MemSink;
     use tersedb_codecs::CodecId;
 
