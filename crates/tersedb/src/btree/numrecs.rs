@@ -38,7 +38,7 @@
 //! in two, removes never make a chunk bigger, `vacuumize` repacks the chunks full.
 
 use super::slots::{le_word, le_words, Fault, SResult};
-use super::zone::{RecFold, RecNum};
+use super::zone::{RecFold, RecNum, POW10};
 
 const RAW: u8 = 0;
 const FOR: u8 = 1;
@@ -53,11 +53,6 @@ const DIR_EVERY: usize = 4;
 /// Bytes of a directory entry: the chunk's first record u32, its offset in the region u16.
 const DIR_ENTRY: usize = 6;
 
-/// Exact powers of ten (every one up to 10^22 is an f64 without rounding).
-const POW10: [f64; 19] = [
-    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
-    1e17, 1e18,
-];
 /// Integers up to this magnitude are exact in an f64.
 const DEC_LIMIT: f64 = 9_007_199_254_740_992.0;
 
@@ -241,6 +236,23 @@ fn extract(data: &[u8], j: usize, bits: u32) -> SResult<u64> {
     let mut b = [0u8; 16];
     b[..need].copy_from_slice(src);
     Ok((u128::from_le_bytes(b) >> shift) as u64 & mask(bits))
+}
+
+/// A directory entry (`DIR_ENTRY` bytes): the chunk's first record and its offset.
+fn read_entry(e: &[u8]) -> (usize, usize) {
+    let (mut first, mut off) = ([0u8; 4], [0u8; 2]);
+    first.copy_from_slice(&e[..4]);
+    off.copy_from_slice(&e[4..DIR_ENTRY]);
+    (
+        u32::from_le_bytes(first) as usize,
+        usize::from(u16::from_le_bytes(off)),
+    )
+}
+
+/// Writes a directory entry (`DIR_ENTRY` bytes).
+fn write_entry(e: &mut [u8], first: usize, off: usize) {
+    e[..4].copy_from_slice(&(first as u32).to_le_bytes());
+    e[4..DIR_ENTRY].copy_from_slice(&(off as u16).to_le_bytes());
 }
 
 /// Bytes of a chunk's sum of offsets each below `2^bits`: 255 of them sum below `2^(bits + 8)`.
@@ -459,10 +471,12 @@ impl NumRecs {
             return None;
         };
         let (count, w, sum) = (count as usize, self.w(), (kind >> 4) as usize);
+        if count == 0 || (sum > 0 && !self.may_sum(kind & KIND, sum)) {
+            return None;
+        }
         let len = sum
             + match kind & KIND {
-                _ if count == 0 || sum > 9 => return None,
-                RAW if sum == 0 => 2 + count * w,
+                RAW => 2 + count * w,
                 FOR if b2 as usize <= 8 * w => 3 + w + packed_len(count, b2 as u32),
                 DICT if b2 <= 8 => 4 + (b3 as usize + 1) * w + packed_len(count, b2 as u32),
                 DEC if self.num == Num::Float && (b2 as usize) < POW10.len() && b3 <= 64 => {
@@ -652,7 +666,7 @@ impl NumRecs {
         // Decimal integer i is stored as the order-flipped word `base + offset`.
         let first = (base ^ (1 << 63)) as i64;
         let sum = i128::from(first) * i128::from(ints) + offs as i128;
-        acc.add_decimal(ints, sum, c.param as u8, POW10[c.param]);
+        acc.add_decimal(ints, sum, c.param as u8);
         Ok(())
     }
 
@@ -869,8 +883,9 @@ impl NumRecs {
         if entries > 0 {
             out.extend_from_slice(&[0, DIR, entries as u8]);
             for &(first, off) in &marks[..entries] {
-                out.extend_from_slice(&(first as u32).to_le_bytes());
-                out.extend_from_slice(&((2 + dir + off) as u16).to_le_bytes());
+                let mut e = [0u8; DIR_ENTRY];
+                write_entry(&mut e, first, 2 + dir + off);
+                out.extend_from_slice(&e);
             }
         }
         out.extend_from_slice(&chunks);
@@ -881,26 +896,35 @@ impl NumRecs {
     /// Where the region's chunks start: after its `used` and, when it has one, its directory.
     #[inline]
     fn chunks_at(region: &[u8]) -> usize {
+        Self::dir_size(region).map_or(2, |k| 5 + DIR_ENTRY * k)
+    }
+
+    /// The directory's number of entries, `None` without a directory.
+    #[inline]
+    fn dir_size(region: &[u8]) -> Option<usize> {
         match region.get(2..5) {
-            Some(&[0, DIR, k]) => 5 + DIR_ENTRY * k as usize,
-            _ => 2,
+            Some(&[0, DIR, k]) => Some(k as usize),
+            _ => None,
+        }
+    }
+
+    /// Bytes a new directory entry adds to the region (with the directory's header when there
+    /// is none yet).
+    fn dir_growth(region: &[u8]) -> usize {
+        match Self::dir_size(region) {
+            Some(_) => DIR_ENTRY,
+            None => 3 + DIR_ENTRY,
         }
     }
 
     /// The directory's entries, `(first record, offset)` each (none without a directory).
     fn dir_entries(region: &[u8]) -> impl Iterator<Item = (usize, usize)> + '_ {
-        let k = match region.get(2..5) {
-            Some(&[0, DIR, k]) => k as usize,
-            _ => 0,
-        };
+        let k = Self::dir_size(region).unwrap_or(0);
         region
             .get(5..5 + DIR_ENTRY * k)
             .unwrap_or(&[])
             .chunks_exact(DIR_ENTRY)
-            .map(|e| {
-                let first = u32::from_le_bytes([e[0], e[1], e[2], e[3]]) as usize;
-                (first, usize::from(u16::from_le_bytes([e[4], e[5]])))
-            })
+            .map(read_entry)
     }
 
     /// Where a walk to record `i` of `n` starts: the chunk of `from` (an earlier read's
@@ -911,15 +935,11 @@ impl NumRecs {
     fn walk_from(region: &[u8], n: usize, i: usize, from: (usize, usize)) -> (usize, usize) {
         let first = Self::chunks_at(region);
         let mut best = (first, 0);
-        let k = (first - 2).saturating_sub(3) / DIR_ENTRY;
-        let entry = |j: usize| -> (usize, usize) {
-            let e = region
+        let k = Self::dir_size(region).unwrap_or(0);
+        let entry = |j: usize| {
+            region
                 .get(5 + DIR_ENTRY * j..5 + DIR_ENTRY * (j + 1))
-                .unwrap_or(&[0; 6]);
-            (
-                u32::from_le_bytes([e[0], e[1], e[2], e[3]]) as usize,
-                usize::from(u16::from_le_bytes([e[4], e[5]])),
-            )
+                .map_or((0, 0), read_entry)
         };
         // The entries are in record order: the last at or before `i`, by halving, then back
         // over any cleared ones.
@@ -950,7 +970,7 @@ impl NumRecs {
     /// chunks move up by the entry's bytes.
     fn grow_dir(region: &mut [u8], used: usize, first: usize, chunk_at: usize) -> SResult<()> {
         let had = Self::chunks_at(region);
-        let add = if had == 2 { 3 + DIR_ENTRY } else { DIR_ENTRY };
+        let add = Self::dir_growth(region);
         let end = used + add;
         if end > region.len() || end > usize::from(u16::MAX) || chunk_at < had || chunk_at >= used {
             return Err(Fault("record region too small for a directory entry"));
@@ -961,14 +981,16 @@ impl NumRecs {
         }
         let k = region[4] as usize;
         for e in region[5..5 + DIR_ENTRY * k].chunks_exact_mut(DIR_ENTRY) {
-            let off = usize::from(u16::from_le_bytes([e[4], e[5]]));
+            let (r, off) = read_entry(e);
             if off != 0 {
-                e[4..].copy_from_slice(&((off + add) as u16).to_le_bytes());
+                write_entry(e, r, off + add);
             }
         }
-        let e = &mut region[5 + DIR_ENTRY * k..5 + DIR_ENTRY * (k + 1)];
-        e[..4].copy_from_slice(&(first as u32).to_le_bytes());
-        e[4..].copy_from_slice(&((chunk_at + add) as u16).to_le_bytes());
+        write_entry(
+            &mut region[5 + DIR_ENTRY * k..5 + DIR_ENTRY * (k + 1)],
+            first,
+            chunk_at + add,
+        );
         region[4] = (k + 1) as u8;
         region[..2].copy_from_slice(&(end as u16).to_le_bytes());
         Ok(())
@@ -985,16 +1007,14 @@ impl NumRecs {
         moved: isize,
         end: usize,
     ) {
-        let k = match region.get(2..5) {
-            Some(&[0, DIR, k]) => k as usize,
-            _ => return,
+        let Some(k) = Self::dir_size(region) else {
+            return;
         };
         let Some(dir) = region.get_mut(5..5 + DIR_ENTRY * k) else {
             return;
         };
         for e in dir.chunks_exact_mut(DIR_ENTRY) {
-            let first = u32::from_le_bytes([e[0], e[1], e[2], e[3]]) as usize;
-            let off = usize::from(u16::from_le_bytes([e[4], e[5]]));
+            let (first, off) = read_entry(e);
             let (first, off) = if off > at {
                 (
                     first.saturating_add_signed(moved),
@@ -1003,9 +1023,7 @@ impl NumRecs {
             } else {
                 (first, off)
             };
-            let off = if off >= end { 0 } else { off };
-            e[..4].copy_from_slice(&(first as u32).to_le_bytes());
-            e[4..].copy_from_slice(&(off as u16).to_le_bytes());
+            write_entry(e, first, if off >= end { 0 } else { off });
         }
     }
 
@@ -1534,11 +1552,7 @@ impl Edit {
 
     /// The bytes a region of `used` bytes uses after the edit (a directory entry included).
     fn used_after(&self, region: &[u8], used: usize) -> usize {
-        let entry = match self.entry {
-            None => 0,
-            Some(_) if NumRecs::chunks_at(region) == 2 => 3 + DIR_ENTRY,
-            Some(_) => DIR_ENTRY,
-        };
+        let entry = self.entry.map_or(0, |_| NumRecs::dir_growth(region));
         used - self.old + self.new.len() + entry
     }
 }

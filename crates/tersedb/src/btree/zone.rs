@@ -69,10 +69,9 @@ pub struct RecFold {
     /// Sum of f64 records, added in key order, except those of decimal chunks (`dsum`).
     pub fsum: f64,
     /// f64 records of compressed decimal chunks, summed exactly as the integers they are at
-    /// scale `10^-dexp` (`dscale` = 10^dexp); [`RecFold::float_sum`] joins them to `fsum`.
+    /// scale `10^-dexp`; [`RecFold::float_sum`] joins them to `fsum`.
     pub dsum: i128,
     pub dexp: u8,
-    pub dscale: f64,
     /// Smallest and largest record as ordered keys: the integer itself, or for f64 the IEEE
     /// total order (`f64_key`); NaN never counts.
     pub min: Option<i128>,
@@ -81,6 +80,13 @@ pub struct RecFold {
     /// without the ordered-key work per record).
     pub skip_extremes: bool,
 }
+
+/// Exact powers of ten (every one up to 10^22 is an f64 without rounding): the scales of
+/// decimal record chunks.
+pub(crate) const POW10: [f64; 19] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18,
+];
 
 /// An f64 as a key in the IEEE total order (-0.0 before 0.0, NaNs outside the numbers).
 #[inline]
@@ -96,24 +102,25 @@ impl RecFold {
         if self.dsum == 0 {
             self.fsum
         } else {
-            self.fsum + self.dsum as f64 / self.dscale
+            // (`dexp` comes from a checked chunk header: always a valid index.)
+            let scale = POW10.get(usize::from(self.dexp)).copied().unwrap_or(1.0);
+            self.fsum + self.dsum as f64 / scale
         }
     }
 
-    /// Adds `count` f64 records of a decimal chunk whose integers (the records times
-    /// `scale` = 10^`exp`) sum to `sum`. A run of another exponent first joins the exact sum
-    /// so far to `fsum`.
-    pub(crate) fn add_decimal(&mut self, count: u64, sum: i128, exp: u8, scale: f64) {
+    /// Adds `count` f64 records of a decimal chunk whose integers (the records times 10^`exp`,
+    /// `exp` below `POW10.len()`) sum to `sum`. A run of another exponent first joins the exact
+    /// sum so far to `fsum`.
+    pub(crate) fn add_decimal(&mut self, count: u64, sum: i128, exp: u8) {
         if count == 0 {
             return;
         }
         if self.dsum != 0 && self.dexp != exp {
-            self.fsum += self.dsum as f64 / self.dscale;
+            self.fsum = self.float_sum();
             self.dsum = 0;
         }
         self.count += count;
         self.dexp = exp;
-        self.dscale = scale;
         self.dsum += sum;
     }
 

@@ -555,7 +555,7 @@ fn groups(
                     enter(bucket, &mut open, &mut win, &mut done)?;
                     if let Some(g) = &mut open {
                         g.acc.add_summary(slots.len() as u64, 0, first, last);
-                        g.acc.fold_run(leaf, Some(slots))?;
+                        g.acc.fold_run(leaf, slots)?;
                     }
                 }
             };
@@ -1109,43 +1109,23 @@ impl Acc {
         buf: &mut KeyBuffer,
         stats: &mut QueryStats,
     ) -> Result<()> {
-        // Consecutive blocks wholly inside, when only their records are read, are folded as
-        // one run of slots: a compressed record list then folds whole chunks from their
-        // stored sums (a chunk spans key blocks). Records stay in key order: the run is
-        // folded before any other block's.
-        let mut run: Option<Range<usize>> = None;
         for b in blocks {
-            if self.rec_fold.is_some() && !self.key_sum_needed {
-                let (hit, inside) = overlapping(ivs, b.first, b.last);
-                if inside && !hit.is_empty() {
-                    stats.blocks_from_index += 1;
-                    self.add_summary(b.count as u64, 0, b.first, b.last);
-                    run = match run {
-                        Some(r) if r.end == b.start => Some(r.start..b.start + b.count),
-                        r => {
-                            self.fold_run(leaf, r)?;
-                            Some(b.start..b.start + b.count)
-                        }
-                    };
-                    continue;
-                }
-            }
-            self.fold_run(leaf, run.take())?;
             self.block(leaf, b, ivs, buf, stats)?;
         }
-        self.fold_run(leaf, run)
+        Ok(())
     }
 
-    /// Folds the records of a run of whole blocks (`leaf`).
-    fn fold_run(&mut self, leaf: &LeafScan<'_>, run: Option<Range<usize>>) -> Result<()> {
-        match (run, self.rec_fold) {
-            (Some(r), Some(rn)) => self.fold_records(leaf, r, rn),
-            _ => Ok(()),
+    /// Folds the records of a run of slots, when the query folds records (GROUP BY's runs of
+    /// whole blocks of one bucket).
+    fn fold_run(&mut self, leaf: &LeafScan<'_>, run: Range<usize>) -> Result<()> {
+        match self.rec_fold {
+            Some(rn) => self.fold_records(leaf, run, rn),
+            None => Ok(()),
         }
     }
 
-    /// One block of a leaf, with the leaf's intervals (blocks wholly inside whose records
-    /// alone are read are `leaf`'s runs).
+    /// One block of a leaf, with the leaf's intervals (queries that only fold records take
+    /// `aggregate`'s slot runs and never come here).
     fn block(
         &mut self,
         leaf: &LeafScan<'_>,
