@@ -4,6 +4,7 @@
 //!
 //! `cargo run --release -p tersedb --example space -- N CODEC [BATCH] [ERASE_PCT] [PAGE_SIZE]`
 //! (CODEC: none or a codec name; keys are ClusterData-like: clusters of dense runs with gaps).
+//! `SPACE_TRACE=1` prints the leaves and the file's pages after every commit of the loads.
 
 use tersedb::{CodecId, DbConfig, Env, EnvOptions};
 
@@ -49,6 +50,14 @@ fn load(
             w.insert(&db, k, &[]).unwrap();
         }
         w.commit().unwrap();
+        if std::env::var_os("SPACE_TRACE").is_some() {
+            let s = size(&env, path);
+            eprintln!(
+                "  batch: leaves {} file pages {}",
+                s.leaves,
+                s.file / psize as u64
+            );
+        }
     }
     env
 }

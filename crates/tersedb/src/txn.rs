@@ -693,6 +693,12 @@ impl WriteTxn {
         }
     }
 
+    /// Packs the leaves this transaction wrote in database `name` ([`tree::pack_dirty`]).
+    fn pack(&mut self, name: &str, e: &mut Entry) -> Result<()> {
+        let spec = spec_for(self.page_size()?, name, e.config)?;
+        tree::pack_dirty(&mut **self.wm()?, &spec, &mut e.root)
+    }
+
     fn write_entry(&mut self, name: &str, e: &Entry) -> Result<()> {
         let w = self.wm()?;
         let mut root = w.root();
@@ -979,8 +985,10 @@ impl WriteTxn {
             .filter(|(_, s)| s.dirty)
             .map(|(n, s)| (n.clone(), s.entry))
             .collect();
-        for (name, e) in dirty {
-            let r = self.write_entry(&name, &e);
+        for (name, mut e) in dirty {
+            let r = self
+                .pack(&name, &mut e)
+                .and_then(|_| self.write_entry(&name, &e));
             self.track(r)?;
         }
         let pages = self.pages.take().ok_or(Error::PreviousIo)?;

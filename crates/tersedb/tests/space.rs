@@ -130,7 +130,9 @@ fn random_loads_erases_and_compaction_stay_compact() {
             "{}: random load live pages {ratio:.2}x ascending",
             name(codec)
         );
-        assert!(ratio <= 1.6, "{}: live pages {ratio:.2}x", name(codec));
+        // Issue 15: live pages within 1.5x of the ascending load, key bytes after erasing 90%
+        // within 1.3x of a fresh load of the survivors.
+        assert!(ratio <= 1.5, "{}: live pages {ratio:.2}x", name(codec));
 
         // Erase 90% at random, in batches: the file never grows, key bytes repack.
         let erased = n * 9 / 10;
@@ -167,7 +169,7 @@ fn random_loads_erases_and_compaction_stay_compact() {
             "{}: after erasing 90%, key bytes {kr:.2}x a fresh load; largest growth of the file in one erase batch {grew} bytes",
             name(codec)
         );
-        assert!(kr <= 1.35, "{}: key bytes {kr:.2}x", name(codec));
+        assert!(kr <= 1.3, "{}: key bytes {kr:.2}x", name(codec));
         // Empty commits make the pages freed by the erases reusable; the free tail goes back
         // (down to the page count of the commit before, so it takes a commit more).
         for _ in 0..3 {
@@ -317,4 +319,141 @@ fn compaction_refuses_a_file_in_use() {
     assert!(matches!(err, tersedb::Error::Locked { .. }), "{err}");
     drop(env);
     assert!(!tersedb::compact::compact_temp_path(&path).exists());
+}
+
+/// Leaves packed at commit (`tree::pack_dirty`) keep every entry and its record, on every kind
+/// of list the packing rebuilds: u64 keys with compressed f64 records, byte keys under a
+/// non-head string scheme with variable records (some in overflow pages), u32 BP128 keys with
+/// variable records; and a head-compressed scheme, which packing skips. Random-order inserts
+/// and then erases of 85%, 1,500 per commit, on 4 KiB pages (many leaves), against a
+/// `BTreeMap`, with `check` after each phase. After the erases the tree's pages are within 1.35x
+/// of a fresh load of the survivors (before packing at commit: up to 1.7x).
+#[test]
+fn packing_at_commit_keeps_every_entry() {
+    let s = seed();
+    let configs: [(&str, DbConfig); 4] = [
+        (
+            "u64-f64",
+            DbConfig::new(KeyType::U64, RecordType::Fixed(8))
+                .with_value_type(tersedb::ValueType::F64)
+                .with_compressed_records(true)
+                .with_codec(Some(CodecId::Bp128)),
+        ),
+        (
+            "bytes-pkb",
+            DbConfig::raw(KeyType::VarBinary, RecordType::Variable)
+                .with_key_scheme(tersedb::KeyScheme::Pkb),
+        ),
+        (
+            "u32-bp128-var",
+            DbConfig::raw(KeyType::U32, RecordType::Variable).with_codec(Some(CodecId::Bp128)),
+        ),
+        (
+            "bytes-head",
+            DbConfig::raw(KeyType::VarBinary, RecordType::Variable)
+                .with_key_scheme(tersedb::KeyScheme::Head),
+        ),
+    ];
+    let opts = EnvOptions::default().page_size(4096);
+    for (tag, cfg) in configs {
+        let mut rng = fastrand::Rng::with_seed(s);
+        let n = 24_000u64;
+        let key = |i: u64| -> Vec<u8> {
+            match tag {
+                "u64-f64" => (i * 1_000_003 + (1 << 40)).to_be_bytes().to_vec(),
+                "u32-bp128-var" => ((i * 7) as u32).to_be_bytes().to_vec(),
+                _ => format!("sensor/{:03}/reading/{i:08}", i % 97).into_bytes(),
+            }
+        };
+        let value = |i: u64, rng: &mut fastrand::Rng| -> Vec<u8> {
+            match tag {
+                "u64-f64" => (f64::from(rng.u32(..10_000)) / 100.0)
+                    .to_le_bytes()
+                    .to_vec(),
+                // One record in 500 goes to overflow pages.
+                _ if i % 500 == 0 => vec![(i % 251) as u8; 5000],
+                _ => vec![(i % 251) as u8; rng.usize(0..24)],
+            }
+        };
+        fn as_key<'k>(tag: &str, k: &'k [u8]) -> tersedb::Key<'k> {
+            match tag {
+                "u64-f64" => tersedb::Key::U64(u64::from_be_bytes(k.try_into().unwrap())),
+                "u32-bp128-var" => tersedb::Key::U32(u32::from_be_bytes(k.try_into().unwrap())),
+                _ => tersedb::Key::Bytes(k),
+            }
+        }
+        let dir = TempDir::new(tag);
+        let env = Env::create(dir.file("p"), &opts).unwrap();
+        let mut model: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
+        let mut order: Vec<u64> = (0..n).collect();
+        rng.shuffle(&mut order);
+        let compare = |env: &Env, model: &BTreeMap<Vec<u8>, Vec<u8>>, when: &str| {
+            let r = env.begin_read().unwrap();
+            let db = r.open_db("t").unwrap();
+            let got: Vec<(Vec<u8>, Vec<u8>)> = r
+                .iter(&db)
+                .unwrap()
+                .map(|e| {
+                    let (k, v) = e.unwrap();
+                    let k = match k.as_key() {
+                        tersedb::Key::U64(x) => x.to_be_bytes().to_vec(),
+                        tersedb::Key::U32(x) => x.to_be_bytes().to_vec(),
+                        k => k.as_bytes().unwrap().to_vec(),
+                    };
+                    (k, v)
+                })
+                .collect();
+            let want: Vec<(Vec<u8>, Vec<u8>)> =
+                model.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+            assert_eq!(got.len(), want.len(), "{tag} {when}: entry count");
+            assert!(got == want, "{tag} {when}: entries differ from the model");
+            let rep = env.check().unwrap();
+            assert!(rep.is_clean(), "{tag} {when}: {:?}", rep.faults);
+        };
+        for (b, chunk) in order.chunks(1_500).enumerate() {
+            let mut w = env.begin_write().unwrap();
+            let db = w.open_or_create_db("t", cfg).unwrap();
+            for &i in chunk {
+                let (k, v) = (key(i), value(i, &mut rng));
+                w.insert(&db, as_key(tag, &k), &v).unwrap();
+                model.insert(k, v);
+            }
+            w.commit().unwrap();
+            if b % 4 == 3 {
+                compare(&env, &model, "loading");
+            }
+        }
+        compare(&env, &model, "loaded");
+        let erased = n as usize * 85 / 100;
+        for chunk in order[..erased].chunks(1_500) {
+            let mut w = env.begin_write().unwrap();
+            let db = w.open_db("t").unwrap();
+            for &i in chunk {
+                let k = key(i);
+                assert!(w.erase(&db, as_key(tag, &k)).unwrap(), "{tag}: erase");
+                model.remove(&k);
+            }
+            w.commit().unwrap();
+        }
+        compare(&env, &model, "erased");
+        let pages = |env: &Env| {
+            let r = env.begin_read().unwrap();
+            r.stats(&r.open_db("t").unwrap()).unwrap().bytes
+        };
+        let erased_pages = pages(&env);
+        drop(env);
+        // A fresh load of the survivors, ascending, in one commit.
+        let fresh = Env::create(dir.file("f"), &opts).unwrap();
+        let mut w = fresh.begin_write().unwrap();
+        let db = w.open_or_create_db("t", cfg).unwrap();
+        for (k, v) in &model {
+            w.insert(&db, as_key(tag, k), v).unwrap();
+        }
+        w.commit().unwrap();
+        let ratio = erased_pages as f64 / pages(&fresh) as f64;
+        println!("{tag}: after erasing 85%, pages {ratio:.2}x a fresh load");
+        if tag != "bytes-head" {
+            assert!(ratio <= 1.35, "{tag}: pages {ratio:.2}x a fresh load");
+        }
+    }
 }

@@ -745,6 +745,212 @@ fn share_leaf<S: PageSink + ?Sized>(
     }))
 }
 
+/// Leaves packed together at most this many at a time (bounds the entries held in memory).
+const PACK_WINDOW: usize = 16;
+
+/// Leaves are packed when they use less than this share of their pages on average...
+const PACK_BELOW: (usize, usize) = (3, 4);
+/// ... into leaves filled to at most this share (the room left takes later inserts without
+/// splitting the leaf again at once, as the merges of erase leave it).
+const PACK_FILL: (usize, usize) = (7, 8);
+
+/// Packs sparse leaves this transaction wrote into fewer pages, before a commit.
+///
+/// Leaves the write path leaves sparse stay so: compressed leaves split in halves and keep
+/// spare room in their blocks (PFOR-DELTA leaves were 65% used after a random-order load, 1.6x
+/// the pages of an ascending one), and erases re-encode blocks loosely (SIMD FOR's key bytes
+/// after erasing 90% were 1.3x a fresh load's). The leaves a transaction wrote are written out
+/// anyway, so rebuilding neighbours among them costs CPU only: runs of adjacent dirty leaves
+/// under a dirty branch, up to [`PACK_WINDOW`] at a time, that use less than [`PACK_BELOW`] of
+/// their pages on average are rebuilt into the fewest leaves that hold their entries within
+/// [`PACK_FILL`] (cut evenly, every block encoded tight), when that saves at least one. Fuller
+/// leaves are left alone: packed to the brim, the next batch of random inserts splits nearly
+/// every one of them again (measured: more time, and a larger file, as the splits' pages add
+/// to the previous commit's tree that copy-on-write keeps). Leaves this transaction did not
+/// write are never touched, and a commit of a few keys packs nothing. Skipped for
+/// head-compressed keys, whose leaves depend on their fences. `root` may change (a root branch
+/// left with one child is replaced by it).
+pub fn pack_dirty<S: PageSink + ?Sized>(
+    sink: &mut S,
+    spec: &Spec,
+    root: &mut PageId,
+) -> Result<()> {
+    if *root == 0 || !sink.is_dirty(*root) || spec.head() {
+        return Ok(());
+    }
+    pack_under(sink, spec, *root, 0)?;
+    collapse_root(sink, spec, root)
+}
+
+/// [`pack_dirty`] below the dirty branch `id` at `depth`.
+fn pack_under<S: PageSink + ?Sized>(
+    sink: &mut S,
+    spec: &Spec,
+    id: PageId,
+    depth: usize,
+) -> Result<()> {
+    if depth >= MAX_DEPTH {
+        return Err(too_deep(id));
+    }
+    let page = sink.page(id)?;
+    let l = Layout::read(&page, id, spec)?;
+    if l.leaf {
+        return Ok(());
+    }
+    let kids = (0..=l.count)
+        .map(|i| l.child(&page, i))
+        .collect::<Result<Vec<_>>>()?;
+    drop(page);
+    let Some(&first) = kids.iter().find(|&&c| sink.is_dirty(c)) else {
+        return Ok(());
+    };
+    if !node::is_leaf(&sink.page(first)?) {
+        for &c in &kids {
+            if sink.is_dirty(c) {
+                pack_under(sink, spec, c, depth + 1)?;
+            }
+        }
+        return Ok(());
+    }
+    // Runs of dirty leaves, right to left: packing a run changes no index left of it.
+    let mut end = kids.len();
+    while end > 0 {
+        if !kids.get(end - 1).is_some_and(|&c| sink.is_dirty(c)) {
+            end -= 1;
+            continue;
+        }
+        let mut start = end - 1;
+        while start > 0 && kids.get(start - 1).is_some_and(|&c| sink.is_dirty(c)) {
+            start -= 1;
+        }
+        // Windows from the right end of the run.
+        let mut hi = end;
+        while hi > start + 1 {
+            let lo = hi.saturating_sub(PACK_WINDOW).max(start);
+            pack_window(sink, spec, id, lo, kids.get(lo..hi).unwrap_or_default())?;
+            hi = lo;
+        }
+        end = start;
+    }
+    Ok(())
+}
+
+/// Rebuilds the dirty leaves `ids` (children `first..` of the dirty branch `parent`) into
+/// fewer leaves when their entries fit.
+fn pack_window<S: PageSink + ?Sized>(
+    sink: &mut S,
+    spec: &Spec,
+    parent: PageId,
+    first: usize,
+    ids: &[PageId],
+) -> Result<()> {
+    let m = ids.len();
+    if m < 2 {
+        return Ok(());
+    }
+    // What the leaves use now (compressed blocks carry some spare room, so this errs high).
+    let (mut used, mut room) = (Vec::with_capacity(m), 0);
+    for &c in ids {
+        let page = sink.page(c)?;
+        let l = Layout::read(&page, c, spec)?;
+        if !l.leaf {
+            return Err(corrupt(parent, "children at different levels"));
+        }
+        used.push((l.used(&page)?, l.count));
+        room = l.capacity();
+    }
+    let budget = room * PACK_FILL.0 / PACK_FILL.1;
+    let total: usize = used.iter().map(|&(u, _)| u).sum();
+    if total * PACK_BELOW.1 >= room * m * PACK_BELOW.0 {
+        return Ok(());
+    }
+    // From the estimate, but at least one leaf fewer: blocks that erases left loose re-encode
+    // smaller than they use now.
+    let mut parts = total.div_ceil(budget.max(1)).clamp(1, m - 1);
+    let mut e = Entries::default();
+    for &c in ids {
+        let page = sink.page(c)?;
+        e.extend_from(&page, &Layout::read(&page, c, spec)?)?;
+    }
+    let n = e.len();
+    // Each entry's estimated bytes: its leaf's use spread over its entries.
+    let mut acc = Vec::with_capacity(n + 1);
+    acc.push(0usize);
+    for &(u, count) in &used {
+        for k in 0..count {
+            let before = u * k / count;
+            let after = u * (k + 1) / count;
+            let last = acc.last().copied().unwrap_or(0);
+            acc.push(last + (after - before));
+        }
+    }
+    if acc.len() != n + 1 {
+        return Err(corrupt(parent, "leaf counts disagree with their keys"));
+    }
+    let (cuts, imgs) = loop {
+        // Cut k at the first entry whose estimated start reaches k/parts of the bytes.
+        let mut cuts = Vec::with_capacity(parts + 1);
+        cuts.push(0);
+        for k in 1..parts {
+            let target = total * k / parts;
+            let at = acc.partition_point(|&a| a < target).min(n);
+            let prev = cuts.last().copied().unwrap_or(0);
+            cuts.push(at.max(prev + 1).min(n));
+        }
+        cuts.push(n);
+        // Each part's key image, encoded once: it is what the leaf is built from.
+        let mut imgs = Vec::with_capacity(parts);
+        for w in cuts.windows(2) {
+            match *w {
+                [a, b] if a < b => match node_image(spec, true, &e, a..b, budget, parent, &[])? {
+                    Some(img) => imgs.push(img),
+                    None => break,
+                },
+                _ => break,
+            }
+        }
+        if imgs.len() == parts {
+            break (cuts, imgs);
+        }
+        parts += 1;
+        if parts >= m {
+            return Ok(());
+        }
+    };
+    // The parent on a copy first: new separators may be longer than the ones they replace.
+    let mut ppage = sink.page(parent)?.to_vec();
+    let mut pl = Layout::read(&ppage, parent, spec)?;
+    for _ in 1..m {
+        node::remove(&mut ppage, &mut pl, first)?;
+    }
+    for k in 1..parts {
+        let (Some(&at), Some(&id)) = (cuts.get(k), ids.get(k)) else {
+            return Err(corrupt(parent, "leaf part out of range"));
+        };
+        if !node::insert(
+            &mut ppage,
+            &mut pl,
+            first + k - 1,
+            e.key(at),
+            &id.to_le_bytes(),
+        )? {
+            return Ok(());
+        }
+    }
+    for (k, (w, img)) in cuts.windows(2).zip(&imgs).enumerate() {
+        let (Some(&id), &[a, b]) = (ids.get(k), w) else {
+            return Err(corrupt(parent, "leaf part out of range"));
+        };
+        let recs = (a..b).map(|i| e.rec(i));
+        node::build_image(sink.page_mut(id)?, id, spec, true, 0, img, recs)?;
+    }
+    for &id in ids.get(parts..).unwrap_or_default() {
+        sink.free(id)?;
+    }
+    sink.page_mut(parent)?.copy_from_slice(&ppage);
+    Ok(())
+}
+
 fn not_ascending() -> Error {
     Error::InvalidKey("append: the key is not greater than every key in the database".into())
 }
@@ -1301,9 +1507,37 @@ fn cow_child<S: PageSink + ?Sized>(
     Ok((c2, ci))
 }
 
-/// Whether a node rebuilt from `e` stays within `budget` bytes. Plain lists cost what their
-/// parts did; a compressed KeyList is re-encoded, which may cost more (a block may now span a
-/// wide delta), so it is measured.
+/// The key image of a node (a leaf when `leaf`) rebuilt from entries `range` of `e` under
+/// the head `prefix`, when it and the records stay within `budget` bytes. Plain lists cost what
+/// their parts did; a compressed KeyList is re-encoded, which may cost more (a block may now
+/// span a wide delta), and a merged head-compressed node gets a shorter prefix and new prefix
+/// deltas, so the image is built and measured.
+fn node_image(
+    spec: &Spec,
+    leaf: bool,
+    e: &Entries,
+    range: std::ops::Range<usize>,
+    budget: usize,
+    id: PageId,
+    prefix: &[u8],
+) -> Result<Option<Vec<u8>>> {
+    let ks: Vec<&[u8]> = range.clone().map(|i| e.key(i)).collect();
+    let mut img = Vec::new();
+    if !spec
+        .keys(leaf)
+        .build(&ks, e.shares(range.clone()), prefix, budget, &mut img)
+        .map_err(|f| corrupt(id, f.0))?
+    {
+        return Ok(None);
+    }
+    let ru = spec
+        .records(leaf)
+        .cost_of(range.map(|i| e.rec(i)))
+        .map_err(|f| corrupt(id, f.0))?;
+    Ok((img.len() + ru <= budget).then_some(img))
+}
+
+/// Whether a node rebuilt from `e` stays within `budget` bytes ([`node_image`]).
 fn merged_fits(
     spec: &Spec,
     leaf: bool,
@@ -1313,22 +1547,7 @@ fn merged_fits(
     id: PageId,
     prefix: &[u8],
 ) -> Result<bool> {
-    // Measured: a compressed list is re-encoded (a block may now span a wide delta), a merged
-    // head-compressed node gets a shorter prefix and new prefix deltas.
-    let ks: Vec<&[u8]> = range.clone().map(|i| e.key(i)).collect();
-    let mut img = Vec::new();
-    if !spec
-        .keys(leaf)
-        .build(&ks, e.shares(range.clone()), prefix, budget, &mut img)
-        .map_err(|f| corrupt(id, f.0))?
-    {
-        return Ok(false);
-    }
-    let ru = spec
-        .records(leaf)
-        .cost_of(range.map(|i| e.rec(i)))
-        .map_err(|f| corrupt(id, f.0))?;
-    Ok(img.len() + ru <= budget)
+    Ok(node_image(spec, leaf, e, range, budget, id, prefix)?.is_some())
 }
 
 /// A callback for every node: `(page id, depth, page bytes, layout)`.
