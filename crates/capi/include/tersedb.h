@@ -130,6 +130,10 @@ enum tersedb_record_type
   TERSEDB_RECORD_BYTES = 5,
   // Opaque byte strings of exactly `record_size` bytes.
   TERSEDB_RECORD_FIXED = 6,
+  // `int32_t`, 4 little-endian bytes.
+  TERSEDB_RECORD_I32 = 7,
+  // `int16_t`, 2 little-endian bytes.
+  TERSEDB_RECORD_I16 = 8,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
