@@ -130,6 +130,10 @@ enum tersedb_record_type
   TERSEDB_RECORD_BYTES = 5,
   // Opaque byte strings of exactly `record_size` bytes.
   TERSEDB_RECORD_FIXED = 6,
+  // `int32_t`, 4 little-endian bytes.
+  TERSEDB_RECORD_I32 = 7,
+  // `int16_t`, 2 little-endian bytes.
+  TERSEDB_RECORD_I16 = 8,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -624,7 +628,7 @@ tersedb_status tersedb_result_is_null(tersedb_result r, size_t row, size_t col, 
 // `out` must be NULL or writable.
 tersedb_status tersedb_result_u64(tersedb_result r, size_t row, size_t col, uint64_t *out);
 
-// The integer in row `row`, column `col` as an int64_t (i64 records, sums that fit).
+// The integer in row `row`, column `col` as an int64_t (i16/i32/i64 records, sums that fit).
 // `TERSEDB_NOTFOUND` when the cell is NULL (`*out` untouched); `TERSEDB_EINVAL` when it is not
 // an integer in the int64_t range.
 //

@@ -61,6 +61,10 @@ pub enum tersedb_record_type {
     TERSEDB_RECORD_BYTES = 5,
     /// Opaque byte strings of exactly `record_size` bytes.
     TERSEDB_RECORD_FIXED = 6,
+    /// `int32_t`, 4 little-endian bytes.
+    TERSEDB_RECORD_I32 = 7,
+    /// `int16_t`, 2 little-endian bytes.
+    TERSEDB_RECORD_I16 = 8,
 }
 
 /// How a database stores keys and records (fixed at creation).
@@ -335,8 +339,10 @@ fn config(c: &tersedb_db_config) -> Res<DbConfig> {
         (4, 0) => (RecordType::Fixed(8), ValueType::F64),
         (5, 0) => (RecordType::Variable, ValueType::Bytes),
         (6, n) if n > 0 => (RecordType::Fixed(n), ValueType::Bytes),
+        (7, 0) => (RecordType::Fixed(4), ValueType::I32),
+        (8, 0) => (RecordType::Fixed(2), ValueType::I16),
         (6, _) => return Err(inval("TERSEDB_RECORD_FIXED needs a record_size > 0")),
-        (r @ 0..=5, n) => {
+        (r @ (0..=5 | 7 | 8), n) => {
             return Err(inval(format!(
                 "record_size {n} is only for TERSEDB_RECORD_FIXED (record type {r})"
             )))

@@ -385,7 +385,7 @@ pub unsafe extern "C" fn tersedb_result_u64(
     })
 }
 
-/// The integer in row `row`, column `col` as an int64_t (i64 records, sums that fit).
+/// The integer in row `row`, column `col` as an int64_t (i16/i32/i64 records, sums that fit).
 /// `TERSEDB_NOTFOUND` when the cell is NULL (`*out` untouched); `TERSEDB_EINVAL` when it is not
 /// an integer in the int64_t range.
 ///

@@ -61,9 +61,9 @@ enum Command {
         #[arg(long, conflicts_with = "record_type")]
         record_size: Option<u32>,
         /// Numeric records for a new database: `key<TAB>value` lines with a decimal value,
-        /// stored as 4 (u32) or 8 (u64, i64, f64) little-endian bytes; queries can aggregate
-        /// and filter them.
-        #[arg(long, value_parser = ["u32", "u64", "i64", "f64"])]
+        /// stored as 2 (i16), 4 (u32, i32) or 8 (u64, i64, f64) little-endian bytes; queries
+        /// can aggregate and filter them. A value out of the type's range is refused.
+        #[arg(long, value_parser = ["u32", "u64", "i16", "i32", "i64", "f64"])]
         record_type: Option<String>,
         /// Page size of a new file (a power of two, 512..=65536; compressed keys need 1024+;
         /// default 16384). Refused for an existing file with another page size.

@@ -440,7 +440,11 @@ fn import_into(
         None => ValueType::Bytes,
         Some(t) => match ValueType::from_name(t) {
             Some(v) if v != ValueType::Bytes => v,
-            _ => return Err(format!("unknown record type {t:?} (u32, u64, i64, f64)")),
+            _ => {
+                return Err(format!(
+                    "unknown record type {t:?} (u32, u64, i16, i32, i64, f64)"
+                ))
+            }
         },
     };
     let env_opts = EnvOptions::default()
@@ -622,10 +626,29 @@ pub fn parse_number(v: &[u8], vt: ValueType) -> Result<Vec<u8>, String> {
         .map_err(|_| "value is not a decimal number".to_string())?
         .trim();
     let bad = || format!("{s:?} is not a {} value", vt.name());
+    // An integer that does not fit says the type's range rather than "not a number".
+    let int = |min: i128, max: i128| -> Result<i128, String> {
+        match s.parse::<i128>() {
+            Ok(n) if (min..=max).contains(&n) => Ok(n),
+            Ok(_) => Err(format!(
+                "{s} is out of range for {} ({min}..={max})",
+                vt.name()
+            )),
+            Err(_) => Err(bad()),
+        }
+    };
     Ok(match vt {
-        ValueType::U32 => s.parse::<u32>().map_err(|_| bad())?.to_le_bytes().to_vec(),
-        ValueType::U64 => s.parse::<u64>().map_err(|_| bad())?.to_le_bytes().to_vec(),
-        ValueType::I64 => s.parse::<i64>().map_err(|_| bad())?.to_le_bytes().to_vec(),
+        ValueType::U32 => (int(0, u32::MAX.into())? as u32).to_le_bytes().to_vec(),
+        ValueType::U64 => (int(0, u64::MAX.into())? as u64).to_le_bytes().to_vec(),
+        ValueType::I64 => (int(i64::MIN.into(), i64::MAX.into())? as i64)
+            .to_le_bytes()
+            .to_vec(),
+        ValueType::I32 => (int(i32::MIN.into(), i32::MAX.into())? as i32)
+            .to_le_bytes()
+            .to_vec(),
+        ValueType::I16 => (int(i16::MIN.into(), i16::MAX.into())? as i16)
+            .to_le_bytes()
+            .to_vec(),
         ValueType::F64 => s.parse::<f64>().map_err(|_| bad())?.to_le_bytes().to_vec(),
         ValueType::Bytes => v.to_vec(),
     })
@@ -638,6 +661,8 @@ pub fn format_number(b: &[u8], vt: ValueType) -> Option<String> {
         ValueType::U32 => u32::from_le_bytes(b.try_into().ok()?).to_string(),
         ValueType::U64 => u64::from_le_bytes(b.try_into().ok()?).to_string(),
         ValueType::I64 => i64::from_le_bytes(b.try_into().ok()?).to_string(),
+        ValueType::I32 => i32::from_le_bytes(b.try_into().ok()?).to_string(),
+        ValueType::I16 => i16::from_le_bytes(b.try_into().ok()?).to_string(),
         ValueType::F64 => f64::from_le_bytes(b.try_into().ok()?).to_string(),
         ValueType::Bytes => return None,
     })

@@ -162,7 +162,10 @@ fn argument(input: &Arc<dyn ExecutionPlan>, e: &Arc<dyn PhysicalExpr>) -> Option
     let from = cast.expr().data_type(&input.schema()).ok()?;
     let widening = match cast.cast_type() {
         DataType::UInt64 => matches!(from, DataType::UInt32 | DataType::UInt64),
-        DataType::Int64 => matches!(from, DataType::UInt32 | DataType::Int64),
+        DataType::Int64 => matches!(
+            from,
+            DataType::UInt32 | DataType::Int16 | DataType::Int32 | DataType::Int64
+        ),
         _ => from.is_numeric(),
     };
     widening.then_some(())?;
@@ -656,6 +659,8 @@ impl TerseAggregateExec {
             (ValueType::U32, v) => ScalarValue::UInt32(v.map(|n| int_of(n) as u32)),
             (ValueType::U64, v) => ScalarValue::UInt64(v.map(|n| int_of(n) as u64)),
             (ValueType::I64, v) => ScalarValue::Int64(v.map(|n| int_of(n) as i64)),
+            (ValueType::I32, v) => ScalarValue::Int32(v.map(|n| int_of(n) as i32)),
+            (ValueType::I16, v) => ScalarValue::Int16(v.map(|n| int_of(n) as i16)),
             (_, v) => ScalarValue::Float64(v.map(Num::f64)),
         };
         let empty = t.count == 0;

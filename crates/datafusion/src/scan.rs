@@ -12,8 +12,8 @@ use crate::filter::Ivs;
 use crate::table::{table_statistics, TerseTable};
 use crate::{KEY, RECORD};
 use datafusion::arrow::array::{
-    ArrayRef, BinaryBuilder, FixedSizeBinaryBuilder, Float64Array, Int64Array, RecordBatch,
-    RecordBatchOptions, UInt32Array, UInt64Array,
+    ArrayRef, BinaryBuilder, FixedSizeBinaryBuilder, Float64Array, Int16Array, Int32Array,
+    Int64Array, RecordBatch, RecordBatchOptions, UInt32Array, UInt64Array,
 };
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::TableProvider;
@@ -403,6 +403,8 @@ enum Recs {
     U32(Vec<u32>),
     U64(Vec<u64>),
     I64(Vec<i64>),
+    I32(Vec<i32>),
+    I16(Vec<i16>),
     F64(Vec<f64>),
     Bin(BinaryBuilder),
 }
@@ -423,6 +425,8 @@ impl Recs {
             ValueType::U32 => Recs::U32(Vec::with_capacity(n)),
             ValueType::U64 => Recs::U64(Vec::with_capacity(n)),
             ValueType::I64 => Recs::I64(Vec::with_capacity(n)),
+            ValueType::I32 => Recs::I32(Vec::with_capacity(n)),
+            ValueType::I16 => Recs::I16(Vec::with_capacity(n)),
             ValueType::F64 => Recs::F64(Vec::with_capacity(n)),
             ValueType::Bytes => Recs::Bin(BinaryBuilder::with_capacity(n, 0)),
         }
@@ -434,6 +438,8 @@ impl Recs {
             Recs::U32(v) => v.push(u32::from_le_bytes(fixed(b, ValueType::U32)?)),
             Recs::U64(v) => v.push(u64::from_le_bytes(fixed(b, ValueType::U64)?)),
             Recs::I64(v) => v.push(i64::from_le_bytes(fixed(b, ValueType::I64)?)),
+            Recs::I32(v) => v.push(i32::from_le_bytes(fixed(b, ValueType::I32)?)),
+            Recs::I16(v) => v.push(i16::from_le_bytes(fixed(b, ValueType::I16)?)),
             Recs::F64(v) => v.push(f64::from_le_bytes(fixed(b, ValueType::F64)?)),
             Recs::Bin(v) => v.append_value(b),
         }
@@ -446,6 +452,8 @@ impl Recs {
             Recs::U32(v) => Arc::new(UInt32Array::from(v)),
             Recs::U64(v) => Arc::new(UInt64Array::from(v)),
             Recs::I64(v) => Arc::new(Int64Array::from(v)),
+            Recs::I32(v) => Arc::new(Int32Array::from(v)),
+            Recs::I16(v) => Arc::new(Int16Array::from(v)),
             Recs::F64(v) => Arc::new(Float64Array::from(v)),
             Recs::Bin(mut v) => Arc::new(v.finish()),
         })

@@ -163,6 +163,8 @@ pub fn record_type(c: &DbConfig) -> Option<DataType> {
         ValueType::U32 => DataType::UInt32,
         ValueType::U64 => DataType::UInt64,
         ValueType::I64 => DataType::Int64,
+        ValueType::I32 => DataType::Int32,
+        ValueType::I16 => DataType::Int16,
         ValueType::F64 => DataType::Float64,
         ValueType::Bytes => DataType::Binary,
     })

@@ -1,5 +1,5 @@
 //! SQL through the table provider against a model: random databases (u32 and u64 keys, plain
-//! and compressed; no, integer, f64 and byte-string records, the numeric ones plain and
+//! and compressed; no, integer (u32, u64, i16, i32, i64), f64 and byte-string records, the numeric ones plain and
 //! compressed; small pages so trees have several levels) in one file or a directory of several, random key predicates (comparisons
 //! both ways round, BETWEEN, IN, NOT, AND, OR, NULLs, fractions, constants beyond the key
 //! type, the file column), and for each:
@@ -13,7 +13,9 @@
 //! Seeded: prints the seed; re-run with `SEED=n`; more cases with `TERSEDB_LONG=1`.
 
 use datafusion::arrow::array::{Array, AsArray};
-use datafusion::arrow::datatypes::{DataType, Float64Type, Int64Type, UInt32Type, UInt64Type};
+use datafusion::arrow::datatypes::{
+    DataType, Float64Type, Int16Type, Int32Type, Int64Type, UInt32Type, UInt64Type,
+};
 use datafusion::prelude::{SessionConfig, SessionContext};
 use proptest::prelude::*;
 use std::collections::BTreeMap;
@@ -40,6 +42,8 @@ enum Recs {
     U32,
     U64,
     I64,
+    I32,
+    I16,
     F64,
     Bytes,
 }
@@ -67,6 +71,12 @@ fn record(r: Recs) -> BoxedStrategy<V> {
             .prop_map(|x| V::I(x as i128))
             .boxed(),
         Recs::I64 => prop_oneof![-1000i64..1000, Just(i64::MIN), Just(i64::MAX)]
+            .prop_map(|x| V::I(x as i128))
+            .boxed(),
+        Recs::I32 => prop_oneof![-1000i32..1000, Just(i32::MIN), Just(i32::MAX)]
+            .prop_map(|x| V::I(x as i128))
+            .boxed(),
+        Recs::I16 => prop_oneof![-1000i16..1000, Just(i16::MIN), Just(i16::MAX)]
             .prop_map(|x| V::I(x as i128))
             .boxed(),
         Recs::F64 => prop_oneof![
@@ -100,6 +110,8 @@ fn data() -> impl Strategy<Value = Data> {
             Just(Recs::U32),
             Just(Recs::U64),
             Just(Recs::I64),
+            Just(Recs::I32),
+            Just(Recs::I16),
             Just(Recs::F64),
             Just(Recs::Bytes),
         ],
@@ -109,7 +121,11 @@ fn data() -> impl Strategy<Value = Data> {
         any::<bool>(),
     );
     shape.prop_flat_map(|((key, codec), recs, page, nfiles, dir, packed)| {
-        let packed = packed && matches!(recs, Recs::U32 | Recs::U64 | Recs::I64 | Recs::F64);
+        let packed = packed
+            && matches!(
+                recs,
+                Recs::U32 | Recs::U64 | Recs::I64 | Recs::I32 | Recs::I16 | Recs::F64
+            );
         let base = if key == KeyType::U64 { 1u64 << 33 } else { 0 };
         let edge = if key == KeyType::U32 {
             u32::MAX as u64
@@ -339,6 +355,8 @@ fn write(d: &Data, case: u64) -> (PathBuf, PathBuf) {
         Recs::U32 => (RecordType::Fixed(4), ValueType::U32),
         Recs::U64 => (RecordType::Fixed(8), ValueType::U64),
         Recs::I64 => (RecordType::Fixed(8), ValueType::I64),
+        Recs::I32 => (RecordType::Fixed(4), ValueType::I32),
+        Recs::I16 => (RecordType::Fixed(2), ValueType::I16),
         Recs::F64 => (RecordType::Fixed(8), ValueType::F64),
         Recs::Bytes => (RecordType::Variable, ValueType::Bytes),
     };
@@ -361,6 +379,8 @@ fn write(d: &Data, case: u64) -> (PathBuf, PathBuf) {
                 V::I(x) => match d.recs {
                     Recs::U32 => (*x as u32).to_le_bytes().to_vec(),
                     Recs::U64 => (*x as u64).to_le_bytes().to_vec(),
+                    Recs::I32 => (*x as i32).to_le_bytes().to_vec(),
+                    Recs::I16 => (*x as i16).to_le_bytes().to_vec(),
                     _ => (*x as i64).to_le_bytes().to_vec(),
                 },
                 V::F(x) => x.to_le_bytes().to_vec(),
@@ -397,6 +417,8 @@ fn value(a: &dyn Array, i: usize) -> V {
         DataType::UInt32 => V::I(a.as_primitive::<UInt32Type>().value(i) as i128),
         DataType::UInt64 => V::I(a.as_primitive::<UInt64Type>().value(i) as i128),
         DataType::Int64 => V::I(a.as_primitive::<Int64Type>().value(i) as i128),
+        DataType::Int32 => V::I(a.as_primitive::<Int32Type>().value(i) as i128),
+        DataType::Int16 => V::I(a.as_primitive::<Int16Type>().value(i) as i128),
         DataType::Float64 => V::F(a.as_primitive::<Float64Type>().value(i)),
         DataType::Binary => V::B(a.as_binary::<i32>().value(i).to_vec()),
         DataType::Utf8 => V::S(a.as_string::<i32>().value(i).to_string()),
@@ -478,7 +500,10 @@ fn selected(d: &Data, p: &P) -> Vec<(u64, V, usize)> {
 /// rows `sel` in DataFusion's semantics, float slack per column, and the key aggregates as the
 /// query language computes them (exact sums).
 fn model_aggs(d: &Data, sel: &[(u64, V, usize)]) -> (String, Vec<V>, Vec<f64>, Vec<V>) {
-    let numeric = matches!(d.recs, Recs::U32 | Recs::U64 | Recs::I64 | Recs::F64);
+    let numeric = matches!(
+        d.recs,
+        Recs::U32 | Recs::U64 | Recs::I64 | Recs::I32 | Recs::I16 | Recs::F64
+    );
     let n = sel.len();
     let ksum: i128 = sel.iter().map(|r| r.0 as i128).sum();
     let kmin = sel.iter().map(|r| r.0).min();
@@ -519,7 +544,8 @@ fn model_aggs(d: &Data, sel: &[(u64, V, usize)]) -> (String, Vec<V>, Vec<f64>, V
         }
         // DataFusion's integer sums wrap at 64 bits.
         let s = match d.recs {
-            Recs::I64 => V::I(si as i64 as i128),
+            // SUM of i32 and i16 records is an Int64 in DataFusion, as of i64.
+            Recs::I64 | Recs::I32 | Recs::I16 => V::I(si as i64 as i128),
             Recs::U32 | Recs::U64 => V::I(si as u64 as i128),
             _ => V::F(sf),
         };

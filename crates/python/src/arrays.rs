@@ -132,6 +132,8 @@ pub enum Values<'py> {
     U32(Arr<'py, u32>),
     U64(Arr<'py, u64>),
     I64(Arr<'py, i64>),
+    I32(Arr<'py, i32>),
+    I16(Arr<'py, i16>),
     F64(Arr<'py, f64>),
     Bytes(Vec<Vec<u8>>),
 }
@@ -143,6 +145,8 @@ pub enum ValSlice<'a> {
     U32(&'a [u32]),
     U64(&'a [u64]),
     I64(&'a [i64]),
+    I32(&'a [i32]),
+    I16(&'a [i16]),
     F64(&'a [f64]),
     Bytes(&'a [Vec<u8>]),
 }
@@ -170,6 +174,8 @@ impl<'py> Values<'py> {
             RecKind::U32 => Values::U32(array(obj, "values", "uint32")?),
             RecKind::U64 => Values::U64(array(obj, "values", "uint64")?),
             RecKind::I64 => Values::I64(array(obj, "values", "int64")?),
+            RecKind::I32 => Values::I32(array(obj, "values", "int32")?),
+            RecKind::I16 => Values::I16(array(obj, "values", "int16")?),
             RecKind::F64 => Values::F64(array(obj, "values", "float64")?),
             RecKind::Bytes => {
                 if obj.is_instance_of::<PyBytes>() {
@@ -210,6 +216,8 @@ impl<'py> Values<'py> {
             Values::U32(a) => ValSlice::U32(a.slice()),
             Values::U64(a) => ValSlice::U64(a.slice()),
             Values::I64(a) => ValSlice::I64(a.slice()),
+            Values::I32(a) => ValSlice::I32(a.slice()),
+            Values::I16(a) => ValSlice::I16(a.slice()),
             Values::F64(a) => ValSlice::F64(a.slice()),
             Values::Bytes(v) => ValSlice::Bytes(v),
         }
@@ -223,6 +231,8 @@ impl<'a> ValSlice<'a> {
             ValSlice::U32(s) => Some(s.len()),
             ValSlice::U64(s) => Some(s.len()),
             ValSlice::I64(s) => Some(s.len()),
+            ValSlice::I32(s) => Some(s.len()),
+            ValSlice::I16(s) => Some(s.len()),
             ValSlice::F64(s) => Some(s.len()),
             ValSlice::Bytes(s) => Some(s.len()),
         }
@@ -243,6 +253,14 @@ impl<'a> ValSlice<'a> {
                 *buf = s[i].to_le_bytes();
                 &buf[..]
             }
+            ValSlice::I32(s) => {
+                buf[..4].copy_from_slice(&s[i].to_le_bytes());
+                &buf[..4]
+            }
+            ValSlice::I16(s) => {
+                buf[..2].copy_from_slice(&s[i].to_le_bytes());
+                &buf[..2]
+            }
             ValSlice::F64(s) => {
                 *buf = s[i].to_le_bytes();
                 &buf[..]
@@ -256,6 +274,8 @@ impl<'a> ValSlice<'a> {
             ValSlice::U32(s) => ValSlice::U32(&s[r]),
             ValSlice::U64(s) => ValSlice::U64(&s[r]),
             ValSlice::I64(s) => ValSlice::I64(&s[r]),
+            ValSlice::I32(s) => ValSlice::I32(&s[r]),
+            ValSlice::I16(s) => ValSlice::I16(&s[r]),
             ValSlice::F64(s) => ValSlice::F64(&s[r]),
             ValSlice::Bytes(s) => ValSlice::Bytes(&s[r]),
         }
@@ -268,6 +288,8 @@ pub enum ValVec {
     U32(Vec<u32>),
     U64(Vec<u64>),
     I64(Vec<i64>),
+    I32(Vec<i32>),
+    I16(Vec<i16>),
     F64(Vec<f64>),
     Bytes(Vec<Option<Vec<u8>>>),
 }
@@ -289,6 +311,8 @@ impl ValVec {
             RecKind::U32 => ValVec::U32(Vec::with_capacity(cap)),
             RecKind::U64 => ValVec::U64(Vec::with_capacity(cap)),
             RecKind::I64 => ValVec::I64(Vec::with_capacity(cap)),
+            RecKind::I32 => ValVec::I32(Vec::with_capacity(cap)),
+            RecKind::I16 => ValVec::I16(Vec::with_capacity(cap)),
             RecKind::F64 => ValVec::F64(Vec::with_capacity(cap)),
             RecKind::Bytes => ValVec::Bytes(Vec::with_capacity(cap)),
         }
@@ -300,6 +324,8 @@ impl ValVec {
             ValVec::U32(v) => v.push(raw.map(le::<4>).transpose()?.map_or(0, u32::from_le_bytes)),
             ValVec::U64(v) => v.push(raw.map(le::<8>).transpose()?.map_or(0, u64::from_le_bytes)),
             ValVec::I64(v) => v.push(raw.map(le::<8>).transpose()?.map_or(0, i64::from_le_bytes)),
+            ValVec::I32(v) => v.push(raw.map(le::<4>).transpose()?.map_or(0, i32::from_le_bytes)),
+            ValVec::I16(v) => v.push(raw.map(le::<2>).transpose()?.map_or(0, i16::from_le_bytes)),
             ValVec::F64(v) => v.push(
                 raw.map(le::<8>)
                     .transpose()?
@@ -316,6 +342,8 @@ impl ValVec {
             ValVec::U32(v) => PyArray1::from_vec(py, v).into_any().unbind(),
             ValVec::U64(v) => PyArray1::from_vec(py, v).into_any().unbind(),
             ValVec::I64(v) => PyArray1::from_vec(py, v).into_any().unbind(),
+            ValVec::I32(v) => PyArray1::from_vec(py, v).into_any().unbind(),
+            ValVec::I16(v) => PyArray1::from_vec(py, v).into_any().unbind(),
             ValVec::F64(v) => PyArray1::from_vec(py, v).into_any().unbind(),
             ValVec::Bytes(v) => {
                 let items = v.into_iter().map(|b| match b {
@@ -398,6 +426,16 @@ pub fn value(kind: RecKind, obj: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<u8>>
             .map_err(|e| range(e, "i64"))?
             .to_le_bytes()
             .to_vec(),
+        RecKind::I32 => obj
+            .extract::<i32>()
+            .map_err(|e| range(e, "i32"))?
+            .to_le_bytes()
+            .to_vec(),
+        RecKind::I16 => obj
+            .extract::<i16>()
+            .map_err(|e| range(e, "i16"))?
+            .to_le_bytes()
+            .to_vec(),
         RecKind::F64 => obj
             .extract::<f64>()
             .map_err(|e| range(e, "f64"))?
@@ -426,6 +464,14 @@ pub fn value_to_py(py: Python<'_>, kind: RecKind, raw: &[u8]) -> PyResult<Py<PyA
             .into_any()
             .unbind(),
         RecKind::I64 => i64::from_le_bytes(le(raw).map_err(crate::errors::to_py)?)
+            .into_pyobject(py)?
+            .into_any()
+            .unbind(),
+        RecKind::I32 => i32::from_le_bytes(le(raw).map_err(crate::errors::to_py)?)
+            .into_pyobject(py)?
+            .into_any()
+            .unbind(),
+        RecKind::I16 => i16::from_le_bytes(le(raw).map_err(crate::errors::to_py)?)
             .into_pyobject(py)?
             .into_any()
             .unbind(),

@@ -22,6 +22,8 @@ pub enum RecKind {
     U32,
     U64,
     I64,
+    I32,
+    I16,
     F64,
     /// Variable-length bytes, or fixed-length bytes without a numeric type.
     Bytes,
@@ -51,6 +53,8 @@ impl RecKind {
             (_, ValueType::U32) => RecKind::U32,
             (_, ValueType::U64) => RecKind::U64,
             (_, ValueType::I64) => RecKind::I64,
+            (_, ValueType::I32) => RecKind::I32,
+            (_, ValueType::I16) => RecKind::I16,
             (_, ValueType::F64) => RecKind::F64,
             (_, ValueType::Bytes) => RecKind::Bytes,
         }
@@ -61,6 +65,8 @@ impl RecKind {
             RecKind::U32 => Some("u32"),
             RecKind::U64 => Some("u64"),
             RecKind::I64 => Some("i64"),
+            RecKind::I32 => Some("i32"),
+            RecKind::I16 => Some("i16"),
             RecKind::F64 => Some("f64"),
             RecKind::Bytes => Some("bytes"),
         }
@@ -68,7 +74,8 @@ impl RecKind {
     /// Bytes of a numeric record.
     pub fn width(self) -> Option<usize> {
         match self {
-            RecKind::U32 => Some(4),
+            RecKind::I16 => Some(2),
+            RecKind::U32 | RecKind::I32 => Some(4),
             RecKind::U64 | RecKind::I64 | RecKind::F64 => Some(8),
             RecKind::None | RecKind::Bytes => None,
         }
@@ -99,11 +106,14 @@ pub fn db_config(
         Some("u32") => (RecordType::Fixed(4), ValueType::U32),
         Some("u64") => (RecordType::Fixed(8), ValueType::U64),
         Some("i64") => (RecordType::Fixed(8), ValueType::I64),
+        Some("i32") => (RecordType::Fixed(4), ValueType::I32),
+        Some("i16") => (RecordType::Fixed(2), ValueType::I16),
         Some("f64") => (RecordType::Fixed(8), ValueType::F64),
         Some("bytes") => (RecordType::Variable, ValueType::Bytes),
         Some(r) => {
             return Err(PyValueError::new_err(format!(
-                "record must be None, \"u32\", \"u64\", \"i64\", \"f64\" or \"bytes\", not {r:?}"
+                "record must be None, \"u32\", \"u64\", \"i16\", \"i32\", \"i64\", \"f64\" or \
+                 \"bytes\", not {r:?}"
             )))
         }
     };

@@ -42,7 +42,7 @@ impl Db {
     fn key(&self) -> &'static str {
         self.key.name()
     }
-    /// Record type: None (keys only), "u32", "u64", "i64", "f64" or "bytes".
+    /// Record type: None (keys only), "u32", "u64", "i16", "i32", "i64", "f64" or "bytes".
     #[getter]
     fn record(&self) -> Option<&'static str> {
         self.rec.name()
@@ -153,8 +153,8 @@ pub fn in_memory(page_size: Option<usize>, cache_bytes: Option<usize>) -> PyResu
 #[pymethods]
 impl Env {
     /// Creates a database in its own write transaction and commits it. `key`: "u32", "u64" or
-    /// "bytes"; `record`: None (a set), "u32", "u64", "i64", "f64" or "bytes"; `compression`:
-    /// a key codec for integer keys ("auto", "bp128", "streamvbyte", ... ) or a key scheme for
+    /// "bytes"; `record`: None (a set), "u32", "u64", "i16", "i32", "i64", "f64" or "bytes";
+    /// `compression`: a key codec for integer keys ("auto", "bp128", "streamvbyte", ... ) or a key scheme for
     /// byte-string keys ("head-tail", ...), "none" for keys as they are; None (the default)
     /// gives integer keys "auto" (a codec chosen per block) and byte strings "head-tail".
     /// `record_compression`: "auto" compresses numeric records (each chunk of up to 255 as

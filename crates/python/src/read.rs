@@ -439,6 +439,14 @@ impl Iter {
                         .into_iter()
                         .map(|x| arrays::value_to_py(py, RecKind::I64, &x.to_le_bytes()))
                         .collect::<PyResult<_>>()?,
+                    ValVec::I32(v) => v
+                        .into_iter()
+                        .map(|x| arrays::value_to_py(py, RecKind::I32, &x.to_le_bytes()))
+                        .collect::<PyResult<_>>()?,
+                    ValVec::I16(v) => v
+                        .into_iter()
+                        .map(|x| arrays::value_to_py(py, RecKind::I16, &x.to_le_bytes()))
+                        .collect::<PyResult<_>>()?,
                     ValVec::F64(v) => v
                         .into_iter()
                         .map(|x| {

@@ -134,7 +134,7 @@ def test_bad_arrays(env):
         # numpy scalars work as single keys.
         assert w.get(db, np.uint32(4)) == 4.0
     with pytest.raises(ValueError, match="record must be"):
-        env.create_db("x", record="i32")
+        env.create_db("x", record="i8")
     with pytest.raises(ValueError, match="unknown compression"):
         env.create_db("x", compression="zip")
 
@@ -146,6 +146,8 @@ def test_records_of_every_type(env):
         "u32": np.arange(n, dtype=np.uint32) ^ 0xDEADBEEF,
         "u64": np.arange(n, dtype=np.uint64) << np.uint64(40),
         "i64": -np.arange(n, dtype=np.int64) * 10**12,
+        "i32": (np.arange(n, dtype=np.int32) - 500) * 4_000_000,
+        "i16": (np.arange(n, dtype=np.int16) - 500) * 60,
         "f64": np.linspace(-1, 1, n),
     }
     for (rec, vals), rc in [(c, rc) for c in cases.items() for rc in ("none", "auto")]:
@@ -178,6 +180,41 @@ def test_records_of_every_type(env):
         assert vals == [blobs[0], blobs[299], None] and found.tolist() == [True, True, False]
         assert r.range(db, 10, 12).values == blobs[10:13]
         assert list(r.items(db, 5, 6)) == [(5, blobs[5]), (6, blobs[6])]
+
+
+def test_i32_and_i16_records(env):
+    # int32 and int16 arrays in and out (no int64 conversion), the extremes, sums past the
+    # type's range, and values that do not fit refused.
+    n = 3000
+    keys = np.arange(n, dtype=np.uint64) * 10
+    for rec, dt in [("i32", np.int32), ("i16", np.int16)]:
+        info = np.iinfo(dt)
+        vals = ((np.arange(n) % 41) - 20).astype(dt)
+        vals[::97] = info.min
+        vals[::89] = info.max
+        db = env.create_db(rec, key="u64", record=rec)
+        assert db.record == rec
+        with env.write() as w:
+            with pytest.raises(TypeError, match="int32" if rec == "i32" else "int16"):
+                w.put_many(db, keys, vals.astype(np.int64))
+            w.put_many(db, keys, vals)
+            with pytest.raises(ValueError, match=f"does not fit {rec}"):
+                w.put(db, 1, int(info.max) + 1)
+            with pytest.raises(ValueError, match=f"does not fit {rec}"):
+                w.put(db, 1, int(info.min) - 1)
+        with env.read() as r:
+            got, found = r.get_many(db, keys)
+            assert found.all() and got.dtype == dt and (got == vals).all()
+            assert r.get(db, 970) == int(info.min) and r.get(db, 10) == -19
+            rk, rv = r.range(db, 0, 100)
+            assert rv.dtype == dt and rv.tolist() == vals[:11].tolist()
+            total = int(vals.astype(np.int64).sum())
+            assert total > int(info.max)
+            res = r.query(f"SELECT SUM(record), MIN(record), MAX(record) FROM {rec}")
+            assert res == {"SUM(record)": total, "MIN(record)": int(info.min), "MAX(record)": int(info.max)}
+            neg = vals[vals < 0].astype(np.int64)
+            res = r.query(f"SELECT COUNT(*), SUM(record) FROM {rec} WHERE record < 0")
+            assert res == {"COUNT(*)": len(neg), "SUM(record)": int(neg.sum())}
 
 
 def test_query_returns_columns(env):

@@ -19,6 +19,8 @@ KINDS = [
     ("u64", "i64", "pfor-delta", np.uint64, np.int64),
     ("u64", None, "auto", np.uint64, None),
     ("u32", "u32", "auto", np.uint32, np.uint32),
+    ("u64", "i32", None, np.uint64, np.int32),
+    ("u32", "i16", "bp128", np.uint32, np.int16),
 ]
 
 

@@ -5,7 +5,7 @@
 //! entry: [0 version=1][1 key type][2..4 fixed key length u16][4 record type]
 //!        [5..9 fixed record size u32][9..17 root page u64, 0 = empty][17..25 key count u64]
 //!        [25 key codec, 0 = none][26..28 keys per block u16, 0 without a codec]
-//!        [28 value type: 0 bytes, 1 u32, 2 u64, 3 i64, 4 f64]
+//!        [28 value type: 0 bytes, 1 u32, 2 u64, 3 i64, 4 f64, 5 i32, 6 i16]
 //!        [29 key scheme: 0 none, 1 head, 2 tail, 3 head-tail, 4 db2, 5 wiredtiger, 6 myisam,
 //!         7 pkb][30 scheme parameter][31 split range, percent]
 //! key type: 1 u32, 2 u64, 3 fixed-length binary, 4 variable-length binary
@@ -251,5 +251,25 @@ mod tests {
         );
         b[28] = 200;
         assert!(matches!(Entry::decode(&b, 9), Err(Error::BadFormat(_))));
+    }
+
+    #[test]
+    fn every_value_type_has_its_catalog_byte() {
+        // The ids are the format: 0-4 as files before i32 and i16 have them, then 5 and 6.
+        let ids: Vec<u8> = ValueType::ALL.iter().map(|v| v.id()).collect();
+        assert_eq!(ids, [0, 1, 2, 3, 4, 5, 6]);
+        for vt in ValueType::ALL {
+            let rt = vt.width().map_or(RecordType::Variable, RecordType::Fixed);
+            let e = Entry {
+                config: DbConfig::new(KeyType::U32, rt).with_value_type(vt),
+                root: 0,
+                count: 0,
+            };
+            let b = e.encode();
+            assert_eq!(b[28], vt.id());
+            assert_eq!(Entry::decode(&b, 9).unwrap(), e, "{vt:?}");
+            assert_eq!(ValueType::from_name(vt.name()), Some(vt));
+        }
+        assert_eq!(ValueType::from_id(7), None);
     }
 }

@@ -31,14 +31,14 @@
 //! ```
 //!
 //! Key types: `u32`, `u64` (numeric order), `&[u8]` and `&str` (byte order). Value types:
-//! `u32`, `u64`, `i64`, `f64` (stored little-endian in fixed-size records, so queries can sum
-//! them), `&[u8]`, `&str` and `()` (a set: keys only).
+//! `u32`, `u64`, `i16`, `i32`, `i64`, `f64` (stored little-endian in fixed-size records, so
+//! queries can sum them), `&[u8]`, `&str` and `()` (a set: keys only).
 //!
 //! Borrowed reads: [`Table::get_ref`] returns a guard that holds the leaf page and lends the
 //! value from it, except values too large for a leaf, which span several overflow pages and
 //! are assembled into one buffer. [`Table::get`] returns the value by value through the tree's
 //! point lookup, which copies the record out of the page because it releases the page before
-//! returning; for numbers that copy of 4 or 8 bytes is all, and the lookup is faster than
+//! returning; for numbers that copy of 2 to 8 bytes is all, and the lookup is faster than
 //! positioning a guard.
 
 #![deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used)]
@@ -60,6 +60,8 @@ mod sealed {
     impl Sealed for u32 {}
     impl Sealed for u64 {}
     impl Sealed for i64 {}
+    impl Sealed for i32 {}
+    impl Sealed for i16 {}
     impl Sealed for f64 {}
     impl Sealed for () {}
     impl Sealed for &[u8] {}
@@ -167,7 +169,8 @@ impl TableKey for &str {
     }
 }
 
-/// A value type of a [`Table`]: `u32`, `u64`, `i64`, `f64`, `&[u8]`, `&str` or `()`.
+/// A value type of a [`Table`]: `u32`, `u64`, `i16`, `i32`, `i64`, `f64`, `&[u8]`, `&str` or
+/// `()`.
 /// Numbers are stored little-endian in fixed-size records with the matching
 /// [`ValueType`], so queries read them as numbers (`SUM(record)`). Sealed.
 pub trait TableValue: sealed::Sealed {
@@ -241,6 +244,8 @@ macro_rules! number_value {
 number_value!(u32, ValueType::U32, 4);
 number_value!(u64, ValueType::U64, 8);
 number_value!(i64, ValueType::I64, 8);
+number_value!(i32, ValueType::I32, 4);
+number_value!(i16, ValueType::I16, 2);
 number_value!(f64, ValueType::F64, 8);
 
 impl TableValue for () {

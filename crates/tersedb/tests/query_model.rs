@@ -350,6 +350,8 @@ fn data() -> impl Strategy<Value = Data> {
         ValueType::U64,
         ValueType::I64,
         ValueType::F64,
+        ValueType::I32,
+        ValueType::I16,
     ]);
     (
         kind,
@@ -413,6 +415,22 @@ fn record(vt: ValueType, bits: u64) -> (Vec<u8>, R) {
                 0 => i64::MIN,
                 1 => i64::MAX,
                 _ => small as i64 - 25,
+            };
+            (v.to_le_bytes().to_vec(), R::I(v as i128))
+        }
+        ValueType::I32 => {
+            let v = match pick {
+                0 => i32::MIN,
+                1 => i32::MAX,
+                _ => small as i32 - 25,
+            };
+            (v.to_le_bytes().to_vec(), R::I(v as i128))
+        }
+        ValueType::I16 => {
+            let v = match pick {
+                0 => i16::MIN,
+                1 => i16::MAX,
+                _ => small as i16 - 25,
             };
             (v.to_le_bytes().to_vec(), R::I(v as i128))
         }

@@ -19,12 +19,17 @@ fn value_type_must_fit_the_record_type() {
         (RecordType::Fixed(8), ValueType::U64, true),
         (RecordType::Fixed(8), ValueType::I64, true),
         (RecordType::Fixed(8), ValueType::F64, true),
+        (RecordType::Fixed(4), ValueType::I32, true),
+        (RecordType::Fixed(2), ValueType::I16, true),
         (RecordType::Fixed(3), ValueType::Bytes, true),
         (RecordType::Variable, ValueType::Bytes, true),
         (RecordType::Fixed(8), ValueType::U32, false),
         (RecordType::Fixed(4), ValueType::F64, false),
         (RecordType::Variable, ValueType::U64, false),
         (RecordType::None, ValueType::I64, false),
+        (RecordType::Fixed(8), ValueType::I32, false),
+        (RecordType::Fixed(4), ValueType::I16, false),
+        (RecordType::Fixed(2), ValueType::I32, false),
     ] {
         let name = format!("{rt:?}-{vt:?}");
         let r = w.create_db(&name, cfg(rt, vt));
@@ -79,16 +84,15 @@ fn value_type_is_stored_and_checked_on_open() {
 
 #[test]
 fn names_and_ids_round_trip() {
-    for vt in [
-        ValueType::Bytes,
-        ValueType::U32,
-        ValueType::U64,
-        ValueType::I64,
-        ValueType::F64,
-    ] {
+    for vt in ValueType::ALL {
         assert_eq!(ValueType::from_id(vt.id()), Some(vt));
         assert_eq!(ValueType::from_name(vt.name()), Some(vt));
     }
-    assert_eq!(ValueType::from_id(5), None);
+    // Files written before i32 and i16 keep their ids 0-4; the new types take 5 and 6.
+    assert_eq!(ValueType::I64.id(), 3);
+    assert_eq!(ValueType::F64.id(), 4);
+    assert_eq!(ValueType::I32.id(), 5);
+    assert_eq!(ValueType::I16.id(), 6);
+    assert_eq!(ValueType::from_id(7), None);
     assert_eq!(ValueType::from_name("u16"), None);
 }

@@ -1082,6 +1082,73 @@ static void test_defaults(const char *dir) {
   OK(tersedb_env_close(env));
 }
 
+/* i32 and i16 records (TERSEDB_RECORD_I32, TERSEDB_RECORD_I16): 4- and 2-byte little-endian
+ * records, compressed by default, negative values and the extremes read back by key and
+ * summed past their type's range; a record of the wrong size is refused. */
+#define SN 5000
+static void test_small_signed_records(void) {
+  tersedb_env env;
+  OK(tersedb_env_open_memory(4096, &env));
+  tersedb_txn w;
+  OK(tersedb_txn_begin_write(env, 0, &w));
+  tersedb_db_config c32 = {TERSEDB_KEY_U64, TERSEDB_RECORD_I32, 0, 0, NULL, NULL};
+  tersedb_db_config c16 = {TERSEDB_KEY_U64, TERSEDB_RECORD_I16, 0, 0, NULL, NULL};
+  tersedb_db_config sized = {TERSEDB_KEY_U64, TERSEDB_RECORD_I16, 2, 0, NULL, NULL};
+  tersedb_db a, b, x;
+  IS(TERSEDB_EINVAL, tersedb_db_create(w, "x", &sized, &x)); /* record_size is for FIXED */
+  OK(tersedb_db_create(w, "a", &c32, &a));
+  OK(tersedb_db_create(w, "b", &c16, &b));
+  static uint64_t keys[SN];
+  static int32_t v32[SN];
+  static int16_t v16[SN];
+  int64_t s32 = 0, s16 = 0;
+  for (size_t i = 0; i < SN; i++) {
+    keys[i] = 10 * (uint64_t)i;
+    v32[i] = i % 97 == 0 ? INT32_MIN : i % 89 == 0 ? INT32_MAX : (int32_t)(i % 41) - 20;
+    v16[i] = i % 97 == 0 ? INT16_MIN : i % 89 == 0 ? INT16_MAX : (int16_t)((int)(i % 41) - 20);
+    s32 += v32[i];
+    s16 += v16[i];
+  }
+  IS(TERSEDB_EINVALIDRECORD, tersedb_put_many_u64(w, a, keys, 2, v32, 8, TERSEDB_UPSERT, NULL));
+  IS(TERSEDB_EINVALIDRECORD, tersedb_put_many_u64(w, b, keys, 2, v16, 4, TERSEDB_UPSERT, NULL));
+  OK(tersedb_put_many_u64(w, a, keys, SN, v32, sizeof *v32, TERSEDB_APPEND, NULL));
+  OK(tersedb_put_many_u64(w, b, keys, SN, v16, sizeof *v16, TERSEDB_APPEND, NULL));
+  OK(tersedb_txn_commit(w));
+
+  tersedb_txn r;
+  OK(tersedb_txn_begin_read(env, &r));
+  uint64_t k = 970; /* i = 97: the minimum */
+  int32_t g32 = 0;
+  int16_t g16 = 0;
+  size_t len = 0;
+  OK(tersedb_get(r, a, &k, sizeof k, &g32, sizeof g32, &len));
+  CHECK(len == 4 && g32 == INT32_MIN);
+  OK(tersedb_get(r, b, &k, sizeof k, &g16, sizeof g16, &len));
+  CHECK(len == 2 && g16 == INT16_MIN);
+  k = 30; /* i = 3: -17 */
+  OK(tersedb_get(r, b, &k, sizeof k, &g16, sizeof g16, &len));
+  CHECK(len == 2 && g16 == -17);
+  const char *qs[2] = {"SELECT SUM(record), MIN(record), MAX(record) FROM a",
+                       "SELECT SUM(record), MIN(record), MAX(record) FROM b"};
+  int64_t want[2][3] = {{s32, INT32_MIN, INT32_MAX}, {s16, INT16_MIN, INT16_MAX}};
+  /* The sums are far outside int32_t and int16_t: widened, not wrapped. */
+  CHECK(s32 > INT32_MAX && s16 > INT16_MAX);
+  for (int q = 0; q < 2; q++) {
+    tersedb_result res;
+    OK(tersedb_query(r, qs[q], &res));
+    for (size_t col = 0; col < 3; col++) {
+      int64_t got = 0;
+      OK(tersedb_result_i64(res, 0, col, &got));
+      CHECK(got == want[q][col]);
+    }
+    OK(tersedb_result_free(res));
+  }
+  OK(tersedb_txn_commit(r));
+  OK(tersedb_db_close(a));
+  OK(tersedb_db_close(b));
+  OK(tersedb_env_close(env));
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: %s DIR [N]\n", argv[0]);
@@ -1092,6 +1159,7 @@ int main(int argc, char **argv) {
   test_u32_records(argv[1]);
   test_u64_and_bytes();
   test_query_rows();
+  test_small_signed_records();
   test_write_cursors();
   test_cursor_del();
   test_not_a_tersedb_file(argv[1]);

@@ -10,12 +10,17 @@ import numpy.typing as npt
 __version__: str
 
 KeyType = Literal["u32", "u64", "bytes"]
-RecordType = Optional[Literal["u32", "u64", "i64", "f64", "bytes"]]
+RecordType = Optional[Literal["u32", "u64", "i16", "i32", "i64", "f64", "bytes"]]
 Key = Union[int, bytes]
 Value = Union[int, float, bytes, None]
 KeyArray = Union[npt.NDArray[np.uint32], npt.NDArray[np.uint64]]
 ValueArray = Union[
-    npt.NDArray[np.uint32], npt.NDArray[np.uint64], npt.NDArray[np.int64], npt.NDArray[np.float64]
+    npt.NDArray[np.uint32],
+    npt.NDArray[np.uint64],
+    npt.NDArray[np.int16],
+    npt.NDArray[np.int32],
+    npt.NDArray[np.int64],
+    npt.NDArray[np.float64],
 ]
 
 def open(

@@ -26,7 +26,8 @@ pub struct DbConfig {
     /// the byte-oriented codecs and FOR, 129 for BP128, SIMD FOR and the PFOR family).
     pub block_size: u16,
     /// How queries read fixed-size records: opaque bytes, or a little-endian number (then the
-    /// record type must be `Fixed(4)` for u32, `Fixed(8)` for u64/i64/f64).
+    /// record type must be `Fixed(2)` for i16, `Fixed(4)` for u32/i32, `Fixed(8)` for
+    /// u64/i64/f64).
     pub value_type: ValueType,
     /// How byte-string keys are compressed (`VarBinary` keys only; default `HeadTail` for them).
     pub key_scheme: KeyScheme,
@@ -58,10 +59,14 @@ pub enum ValueType {
     I64,
     /// `f64`, in a `Fixed(8)` record.
     F64,
+    /// `i32`, in a `Fixed(4)` record.
+    I32,
+    /// `i16`, in a `Fixed(2)` record.
+    I16,
 }
 
 impl ValueType {
-    /// Catalog byte: 0 bytes, 1 u32, 2 u64, 3 i64, 4 f64.
+    /// Catalog byte: 0 bytes, 1 u32, 2 u64, 3 i64, 4 f64, 5 i32, 6 i16.
     pub fn id(self) -> u8 {
         match self {
             ValueType::Bytes => 0,
@@ -69,6 +74,8 @@ impl ValueType {
             ValueType::U64 => 2,
             ValueType::I64 => 3,
             ValueType::F64 => 4,
+            ValueType::I32 => 5,
+            ValueType::I16 => 6,
         }
     }
     /// The value type of a catalog byte (`None` for an unknown one).
@@ -79,6 +86,8 @@ impl ValueType {
             2 => ValueType::U64,
             3 => ValueType::I64,
             4 => ValueType::F64,
+            5 => ValueType::I32,
+            6 => ValueType::I16,
             _ => return None,
         })
     }
@@ -90,25 +99,34 @@ impl ValueType {
             ValueType::U64 => "u64",
             ValueType::I64 => "i64",
             ValueType::F64 => "f64",
+            ValueType::I32 => "i32",
+            ValueType::I16 => "i16",
         }
     }
-    /// The value type the CLI names `s` (`u32`, `u64`, `i64`, `f64`, `bytes`).
+    /// Every value type, in catalog-id order.
+    pub const ALL: [ValueType; 7] = [
+        ValueType::Bytes,
+        ValueType::U32,
+        ValueType::U64,
+        ValueType::I64,
+        ValueType::F64,
+        ValueType::I32,
+        ValueType::I16,
+    ];
+    /// The value type the CLI names `s` (`u32`, `u64`, `i16`, `i32`, `i64`, `f64`, `bytes`).
     pub fn from_name(s: &str) -> Option<ValueType> {
-        [
-            ValueType::Bytes,
-            ValueType::U32,
-            ValueType::U64,
-            ValueType::I64,
-            ValueType::F64,
-        ]
-        .into_iter()
-        .find(|v| v.name() == s)
+        Self::ALL.into_iter().find(|v| v.name() == s)
+    }
+    /// Whether the records are signed integers (i16, i32, i64).
+    pub fn is_signed(self) -> bool {
+        matches!(self, ValueType::I16 | ValueType::I32 | ValueType::I64)
     }
     /// Record size a numeric type needs (`None` for bytes).
     pub fn width(self) -> Option<u32> {
         match self {
             ValueType::Bytes => None,
-            ValueType::U32 => Some(4),
+            ValueType::I16 => Some(2),
+            ValueType::U32 | ValueType::I32 => Some(4),
             ValueType::U64 | ValueType::I64 | ValueType::F64 => Some(8),
         }
     }

@@ -495,8 +495,9 @@ impl Spec {
             }
         }
         if c.compress_records {
+            // Signed records (i16, i32, i64) are sign-extended from their width.
             let num = match c.value_type {
-                config::ValueType::I64 => numrecs::Num::Signed,
+                vt if vt.is_signed() => numrecs::Num::Signed,
                 config::ValueType::F64 => numrecs::Num::Float,
                 _ => numrecs::Num::Unsigned,
             };

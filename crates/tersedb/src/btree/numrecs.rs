@@ -1,4 +1,4 @@
-//! Compressed numeric records: a leaf's fixed-size records (u32, u64, i64, f64 or opaque
+//! Compressed numeric records: a leaf's fixed-size records (u32, u64, i16, i32, i64, f64 or opaque
 //! little-endian words of 1..=8 bytes) kept as a run of small *chunks*, each coded with whichever
 //! of four layouts is smallest for its values.
 //!

@@ -717,10 +717,12 @@ pub(crate) fn record_domain(db: &Db) -> std::result::Result<RecordDomain, String
         ValueType::U32 => Ok(RecordDomain::Int(0, u32::MAX as i128)),
         ValueType::U64 => Ok(RecordDomain::Int(0, u64::MAX as i128)),
         ValueType::I64 => Ok(RecordDomain::Int(i64::MIN as i128, i64::MAX as i128)),
+        ValueType::I32 => Ok(RecordDomain::Int(i32::MIN as i128, i32::MAX as i128)),
+        ValueType::I16 => Ok(RecordDomain::Int(i16::MIN as i128, i16::MAX as i128)),
         ValueType::F64 => Ok(RecordDomain::F64),
         ValueType::Bytes => Err(format!(
             "the records of database {:?} are not numbers (create it with a value type \
-             u32, u64, i64 or f64)",
+             u32, u64, i16, i32, i64 or f64)",
             db.name()
         )),
     }
@@ -799,6 +801,12 @@ pub(crate) fn rec_val(vt: ValueType, raw: &[u8], page: u64) -> Result<RecVal> {
         ValueType::I64 => {
             RecVal::Int(i64::from_le_bytes(raw.try_into().map_err(|_| bad())?) as i128)
         }
+        ValueType::I32 => {
+            RecVal::Int(i32::from_le_bytes(raw.try_into().map_err(|_| bad())?) as i128)
+        }
+        ValueType::I16 => {
+            RecVal::Int(i16::from_le_bytes(raw.try_into().map_err(|_| bad())?) as i128)
+        }
         ValueType::F64 => RecVal::F64(f64::from_le_bytes(raw.try_into().map_err(|_| bad())?)),
         ValueType::Bytes => RecVal::None,
     })
@@ -810,6 +818,8 @@ fn rec_num(vt: ValueType) -> Option<RecNum> {
         ValueType::U32 => (4, scan::Num::Unsigned),
         ValueType::U64 => (8, scan::Num::Unsigned),
         ValueType::I64 => (8, scan::Num::Signed),
+        ValueType::I32 => (4, scan::Num::Signed),
+        ValueType::I16 => (2, scan::Num::Signed),
         ValueType::F64 => (8, scan::Num::Float),
         ValueType::Bytes => return None,
     };

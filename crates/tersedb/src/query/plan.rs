@@ -37,7 +37,7 @@ pub enum Num {
 pub enum Bound {
     Const(bool),
     Key(Ivs),
-    /// Integer record (u32, u64, i64).
+    /// Integer record (u32, u64, i16, i32, i64).
     RecInt(Ivs),
     /// f64 record: `negated` applies after the IEEE comparison.
     RecF64 {
