@@ -86,6 +86,17 @@ impl KeyCache {
     pub fn holds(&self, i: usize) -> bool {
         self.valid && i.wrapping_sub(self.base) < self.keys.len()
     }
+
+    /// The cached block's index in the leaf and its first and last keys, when it holds one.
+    #[inline]
+    pub fn block_edges(&self) -> Option<(usize, u64, u64)> {
+        if !self.valid {
+            return None;
+        }
+        let first = *self.keys.first()?;
+        let last = *self.keys.last()?;
+        Some((self.b, self.kbase + first as u64, self.kbase + last as u64))
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
