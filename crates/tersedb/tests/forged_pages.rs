@@ -3,7 +3,9 @@
 //! run past the separators that lead to it. Cursors check a compressed leaf's decoded blocks
 //! once each (inside the leaf's fence, beyond the block before) instead of every key, so the
 //! forged keys sit in a later block than the key the cursor enters at: a cursor, forward and
-//! backward, and a row query give `Corrupted` and never one of the foreign keys.
+//! backward, and a row query give `Corrupted` and never one of the foreign keys. A lookup that
+//! misses in the forged leaf gives `Corrupted` too (the leaf's first or last key lies outside
+//! the separators that lead to it); one that hits is right.
 
 use tersedb::storage::meta::seal;
 use tersedb::storage::MemStorage;
@@ -109,6 +111,30 @@ fn pass(file: Vec<u8>, back: bool) -> (Vec<u64>, bool) {
     (got, false)
 }
 
+/// Whether lookups in the forged leaf give right answers or `Corrupted`: the keys of leaf m it
+/// holds (`own`) are found (a hit is the probe, inside the separators), a key absent between them gives
+/// `Corrupted` (the forged leaf's first or last key is outside its fence), and the foreign
+/// keys are found in their own leaf, which the separators lead them to.
+fn lookups_refuse(file: Vec<u8>, cfg: DbConfig, own: &[u64], foreign: &[u64]) -> bool {
+    let opts = EnvOptions::default().page_size(PAGE);
+    let env = Env::open_with_storage(Box::new(MemStorage::from_bytes(file)), &opts, false).unwrap();
+    let r = env.begin_read().unwrap();
+    let db = r.open_db("d").unwrap();
+    own.windows(2).all(|w| {
+        let absent = w[0] + 1;
+        assert!(absent < w[1]);
+        matches!(r.get(&db, &key(cfg, w[0])), Ok(Some(_)))
+            && r.contains(&db, &key(cfg, w[0])).unwrap()
+            && matches!(r.get(&db, &key(cfg, absent)), Err(Error::Corrupted { .. }))
+            && matches!(
+                r.contains(&db, &key(cfg, absent)),
+                Err(Error::Corrupted { .. })
+            )
+    }) && foreign
+        .iter()
+        .all(|&k| r.contains(&db, &key(cfg, k)).unwrap())
+}
+
 fn row_query_fails(file: Vec<u8>) -> bool {
     let opts = EnvOptions::default().page_size(PAGE);
     let env = Env::open_with_storage(Box::new(MemStorage::from_bytes(file)), &opts, false).unwrap();
@@ -120,7 +146,7 @@ fn row_query_fails(file: Vec<u8>) -> bool {
 }
 
 #[test]
-fn cursors_refuse_a_forged_leaf_whose_later_blocks_leave_its_fence() {
+fn reads_refuse_a_forged_leaf_whose_keys_leave_its_fence() {
     for cfg in configs() {
         let base = if cfg.key_type == KeyType::U64 {
             1 << 40
@@ -157,6 +183,8 @@ fn cursors_refuse_a_forged_leaf_whose_later_blocks_leave_its_fence() {
             ),
         ];
         for (back, fkeys, foreign) in forged {
+            // Leaf m's keys that the forged leaf holds.
+            let kept: Vec<u64> = fkeys.iter().copied().filter(|k| own.contains(k)).collect();
             let (donor, dleaves) = file_of(cfg, &fkeys);
             assert_eq!(dleaves.len(), 1, "{cfg:?}: the forged keys fill one leaf");
             let (from, to) = (dleaves[0].0 as usize * PAGE, leaves[m].0 as usize * PAGE);
@@ -183,6 +211,10 @@ fn cursors_refuse_a_forged_leaf_whose_later_blocks_leave_its_fence() {
                     );
                 }
             }
+            assert!(
+                lookups_refuse(bad.clone(), cfg, &kept, foreign),
+                "{cfg:?}: a lookup in a forged leaf answered"
+            );
             assert!(
                 row_query_fails(bad),
                 "{cfg:?}: row query over a forged leaf"

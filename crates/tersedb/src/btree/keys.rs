@@ -368,6 +368,20 @@ impl KeyList {
         }
     }
 
+    /// The first and last key of an integer list of `n` keys: read in place (plain lists) or
+    /// from the first and last non-empty blocks' descriptors (compressed ones). `None` when
+    /// empty and for byte-string lists.
+    pub fn int_edges(&self, region: &[u8], n: usize) -> SResult<Option<(u64, u64)>> {
+        match self {
+            KeyList::U32 | KeyList::U64 => {
+                let last = n.checked_sub(1).and_then(|z| self.int_at(region, n, z));
+                Ok(self.int_at(region, n, 0).zip(last))
+            }
+            KeyList::Packed(p) => p.key_range(region),
+            _ => Ok(None),
+        }
+    }
+
     /// Makes `c` hold key `i` of the list of `n` keys on page `page`, for the kinds that need
     /// it: a compressed list decodes the block of slot `i` (the next or previous block when the
     /// cursor just left the cached one, else found by walking the block index); a
