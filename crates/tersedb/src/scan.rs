@@ -41,6 +41,11 @@ impl<'p> Leaf<'_, 'p> {
         self.0.is_empty()
     }
 
+    /// The leaf's page (for tools and tests that look at the file).
+    pub fn page_id(&self) -> u64 {
+        self.0.page_id()
+    }
+
     /// Lists into `out` (replacing its contents), in key order, the leaf's blocks that may hold
     /// keys in `[lo, hi]`: the others are skipped by their zone map entry, undecoded.
     pub fn blocks(&self, out: &mut Blocks, lo: u64, hi: u64) -> Result<()> {

@@ -195,11 +195,15 @@ impl RawCursor {
     }
 
     /// Makes the key cache hold the current entry's key where the list needs one (see
-    /// [`super::KeyList::cache_key`]).
+    /// [`super::KeyList::cache_key`]). A codec block newly cached is checked once for all the
+    /// steps inside it: `decode_block_checked` proved its keys strictly ascending between its
+    /// descriptor's first and last; here its first and last must lie inside the leaf's fence
+    /// and beyond the block the cursor comes from (after it forward, before it backward).
     fn sync(&mut self) -> Result<()> {
         let Some(f) = &self.leaf else {
             return Ok(());
         };
+        let before = self.cache.block_edges();
         f.l.keys
             .cache_key(
                 f.l.kregion(&f.page),
@@ -208,7 +212,40 @@ impl RawCursor {
                 f.l.id,
                 &mut self.cache,
             )
-            .map_err(|e| f.l.err(e))
+            .map_err(|e| f.l.err(e))?;
+        let Some((b, first, last)) = self.cache.block_edges() else {
+            return Ok(());
+        };
+        let ordered = match before {
+            Some((ob, _, _)) if ob == b => return Ok(()),
+            Some((ob, _, olast)) if ob < b => first > olast,
+            Some((_, ofirst, _)) => last < ofirst,
+            None => true,
+        };
+        if ordered && self.fence.holds_int(first) && self.fence.holds_int(last) {
+            return Ok(());
+        }
+        let id = f.l.id;
+        self.cache.clear();
+        Err(super::node::corrupt(
+            id,
+            format!(
+                "codec block of keys {first}..={last} outside its leaf's fence or out of order \
+                 with the block before it"
+            ),
+        ))
+    }
+
+    /// Whether the current key is in the cursor's decoded codec block. Such a block was checked
+    /// when it was cached (see [`RawCursor::sync`]), so a step onto its key, from a key of the
+    /// same block or the block next to it, needs no comparison: the key is inside the fence and
+    /// beyond the key the step left.
+    #[inline]
+    pub fn on_checked_block(&self) -> bool {
+        match &self.leaf {
+            Some(f) => self.cache.holds(f.i),
+            None => false,
+        }
     }
 
     pub fn is_positioned(&self) -> bool {
@@ -393,7 +430,9 @@ impl RawCursor {
             None => Ok(false),
             Some(f) if f.i > 0 && f.i <= f.l.count => {
                 f.i -= 1;
-                self.sync()?;
+                if !self.cache.holds(f.i) {
+                    self.sync()?;
+                }
                 Ok(true)
             }
             Some(_) => self.step_leaf(src, spec, false),

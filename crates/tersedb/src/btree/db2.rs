@@ -18,7 +18,7 @@
 //! (a quarter of the page).
 
 use super::slots::{ascending, lcp, var_image, KeyShare};
-use super::slots::{le_u16, var, Fault, SResult};
+use super::slots::{le_u16, le_u16_at, put, var, Fault, SResult};
 use std::cmp::Ordering;
 
 /// Bytes one more key of `len` bytes takes at most (a group of its own).
@@ -45,10 +45,14 @@ impl<'r> Parts<'r> {
         let ends = region
             .get(2..2 + 2 * g)
             .ok_or(Fault("group table outside its region"))?;
-        let pre = &region[2 + 2 * g..];
+        let pre = region
+            .get(2 + 2 * g..)
+            .ok_or(Fault("group table outside its region"))?;
         let pu = var::used(pre, g)?;
         let suf_base = 2 + 2 * g + pu;
-        let suf = &region[suf_base..];
+        let suf = region
+            .get(suf_base..)
+            .ok_or(Fault("prefixes outside their region"))?;
         var::used(suf, n)?;
         let p = Parts {
             g,
@@ -62,9 +66,10 @@ impl<'r> Parts<'r> {
         }
         Ok(p)
     }
+    /// End of group `j < g` (`read` checked the table's length).
     #[inline]
     fn end(&self, j: usize) -> usize {
-        le_u16(&self.ends[2 * j..]) as usize
+        le_u16_at(self.ends, 2 * j) as usize
     }
     #[inline]
     fn start(&self, j: usize) -> usize {
@@ -113,9 +118,10 @@ impl<'r> Parts<'r> {
 #[inline]
 fn cmp_concat(a: &[u8], b: &[u8], probe: &[u8]) -> Ordering {
     let k = a.len().min(probe.len());
-    match a[..k].cmp(&probe[..k]) {
+    let (head, rest) = probe.split_at_checked(k).unwrap_or((probe, &[]));
+    match a.get(..k).unwrap_or(a).cmp(head) {
         Ordering::Equal if k < a.len() => Ordering::Greater,
-        Ordering::Equal => b.cmp(&probe[k..]),
+        Ordering::Equal => b.cmp(rest),
         o => o,
     }
 }
@@ -181,15 +187,14 @@ pub fn search(region: &[u8], n: usize, probe: &[u8]) -> SResult<Result<usize, us
     let j = lo - 1;
     let pre = p.prefix(j)?;
     let (a, b) = (p.start(j), p.end(j));
-    if !probe.starts_with(pre) {
+    let Some(rest) = probe.strip_prefix(pre) else {
         // The group's first key is <= probe and has the prefix, the probe does not: the probe
         // is above every key with the prefix.
         return Ok(Err(b));
-    }
+    };
     if a > b {
         return Err(Fault("prefix group table not ascending"));
     }
-    let rest = &probe[pre.len()..];
     let (mut lo, mut hi) = (a, b);
     while lo < hi {
         let mid = lo + (hi - lo) / 2;
@@ -247,7 +252,7 @@ pub fn insert(region: &mut [u8], n: usize, i: usize, key: &[u8]) -> SResult<()> 
         let mut groups = p.groups()?;
         let mut suffixes = p.suffixes(n)?;
         let at = if i == 0 { 0 } else { p.group_of(i - 1)? + 1 };
-        for g in groups[at..].iter_mut() {
+        for g in groups.iter_mut().skip(at) {
             g.1 += 1;
         }
         groups.insert(at, (Vec::new(), i + 1));
@@ -256,20 +261,12 @@ pub fn insert(region: &mut [u8], n: usize, i: usize, key: &[u8]) -> SResult<()> 
         encode(&groups, &suffixes, &mut img)?;
         return install(region, &img);
     };
-    let pre_len = p.prefix(j)?.len();
-    if !key.starts_with(p.prefix(j)?) {
-        return Err(Fault("key outside its prefix group"));
-    }
+    let suffix = key
+        .strip_prefix(p.prefix(j)?)
+        .ok_or(Fault("key outside its prefix group"))?;
     let (g, base) = (p.g, p.suf_base);
-    var::insert(&mut region[base..], n, i, &key[pre_len..])?;
-    for k in j..g {
-        let at = 2 + 2 * k;
-        let e = le_u16(&region[at..])
-            .checked_add(1)
-            .ok_or(Fault("prefix group table overflows"))?;
-        region[at..at + 2].copy_from_slice(&e.to_le_bytes());
-    }
-    Ok(())
+    var::insert(suffixes_of(region, base)?, n, i, suffix)?;
+    shift_ends(region, j, g, true)
 }
 
 /// Removes slot `i`; an emptied group is dropped. Never needs more room.
@@ -283,7 +280,7 @@ pub fn remove(region: &mut [u8], n: usize, i: usize) -> SResult<()> {
         let mut groups = p.groups()?;
         let mut suffixes = p.suffixes(n)?;
         groups.remove(j);
-        for g in groups[j..].iter_mut() {
+        for g in groups.iter_mut().skip(j) {
             g.1 =
                 g.1.checked_sub(1)
                     .ok_or(Fault("prefix group table not ascending"))?;
@@ -294,13 +291,35 @@ pub fn remove(region: &mut [u8], n: usize, i: usize) -> SResult<()> {
         return install(region, &img);
     }
     let (g, base) = (p.g, p.suf_base);
-    var::remove(&mut region[base..], n, i)?;
+    var::remove(suffixes_of(region, base)?, n, i)?;
+    shift_ends(region, j, g, false)
+}
+
+/// The suffix section of a region whose `Parts` put it at `base`.
+fn suffixes_of(region: &mut [u8], base: usize) -> SResult<&mut [u8]> {
+    region
+        .get_mut(base..)
+        .ok_or(Fault("suffixes outside their region"))
+}
+
+/// Adds one to (`up`) or takes one from the ends of groups `j..g`: a key was inserted into or
+/// removed from group `j`.
+fn shift_ends(region: &mut [u8], j: usize, g: usize, up: bool) -> SResult<()> {
     for k in j..g {
         let at = 2 + 2 * k;
-        let e = le_u16(&region[at..])
-            .checked_sub(1)
-            .ok_or(Fault("prefix group table not ascending"))?;
-        region[at..at + 2].copy_from_slice(&e.to_le_bytes());
+        let e = le_u16(
+            region
+                .get(at..)
+                .ok_or(Fault("group table outside its region"))?,
+        );
+        let e = if up {
+            e.checked_add(1)
+                .ok_or(Fault("prefix group table overflows"))?
+        } else {
+            e.checked_sub(1)
+                .ok_or(Fault("prefix group table not ascending"))?
+        };
+        put(region, at, &e.to_le_bytes());
     }
     Ok(())
 }
@@ -315,14 +334,25 @@ struct Sizer<'k> {
 }
 
 impl Sizer<'_> {
+    /// Key `i` (empty past the end: the planners only ask for `i < keys.len()`).
+    #[inline]
+    fn key(&self, i: usize) -> &[u8] {
+        self.keys.get(i).copied().unwrap_or_default()
+    }
+    /// Bytes of keys `a..b`.
+    #[inline]
+    fn bytes(&self, a: usize, b: usize) -> usize {
+        let at = |i: usize| self.sum.get(i).copied().unwrap_or(0);
+        at(b).saturating_sub(at(a))
+    }
     /// Bytes of a group: table entry, prefix offset and bytes, and its keys' suffixes.
     fn size(&self, a: usize, b: usize, plen: usize) -> usize {
         let c = b - a;
-        4 + plen + 2 * c + (self.sum[b] - self.sum[a]) - c * plen
+        4 + plen + 2 * c + self.bytes(a, b) - c * plen
     }
     /// The longest prefix of slots a..b (the first and last key's).
     fn plen(&self, a: usize, b: usize) -> usize {
-        lcp(self.keys[a], self.keys[b - 1])
+        lcp(self.key(a), self.key(b - 1))
     }
     fn total(&self, plan: &Plan) -> usize {
         plan.iter().map(|&(a, b, l)| self.size(a, b, l)).sum()
@@ -342,9 +372,9 @@ fn greedy(s: &Sizer<'_>) -> Plan {
     while i < n {
         let (mut j, mut pl) = (i + 1, 0);
         if i + 1 < n {
-            pl = lcp(s.keys[i], s.keys[i + 1]);
+            pl = lcp(s.key(i), s.key(i + 1));
             j = i + 2;
-            while j < n && lcp(s.keys[j], s.keys[i]) >= pl {
+            while j < n && lcp(s.key(j), s.key(i)) >= pl {
                 j += 1;
             }
         }
@@ -365,21 +395,23 @@ fn greedy(s: &Sizer<'_>) -> Plan {
 fn merge(s: &Sizer<'_>, mut plan: Plan, cap: usize) -> Plan {
     loop {
         let over = Sizer::area(&plan) > cap;
-        let mut best: Option<(isize, usize)> = None;
-        for k in 0..plan.len().saturating_sub(1) {
-            let (a, m, l1) = plan[k];
-            let (_, b, l2) = plan[k + 1];
+        // (gain, index of the left group, its start, the right group's end)
+        let mut best: Option<(isize, usize, usize, usize)> = None;
+        for (k, w) in plan.windows(2).enumerate() {
+            let &[(a, m, l1), (_, b, l2)] = w else {
+                continue;
+            };
             let merged = s.size(a, b, s.plen(a, b));
             let gain = (s.size(a, m, l1) + s.size(m, b, l2)) as isize - merged as isize;
-            if best.is_none_or(|(g, _)| gain > g) {
-                best = Some((gain, k));
+            if best.is_none_or(|(g, ..)| gain > g) {
+                best = Some((gain, k, a, b));
             }
         }
         match best {
-            Some((gain, k)) if gain > 0 || over => {
-                let (a, _, _) = plan[k];
-                let (_, b, _) = plan[k + 1];
-                plan[k] = (a, b, s.plen(a, b));
+            Some((gain, k, a, b)) if gain > 0 || over => {
+                if let Some(g) = plan.get_mut(k) {
+                    *g = (a, b, s.plen(a, b));
+                }
                 plan.remove(k + 1);
             }
             _ => return plan,
@@ -417,10 +449,11 @@ fn expand(s: &Sizer<'_>, plan: Plan) -> Plan {
 fn kept(s: &Sizer<'_>, old: &[KeyShare]) -> Plan {
     let mut plan: Plan = Vec::new();
     let mut a = 0;
+    let group = |i: usize| old.get(i).map(|k| k.group);
     for b in 1..=s.keys.len() {
-        if b == s.keys.len() || old[b].group != old[a].group {
-            let l = (old[a].plen as usize).min(lcp(s.keys[a], s.keys[b - 1]));
-            plan.push((a, b, l));
+        if b == s.keys.len() || group(b) != group(a) {
+            let plen = old.get(a).map_or(0, |k| k.plen as usize);
+            plan.push((a, b, plen.min(s.plen(a, b))));
             a = b;
         }
     }
@@ -437,9 +470,11 @@ fn kept(s: &Sizer<'_>, old: &[KeyShare]) -> Plan {
 pub fn build(keys: &[&[u8]], cap: usize, old: &[KeyShare], out: &mut Vec<u8>) -> SResult<()> {
     ascending(keys)?;
     let mut sum = Vec::with_capacity(keys.len() + 1);
+    let mut total = 0;
     sum.push(0);
     for k in keys {
-        sum.push(sum[sum.len() - 1] + k.len());
+        total += k.len();
+        sum.push(total);
     }
     let s = Sizer { keys, sum };
     let g = greedy(&s);
@@ -456,14 +491,15 @@ pub fn build(keys: &[&[u8]], cap: usize, old: &[KeyShare], out: &mut Vec<u8>) ->
             plan = k;
         }
     }
-    let groups: Vec<(Vec<u8>, usize)> = plan
-        .iter()
-        .map(|&(a, b, l)| (keys[a][..l].to_vec(), b))
-        .collect();
+    let bad = || Fault("prefix plan outside the keys");
+    let mut groups: Vec<(Vec<u8>, usize)> = Vec::with_capacity(plan.len());
     let mut suffixes = Vec::with_capacity(keys.len());
     for &(a, b, l) in &plan {
-        for k in &keys[a..b] {
-            suffixes.push(k[l..].to_vec());
+        let run = keys.get(a..b).ok_or_else(bad)?;
+        let prefix = run.first().and_then(|k| k.get(..l)).ok_or_else(bad)?;
+        groups.push((prefix.to_vec(), b));
+        for k in run {
+            suffixes.push(k.get(l..).ok_or_else(bad)?.to_vec());
         }
     }
     encode(&groups, &suffixes, out)
@@ -530,6 +566,12 @@ pub fn validate(region: &[u8], n: usize) -> SResult<()> {
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 mod tests {
     use super::*;
 

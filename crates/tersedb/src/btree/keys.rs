@@ -86,6 +86,17 @@ impl KeyCache {
     pub fn holds(&self, i: usize) -> bool {
         self.valid && i.wrapping_sub(self.base) < self.keys.len()
     }
+
+    /// The cached block's index in the leaf and its first and last keys, when it holds one.
+    #[inline]
+    pub fn block_edges(&self) -> Option<(usize, u64, u64)> {
+        if !self.valid {
+            return None;
+        }
+        let first = *self.keys.first()?;
+        let last = *self.keys.last()?;
+        Some((self.b, self.kbase + first as u64, self.kbase + last as u64))
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -354,6 +365,20 @@ impl KeyList {
             KeyList::U32 => region.get(4 * i..4 * i + 4).map(|b| le_u32(b) as u64),
             KeyList::U64 => region.get(8 * i..8 * i + 8).map(le_u64),
             _ => None,
+        }
+    }
+
+    /// The first and last key of an integer list of `n` keys: read in place (plain lists) or
+    /// from the first and last non-empty blocks' descriptors (compressed ones). `None` when
+    /// empty and for byte-string lists.
+    pub fn int_edges(&self, region: &[u8], n: usize) -> SResult<Option<(u64, u64)>> {
+        match self {
+            KeyList::U32 | KeyList::U64 => {
+                let last = n.checked_sub(1).and_then(|z| self.int_at(region, n, z));
+                Ok(self.int_at(region, n, 0).zip(last))
+            }
+            KeyList::Packed(p) => p.key_range(region),
+            _ => Ok(None),
         }
     }
 

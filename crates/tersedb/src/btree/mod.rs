@@ -32,15 +32,9 @@
 
 pub(crate) mod config;
 pub(crate) mod cursor;
-// Not yet under the lints above: the compressed integer and string lists (db2, packed,
-// strkeys: they check offsets and lengths against the region before indexing, but still index)
-// and the record lists (numrecs, records).
-#[allow(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic
-)]
+// Not yet under the lints above: the compressed integer list (packed: it checks offsets and
+// lengths against the region before indexing, but still indexes) and the record lists
+// (numrecs, records).
 pub(crate) mod db2;
 pub mod fold;
 pub(crate) mod keys;
@@ -69,12 +63,6 @@ pub(crate) mod packed;
 pub(crate) mod records;
 pub mod scan;
 pub(crate) mod slots;
-#[allow(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic
-)]
 pub(crate) mod strkeys;
 pub(crate) mod tree;
 pub(crate) mod zone;

@@ -22,7 +22,7 @@
 use super::db2;
 pub(crate) use super::slots::var_image;
 pub use super::slots::{ascending, lcp, KeyShare, TOO_LARGE};
-use super::slots::{le_u16, var, Fault, SResult};
+use super::slots::{le_u16, put, var, Fault, SResult};
 use std::cmp::Ordering;
 
 /// A compressed byte-string KeyList.
@@ -56,7 +56,7 @@ fn get_delta(item: &[u8]) -> SResult<(usize, &[u8])> {
     for (k, &b) in item.iter().enumerate().take(3) {
         p |= ((b & 0x7f) as usize) << (7 * k);
         if b < 0x80 {
-            return Ok((p, &item[k + 1..]));
+            return Ok((p, item.get(k + 1..).unwrap_or_default()));
         }
     }
     Err(Fault("prefix length not terminated"))
@@ -81,9 +81,13 @@ impl<'r> Items<'r> {
         } else {
             var::range(region, n, i - 1)?.end - 2 * n
         };
+        let (offs, data) = region
+            .get(..used)
+            .and_then(|r| r.split_at_checked(2 * n))
+            .ok_or(Fault("item offsets outside their region"))?;
         Ok(Items {
-            offs: &region[..2 * n],
-            data: &region[2 * n..used],
+            offs,
+            data,
             i,
             start,
         })
@@ -125,7 +129,7 @@ impl StrList {
     /// Makes `region` an empty list.
     pub fn init(&self, region: &mut [u8]) {
         if let StrList::Head | StrList::Db2(_) = self {
-            region[..2].fill(0);
+            put(region, 0, &[0, 0]);
         }
     }
 
@@ -147,10 +151,17 @@ impl StrList {
                 .get(..2)
                 .ok_or(Fault("head prefix outside its region"))?,
         ) as usize;
-        let prefix = region
-            .get(2..2 + plen)
-            .ok_or(Fault("head prefix outside its region"))?;
-        Ok((prefix, &region[2 + plen..]))
+        region
+            .get(2..)
+            .and_then(|r| r.split_at_checked(plen))
+            .ok_or(Fault("head prefix outside its region"))
+    }
+
+    /// The suffix list's region after a head prefix of `plen` bytes.
+    fn suffixes_mut(region: &mut [u8], plen: usize) -> SResult<&mut [u8]> {
+        region
+            .get_mut(2 + plen..)
+            .ok_or(Fault("head prefix outside its region"))
     }
 
     /// The node's head prefix (empty for the other layouts).
@@ -285,13 +296,14 @@ impl StrList {
                 let m = lcp(p, probe);
                 if m < p.len() {
                     // The probe leaves the prefix: below every key or above every key.
-                    return Ok(if m == probe.len() || probe[m] < p[m] {
+                    // (A probe that ends at `m` is below: `None` orders first.)
+                    return Ok(if probe.get(m) < p.get(m) {
                         Err(0)
                     } else {
                         Err(n)
                     });
                 }
-                let rest = &probe[p.len()..];
+                let rest = probe.get(p.len()..).unwrap_or_default();
                 var::used(sub, n)?;
                 let (mut lo, mut hi) = (0usize, n);
                 while lo < hi {
@@ -345,9 +357,10 @@ impl StrList {
             if p < m {
                 return Ok(Err(i));
             }
-            let rest = &probe[m..];
+            // `m` is a common prefix of the probe and key i - 1: within both.
+            let rest = probe.get(m..).unwrap_or_default();
             let k = lcp(s, rest);
-            match s[k..].cmp(&rest[k..]) {
+            match s.get(k..).cmp(&rest.get(k..)) {
                 Ordering::Equal => return Ok(Ok(i)),
                 Ordering::Greater => return Ok(Err(i)),
                 Ordering::Less => m += k,
@@ -376,37 +389,43 @@ impl StrList {
         }
         // (off, partial, key) of item i.
         let item = |i: usize| -> SResult<(usize, &[u8], &[u8])> {
-            let it = var::get(region, n, i)?;
-            if it.len() < PKB_HDR + l {
-                return Err(Fault("partial-key item too short"));
+            let short = || Fault("partial-key item too short");
+            let (&[o0, o1, pl], rest) = var::get(region, n, i)?
+                .split_first_chunk::<PKB_HDR>()
+                .ok_or_else(short)?;
+            let (partials, key) = rest.split_at_checked(l).ok_or_else(short)?;
+            let (off, pl) = (u16::from_le_bytes([o0, o1]) as usize, pl as usize);
+            let part = partials.get(..pl);
+            match part {
+                Some(part)
+                    if off + pl <= key.len() && (i == 0 || pl > 0) && (i > 0 || off == 0) =>
+                {
+                    Ok((off, part, key))
+                }
+                _ => Err(Fault("partial key outside its key")),
             }
-            let off = le_u16(it) as usize;
-            let pl = it[2] as usize;
-            let key = &it[PKB_HDR + l..];
-            if pl > l || off + pl > key.len() || (i > 0 && pl == 0) || (i == 0 && off != 0) {
-                return Err(Fault("partial key outside its key"));
-            }
-            Ok((off, &it[PKB_HDR..PKB_HDR + pl], key))
         };
         // Blind pass. `h` = common prefix of key c and key i - 1, `hb` = byte of key i - 1 at h.
         let mut c = 0;
         let (mut h, mut hb) = (usize::MAX, 0u8);
         for i in 1..n {
             let (off, part, _) = item(i)?;
-            let (p, byte) = if off <= h { (off, part[0]) } else { (h, hb) };
+            // Items after the first have a partial key of at least one byte (`item`).
+            let first = part.first().copied().unwrap_or_default();
+            let (p, byte) = if off <= h { (off, first) } else { (h, hb) };
             if probe.get(p) == Some(&byte) {
                 c = i;
                 h = usize::MAX;
             } else if off <= h {
                 h = off;
-                hb = part[0];
+                hb = first;
             }
         }
         // The one read.
         let kc = item(c)?.2;
         *derefs += 1;
         let big_l = lcp(kc, probe);
-        let c_vs_probe = kc[big_l..].cmp(&probe[big_l..]);
+        let c_vs_probe = kc.get(big_l..).cmp(&probe.get(big_l..));
         if c_vs_probe == Ordering::Equal {
             return Ok(Ok(c));
         }
@@ -418,7 +437,7 @@ impl StrList {
             let byte = loop {
                 let (off, part, _) = item(k)?;
                 if off <= big_l && big_l < off + part.len() {
-                    break Some(part[big_l - off]);
+                    break part.get(big_l - off).copied();
                 }
                 if off > big_l && k > 0 {
                     k -= 1;
@@ -487,7 +506,7 @@ impl StrList {
         let pl = l.min(key.len() - off);
         out.extend_from_slice(&(off as u16).to_le_bytes());
         out.push(pl as u8);
-        out.extend_from_slice(&key[off..off + pl]);
+        out.extend_from_slice(key.get(off..off + pl).unwrap_or_default());
         out.resize(out.len() + l - pl, 0);
         out.extend_from_slice(key);
     }
@@ -500,11 +519,12 @@ impl StrList {
         }
         match *self {
             StrList::Head => {
-                let plen = Self::head(region)?.0.len();
-                if region[2..2 + plen] != key[..plen.min(key.len())] || key.len() < plen {
-                    return Err(Fault("key outside the node's head prefix"));
-                }
-                var::insert(&mut region[2 + plen..], n, i, &key[plen..])
+                let (prefix, _) = Self::head(region)?;
+                let plen = prefix.len();
+                let suffix = key
+                    .strip_prefix(prefix)
+                    .ok_or(Fault("key outside the node's head prefix"))?;
+                var::insert(Self::suffixes_mut(region, plen)?, n, i, suffix)
             }
             StrList::WiredTiger(_) | StrList::MyIsam => {
                 // Keys i - 1 and i (the new key's neighbours) in one roll-forward pass.
@@ -514,10 +534,14 @@ impl StrList {
                 } else {
                     0
                 };
-                let prev: &[u8] = if i > 0 { &win[0] } else { &[] };
+                let missing = Fault("roll-forward window shorter than asked");
+                let prev: &[u8] = match win.first() {
+                    Some(k) if i > 0 => k,
+                    _ => &[],
+                };
                 let mut p = if i == 0 { 0 } else { lcp(prev, key) };
                 if i < n {
-                    let next = &win[i - i.saturating_sub(1)];
+                    let next = win.get(i - i.saturating_sub(1)).ok_or(missing)?;
                     let old_p = get_delta(var::get(region, n, i)?)?.0;
                     if let StrList::WiredTiger(dist) = *self {
                         // The run that gets the new key: from the full key at or before i - 1
@@ -537,7 +561,7 @@ impl StrList {
                         _ => lcp(key, next),
                     };
                     let mut item = Vec::with_capacity(next.len() + 3);
-                    put_delta(&mut item, np, &next[np..]);
+                    put_delta(&mut item, np, next.get(np..).unwrap_or_default());
                     var::remove(region, n, i)?;
                     var::insert(region, n - 1, i, &item)?;
                 } else if let StrList::WiredTiger(dist) = *self {
@@ -546,7 +570,7 @@ impl StrList {
                     }
                 }
                 let mut item = Vec::with_capacity(key.len() + 3);
-                put_delta(&mut item, p, &key[p..]);
+                put_delta(&mut item, p, key.get(p..).unwrap_or_default());
                 var::insert(region, n, i, &item)
             }
             StrList::Pkb(l) => {
@@ -620,7 +644,10 @@ impl StrList {
         if r.len() != item.len() {
             return Err(Fault("partial-key item changed size"));
         }
-        region[r].copy_from_slice(&item);
+        region
+            .get_mut(r)
+            .ok_or(Fault("partial-key item outside its region"))?
+            .copy_from_slice(&item);
         Ok(())
     }
 
@@ -632,14 +659,16 @@ impl StrList {
         match *self {
             StrList::Head => {
                 let plen = Self::head(region)?.0.len();
-                var::remove(&mut region[2 + plen..], n, i)
+                var::remove(Self::suffixes_mut(region, plen)?, n, i)
             }
             StrList::WiredTiger(_) | StrList::MyIsam => {
                 if i + 1 < n {
                     // Keys i - 1 ..= i + 1 in one roll-forward pass.
                     let mut win = Vec::new();
                     Self::window(region, n, i.saturating_sub(1), i + 1, &mut win)?;
-                    let next = &win[win.len() - 1];
+                    let next = win
+                        .last()
+                        .ok_or(Fault("roll-forward window shorter than asked"))?;
                     let next_p = get_delta(var::get(region, n, i + 1)?)?.0;
                     let removed_p = get_delta(var::get(region, n, i)?)?.0;
                     let np = if i == 0 {
@@ -647,11 +676,11 @@ impl StrList {
                     } else {
                         match *self {
                             StrList::WiredTiger(_) if next_p == 0 || removed_p == 0 => 0,
-                            _ => lcp(&win[0], next),
+                            _ => lcp(win.first().unwrap_or(next), next),
                         }
                     };
                     let mut item = Vec::with_capacity(next.len() + 3);
-                    put_delta(&mut item, np, &next[np..]);
+                    put_delta(&mut item, np, next.get(np..).unwrap_or_default());
                     var::remove(region, n, i)?;
                     var::remove(region, n - 1, i)?;
                     var::insert(region, n - 2, i, &item)
@@ -722,8 +751,10 @@ impl StrList {
                     plen = plen.min(lcp(a, prefix)).min(lcp(b, prefix));
                 }
                 out.extend_from_slice(&(plen as u16).to_le_bytes());
-                out.extend_from_slice(&prefix[..plen]);
-                var_image(keys.iter().map(|k| &k[plen..]), out)
+                // `plen` is a common prefix of `prefix` and every key (they ascend: the first
+                // and the last key's is every key's).
+                out.extend_from_slice(prefix.get(..plen).unwrap_or_default());
+                var_image(keys.iter().map(|k| k.get(plen..).unwrap_or_default()), out)
             }
             StrList::WiredTiger(_) | StrList::MyIsam => {
                 let dist = match *self {
@@ -731,29 +762,25 @@ impl StrList {
                     _ => usize::MAX,
                 };
                 let mut items = Vec::with_capacity(keys.len());
+                let mut prev: &[u8] = &[];
                 for (i, k) in keys.iter().enumerate() {
-                    let p = if i % dist == 0 {
-                        0
-                    } else {
-                        lcp(keys[i - 1], k)
-                    };
-                    let mut it = Vec::with_capacity(k.len() - p + 2);
-                    put_delta(&mut it, p, &k[p..]);
+                    let p = if i % dist == 0 { 0 } else { lcp(prev, k) };
+                    let suffix = k.get(p..).unwrap_or_default();
+                    let mut it = Vec::with_capacity(suffix.len() + 3);
+                    put_delta(&mut it, p, suffix);
                     items.push(it);
+                    prev = k;
                 }
                 var_image(items.iter().map(|v| v.as_slice()), out)
             }
             StrList::Pkb(l) => {
                 let mut items = Vec::with_capacity(keys.len());
-                for (i, k) in keys.iter().enumerate() {
+                let mut prev: &[u8] = &[];
+                for k in keys {
                     let mut it = Vec::new();
-                    Self::pkb_item(
-                        &mut it,
-                        if i == 0 { &[] } else { keys[i - 1] },
-                        k,
-                        l as usize,
-                    );
+                    Self::pkb_item(&mut it, prev, k, l as usize);
                     items.push(it);
+                    prev = k;
                 }
                 var_image(items.iter().map(|v| v.as_slice()), out)
             }
@@ -775,7 +802,7 @@ impl StrList {
                     if p > prev.len() || (i == 0 && p != 0) {
                         return Err(Fault("prefix longer than the previous key"));
                     }
-                    let mut key = prev[..p].to_vec();
+                    let mut key = prev.get(..p).unwrap_or_default().to_vec();
                     key.extend_from_slice(s);
                     match *self {
                         StrList::MyIsam if i > 0 && p != lcp(&prev, &key) => {
@@ -814,6 +841,12 @@ impl StrList {
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 mod tests {
     use super::*;
 

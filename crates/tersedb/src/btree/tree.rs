@@ -161,6 +161,12 @@ pub fn contains<S: PageSource + ?Sized>(
     Ok(find(src, spec, root, &probe, |_, _, _| Ok(()))?.is_some())
 }
 
+/// The descent of a lookup. In integer trees it also checks what it relies on (issue 18): the
+/// separators around each child it takes hold the probe (two comparisons per level), and on a
+/// miss the leaf's first and last keys lie inside the fence those separators give (the
+/// intersection on the path), else `Corrupted`. So a lookup refuses forged separators on its
+/// path and a leaf out of place, as a cursor does; a key a forged leaf hides inside its own
+/// range is still missed (proving absence would mean checking the whole leaf's order).
 fn find<S: PageSource + ?Sized, T>(
     src: &S,
     spec: &Spec,
@@ -172,7 +178,9 @@ fn find<S: PageSource + ?Sized, T>(
         return Ok(None);
     }
     let mut id = root;
-    // For integer keys, the separators around the child steer its search's first guess.
+    // Integer keys: the fence of the node read, keys `lo..hi` (`None`: unbounded), which also
+    // steers its search's first guess.
+    let int = probe.as_u64();
     let (mut lo, mut hi) = (None::<u64>, None::<u64>);
     for _ in 0..MAX_DEPTH {
         let page = src.page(id)?;
@@ -190,31 +198,74 @@ fn find<S: PageSource + ?Sized, T>(
             {
                 Ok(Some(f(&page, &l, 0)?))
             } else {
-                Ok(None)
+                missed(&l, &page, int, lo, hi)
             };
         }
         let found = l.search_est(&page, probe, est)?;
         if l.leaf {
             return match found {
                 Ok(i) => Ok(Some(f(&page, &l, i)?)),
-                Err(_) => Ok(None),
+                Err(_) => missed(&l, &page, int, lo, hi),
             };
         }
         let ci = match found {
             Ok(i) => i + 1,
             Err(i) => i,
         };
-        if matches!(spec.key_type, KeyType::U32 | KeyType::U64) {
+        if let Some(p) = int {
             if ci > 0 {
-                lo = l.key(&page, ci - 1)?.as_u64();
+                let s = l.key(&page, ci - 1)?.as_u64().unwrap_or(0);
+                lo = Some(lo.map_or(s, |a| a.max(s)));
+                if s > p {
+                    return Err(separators_fault(id));
+                }
             }
             if ci < l.count {
-                hi = l.key(&page, ci)?.as_u64();
+                let s = l.key(&page, ci)?.as_u64().unwrap_or(0);
+                hi = Some(hi.map_or(s, |b| b.min(s)));
+                if s <= p {
+                    return Err(separators_fault(id));
+                }
             }
         }
         id = l.child(&page, ci)?;
     }
     Err(too_deep(id))
+}
+
+#[cold]
+fn separators_fault(id: PageId) -> crate::Error {
+    super::node::corrupt(id, "separators out of order on a lookup's path")
+}
+
+/// A miss in an integer leaf: `None` when the leaf's first and last keys lie in the fence
+/// `lo..hi` of its path, else `Corrupted` (the leaf is out of place). A hit needs no such
+/// check: the key found is the probe, which the path's separators hold.
+#[inline(never)]
+fn missed<T>(
+    l: &Layout,
+    page: &[u8],
+    int: Option<u64>,
+    lo: Option<u64>,
+    hi: Option<u64>,
+) -> Result<Option<T>> {
+    if int.is_none() || (lo.is_none() && hi.is_none()) {
+        return Ok(None);
+    }
+    let Some((a, z)) = l
+        .keys
+        .int_edges(l.kregion(page), l.count)
+        .map_err(|f| l.err(f))?
+    else {
+        return Ok(None);
+    };
+    if lo.is_some_and(|lo| a < lo) || hi.is_some_and(|hi| z >= hi) {
+        return Err(super::node::corrupt(
+            l.id,
+            format!("leaf keys {a}..={z} outside the separators that lead to it"),
+        ));
+    }
+    Ok(None)
 }
 
 /// Inserts or overwrites `key`. Returns true when the key is new.

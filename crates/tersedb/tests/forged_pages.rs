@@ -1,0 +1,224 @@
+//! Pins what reads do with a leaf forged behind a valid checksum (issue 18): a well-formed leaf
+//! page of the same database kind, written over a leaf of the tree and sealed again, whose keys
+//! run past the separators that lead to it. Cursors check a compressed leaf's decoded blocks
+//! once each (inside the leaf's fence, beyond the block before) instead of every key, so the
+//! forged keys sit in a later block than the key the cursor enters at: a cursor, forward and
+//! backward, and a row query give `Corrupted` and never one of the foreign keys. A lookup that
+//! misses in the forged leaf gives `Corrupted` too (the leaf's first or last key lies outside
+//! the separators that lead to it); one that hits is right.
+
+use tersedb::storage::meta::seal;
+use tersedb::storage::MemStorage;
+use tersedb::{CodecId, DbConfig, Env, EnvOptions, Error, KeyBuf, KeyType, RecordType};
+
+const PAGE: usize = 1024;
+/// Foreign keys in a forged leaf.
+const NF: usize = 10;
+
+fn configs() -> Vec<DbConfig> {
+    let mut v = Vec::new();
+    for codec in [
+        CodecId::Bp128,
+        CodecId::StreamVByte,
+        CodecId::For,
+        CodecId::VByte,
+        CodecId::PforDelta,
+    ] {
+        v.push(
+            DbConfig::raw(KeyType::U32, RecordType::None)
+                .with_codec(Some(codec))
+                .with_block_size(16),
+        );
+    }
+    v.push(
+        DbConfig::raw(KeyType::U64, RecordType::Fixed(4))
+            .with_codec(Some(CodecId::Bp128))
+            .with_block_size(16),
+    );
+    v.push(
+        DbConfig::raw(KeyType::U32, RecordType::None)
+            .with_auto_codec(true)
+            .with_block_size(16),
+    );
+    v
+}
+
+fn key(cfg: DbConfig, k: u64) -> KeyBuf {
+    match cfg.key_type {
+        KeyType::U64 => KeyBuf::U64(k),
+        _ => KeyBuf::U32(k as u32),
+    }
+}
+
+fn record(cfg: DbConfig) -> Vec<u8> {
+    match cfg.record_type {
+        RecordType::Fixed(n) => vec![7; n as usize],
+        _ => Vec::new(),
+    }
+}
+
+/// A file with database `d` holding `keys`, and its leaves in key order: (page id, keys).
+fn file_of(cfg: DbConfig, keys: &[u64]) -> (Vec<u8>, Vec<(u64, Vec<u64>)>) {
+    let store = MemStorage::new();
+    let opts = EnvOptions::default().page_size(PAGE);
+    let env = Env::create_with_storage(Box::new(store.clone()), &opts).unwrap();
+    let mut w = env.begin_write().unwrap();
+    let db = w.create_db("d", cfg).unwrap();
+    for &k in keys {
+        w.put(&db, &key(cfg, k), &record(cfg)).unwrap();
+    }
+    w.commit().unwrap();
+    let r = env.begin_read().unwrap();
+    let mut leaves = Vec::new();
+    let mut blocks = tersedb::scan::Blocks::default();
+    let mut buf = tersedb::scan::KeyBuffer::default();
+    r.scan_leaves(&db, &[(0, u64::MAX)], false, &mut |leaf, _| {
+        leaf.blocks(&mut blocks, 0, u64::MAX)?;
+        let mut ks = Vec::new();
+        for b in blocks.iter() {
+            let bk = leaf.keys(&b, &mut buf)?;
+            ks.extend((0..bk.len()).filter_map(|i| bk.get(i)));
+        }
+        leaves.push((leaf.page_id(), ks));
+        Ok(true)
+    })
+    .unwrap();
+    drop(r);
+    drop(env);
+    (store.snapshot(), leaves)
+}
+
+/// The keys a pass gives before it ends, and whether it ended on `Corrupted`.
+fn pass(file: Vec<u8>, back: bool) -> (Vec<u64>, bool) {
+    let opts = EnvOptions::default().page_size(PAGE);
+    let env = Env::open_with_storage(Box::new(MemStorage::from_bytes(file)), &opts, false).unwrap();
+    let r = env.begin_read().unwrap();
+    let db = r.open_db("d").unwrap();
+    let it = r.iter(&db).unwrap();
+    let it: Box<dyn Iterator<Item = _>> = if back {
+        Box::new(it.rev())
+    } else {
+        Box::new(it)
+    };
+    let mut got = Vec::new();
+    for item in it {
+        match item {
+            Ok((k, _)) => got.push(k.as_key().as_u64().unwrap()),
+            Err(Error::Corrupted { .. }) => return (got, true),
+            Err(e) => panic!("{e}"),
+        }
+    }
+    (got, false)
+}
+
+/// Whether lookups in the forged leaf give right answers or `Corrupted`: the keys of leaf m it
+/// holds (`own`) are found (a hit is the probe, inside the separators), a key absent between them gives
+/// `Corrupted` (the forged leaf's first or last key is outside its fence), and the foreign
+/// keys are found in their own leaf, which the separators lead them to.
+fn lookups_refuse(file: Vec<u8>, cfg: DbConfig, own: &[u64], foreign: &[u64]) -> bool {
+    let opts = EnvOptions::default().page_size(PAGE);
+    let env = Env::open_with_storage(Box::new(MemStorage::from_bytes(file)), &opts, false).unwrap();
+    let r = env.begin_read().unwrap();
+    let db = r.open_db("d").unwrap();
+    own.windows(2).all(|w| {
+        let absent = w[0] + 1;
+        assert!(absent < w[1]);
+        matches!(r.get(&db, &key(cfg, w[0])), Ok(Some(_)))
+            && r.contains(&db, &key(cfg, w[0])).unwrap()
+            && matches!(r.get(&db, &key(cfg, absent)), Err(Error::Corrupted { .. }))
+            && matches!(
+                r.contains(&db, &key(cfg, absent)),
+                Err(Error::Corrupted { .. })
+            )
+    }) && foreign
+        .iter()
+        .all(|&k| r.contains(&db, &key(cfg, k)).unwrap())
+}
+
+fn row_query_fails(file: Vec<u8>) -> bool {
+    let opts = EnvOptions::default().page_size(PAGE);
+    let env = Env::open_with_storage(Box::new(MemStorage::from_bytes(file)), &opts, false).unwrap();
+    let r = env.begin_read().unwrap();
+    matches!(
+        r.query_str("SELECT key FROM d"),
+        Err(Error::Corrupted { .. })
+    )
+}
+
+#[test]
+fn reads_refuse_a_forged_leaf_whose_keys_leave_its_fence() {
+    for cfg in configs() {
+        let base = if cfg.key_type == KeyType::U64 {
+            1 << 40
+        } else {
+            0
+        };
+        // Gaps of about a thousand, so that no codec packs the keys into a single leaf.
+        let keys: Vec<u64> = (0..6000u64)
+            .map(|i| base + i * 1000 + i * 7919 % 997)
+            .collect();
+        let (good, leaves) = file_of(cfg, &keys);
+        assert!(leaves.len() >= 5, "{cfg:?}: {} leaves", leaves.len());
+        let m = leaves.len() / 2;
+        let own = &leaves[m].1;
+        let half = (own.len() / 2).min(60);
+        assert!(half >= 24, "{cfg:?}: {} keys in leaf {m}", own.len());
+        let (before, after) = (&leaves[m - 1].1, &leaves[m + 1].1);
+        // Leaf m's first keys then keys of the next leaf (read forward), and keys of the leaf
+        // before then leaf m's last keys (read backward).
+        let forged: [(bool, Vec<u64>, &[u64]); 2] = [
+            (
+                false,
+                own[..half].iter().chain(&after[..NF]).copied().collect(),
+                &after[..NF],
+            ),
+            (
+                true,
+                before[before.len() - NF..]
+                    .iter()
+                    .chain(&own[own.len() - half..])
+                    .copied()
+                    .collect(),
+                &before[before.len() - NF..],
+            ),
+        ];
+        for (back, fkeys, foreign) in forged {
+            // Leaf m's keys that the forged leaf holds.
+            let kept: Vec<u64> = fkeys.iter().copied().filter(|k| own.contains(k)).collect();
+            let (donor, dleaves) = file_of(cfg, &fkeys);
+            assert_eq!(dleaves.len(), 1, "{cfg:?}: the forged keys fill one leaf");
+            let (from, to) = (dleaves[0].0 as usize * PAGE, leaves[m].0 as usize * PAGE);
+            let mut bad = good.clone();
+            bad[to..to + PAGE].copy_from_slice(&donor[from..from + PAGE]);
+            seal(leaves[m].0, &mut bad[to..to + PAGE]);
+            for dir in [back, !back] {
+                let (got, corrupted) = pass(bad.clone(), dir);
+                let what = format!("{cfg:?}, forged {}, read back {dir}", fkeys.len());
+                assert!(corrupted, "{what}: no error after {} keys", got.len());
+                // Keys in order and none twice: the foreign keys are also in their own
+                // leaf, which a pass entering leaf m from that side has given already.
+                let ordered = got
+                    .windows(2)
+                    .all(|w| if dir { w[0] > w[1] } else { w[0] < w[1] });
+                assert!(ordered, "{what}: keys out of order");
+                if dir == back {
+                    // Entered at one of leaf m's own keys: the error came from a later block,
+                    // before any foreign key.
+                    assert!(got.iter().any(|k| own.contains(k)), "{what}");
+                    assert!(
+                        !got.iter().any(|k| foreign.contains(k)),
+                        "{what}: a foreign key given"
+                    );
+                }
+            }
+            assert!(
+                lookups_refuse(bad.clone(), cfg, &kept, foreign),
+                "{cfg:?}: a lookup in a forged leaf answered"
+            );
+            assert!(
+                row_query_fails(bad),
+                "{cfg:?}: row query over a forged leaf"
+            );
+        }
+    }
+}
