@@ -344,15 +344,7 @@ fn data() -> impl Strategy<Value = Data> {
         prop::sample::select(CodecId::ALL.to_vec()).prop_map(|c| (KeyType::U32, Some(c))),
         Just((KeyType::U64, None)),
     ];
-    let vt = prop::sample::select(vec![
-        ValueType::Bytes,
-        ValueType::U32,
-        ValueType::U64,
-        ValueType::I64,
-        ValueType::F64,
-        ValueType::I32,
-        ValueType::I16,
-    ]);
+    let vt = prop::sample::select(ValueType::ALL.to_vec());
     (
         kind,
         vt,

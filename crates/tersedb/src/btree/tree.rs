@@ -751,7 +751,7 @@ fn share_leaf<S: PageSink + ?Sized>(
         }
     };
     for k in 0..parts {
-        if !merged_fits(spec, true, &e, part(k), budget, pid, &[])? {
+        if node_image(spec, true, &e, part(k), budget, pid, &[])?.is_none() {
             return Ok(None);
         }
     }
@@ -1515,7 +1515,7 @@ fn descend_for_erase<S: PageSink + ?Sized>(
                 };
                 e.extend_from(&rp, &rl)?;
                 drop((lp, rp, cpage));
-                if !merged_fits(spec, ll.leaf, &e, 0..e.len(), budget, parent, &pfx)? {
+                if node_image(spec, ll.leaf, &e, 0..e.len(), budget, parent, &pfx)?.is_none() {
                     return cow_child(sink, spec, parent, ci, child);
                 }
                 let nl = sink.cow(left)?;
@@ -1586,19 +1586,6 @@ fn node_image(
         .cost_of(range.map(|i| e.rec(i)))
         .map_err(|f| corrupt(id, f.0))?;
     Ok((img.len() + ru <= budget).then_some(img))
-}
-
-/// Whether a node rebuilt from `e` stays within `budget` bytes ([`node_image`]).
-fn merged_fits(
-    spec: &Spec,
-    leaf: bool,
-    e: &Entries,
-    range: std::ops::Range<usize>,
-    budget: usize,
-    id: PageId,
-    prefix: &[u8],
-) -> Result<bool> {
-    Ok(node_image(spec, leaf, e, range, budget, id, prefix)?.is_some())
 }
 
 /// A callback for every node: `(page id, depth, page bytes, layout)`.
