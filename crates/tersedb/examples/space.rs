@@ -5,6 +5,8 @@
 //! `cargo run --release -p tersedb --example space -- N CODEC [BATCH] [ERASE_PCT] [PAGE_SIZE]`
 //! (CODEC: none or a codec name; keys are ClusterData-like: clusters of dense runs with gaps).
 //! `SPACE_TRACE=1` prints the leaves and the file's pages after every commit of the loads.
+//! The random-order load is also measured after closing it (`EnvOptions::shrink_on_close` moves
+//! the pages at the end of the file into its free ones), and so are the erases.
 
 use tersedb::{CodecId, DbConfig, Env, EnvOptions};
 
@@ -122,6 +124,16 @@ fn main() {
         n,
         &size(&env, &path),
     );
+    // Closing gives the free pages at the end back (`EnvOptions::shrink_on_close`).
+    let t = std::time::Instant::now();
+    drop(env);
+    let close_s = t.elapsed().as_secs_f64();
+    let env = Env::open(&path, &EnvOptions::default()).unwrap();
+    row(
+        &format!("  after close ({close_s:.2}s)"),
+        n,
+        &size(&env, &path),
+    );
     // Erase a share of the keys at random, in batches.
     let n_erase = n * erase_pct / 100;
     let before = std::fs::metadata(&path).unwrap().len();
@@ -139,6 +151,9 @@ fn main() {
     let erased = size(&env, &path);
     row(&format!("erased {erase_pct}%"), survivors_n, &erased);
     println!("  file before erase {before}, largest during erase {max_file}");
+    drop(env);
+    let env = Env::open(&path, &EnvOptions::default()).unwrap();
+    row("  after close", survivors_n, &size(&env, &path));
     for _ in 0..2 {
         env.begin_write().unwrap().commit().unwrap();
     }

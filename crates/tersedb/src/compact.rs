@@ -89,6 +89,99 @@ impl Env {
     }
 }
 
+/// What [`Env::shrink`] did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ShrinkReport {
+    /// Pages of the file before.
+    pub pages_before: u64,
+    /// Pages of the file after.
+    pub pages_after: u64,
+    /// Pages moved from the end of the file into free pages lower down.
+    pub moved: u64,
+}
+
+/// Commits after the one that moves pages: the first makes the moved pages' old copies
+/// reusable (when the move was synced; a second does when it was not) and drops them from the
+/// page count; the next shortens the file to that count (a file is never shorter than either
+/// meta page's count).
+const MAX_RELEASE_COMMITS: usize = 3;
+
+impl Env {
+    /// Gives the free pages of the file back to the file system, in place: the pages at the
+    /// end of the file move into free pages lower down (copied on write and committed like any
+    /// transaction, so a crash at any point leaves the state before or after it), then up to
+    /// three empty commits release the old copies and shorten the file. Leaves keep their
+    /// contents (a shrink moves pages, it does not repack them: [`compact_file`] does). Pages
+    /// that a reader (in any process) may still read stay until it ends. Runs as the write
+    /// transaction: `Error::WriteTxnActive` while another is open.
+    pub fn shrink(&self) -> Result<ShrinkReport> {
+        self.shrink_by(1)
+    }
+
+    /// [`Env::shrink`] when it gives back at least `min_gain` pages.
+    fn shrink_by(&self, min_gain: u64) -> Result<ShrinkReport> {
+        let pages_before = self.space()?.pages;
+        let mut w = self.begin_write()?;
+        let Some((_, moved)) = w.relocate_tail(min_gain)? else {
+            w.abort();
+            return Ok(ShrinkReport {
+                pages_before,
+                pages_after: pages_before,
+                moved: 0,
+            });
+        };
+        w.commit()?;
+        let mut last = self.space()?.pages;
+        for k in 0..MAX_RELEASE_COMMITS {
+            self.begin_write()?.commit()?;
+            let now = self.space()?.pages;
+            if k > 0 && now == last {
+                break;
+            }
+            last = now;
+        }
+        Ok(ShrinkReport {
+            pages_before,
+            pages_after: last,
+            moved,
+        })
+    }
+
+    /// The shrink of [`EnvOptions::shrink_on_close`] (see there when it runs); `opened_at` is
+    /// the commit and page count the file had when this environment opened it.
+    fn shrink_at_close(&self, (txn, pages_then): (u64, u64)) -> Result<()> {
+        if self.begin_read()?.txn_id() == txn {
+            return Ok(());
+        }
+        let s = self.space()?;
+        let grew = s.pages.saturating_sub(pages_then);
+        let min_gain = if s.free_pages * 3 >= s.pages {
+            s.pages / 8
+        } else if grew > 0 && s.free_pages > 0 {
+            grew.min(s.pages / 8)
+        } else {
+            return Ok(());
+        };
+        if s.pages < SHRINK_MIN_PAGES {
+            return Ok(());
+        }
+        self.shrink_by(min_gain.max(1)).map(|_| ())
+    }
+}
+
+/// Files smaller than this many pages are not shrunk at close.
+const SHRINK_MIN_PAGES: u64 = 16;
+
+impl Drop for Env {
+    fn drop(&mut self) {
+        if let (Some(opened_at), true) = self.close_state() {
+            // Best effort: a failure leaves the file as the last commit left it (every step
+            // is a commit of its own), and a drop cannot report it.
+            let _ = self.shrink_at_close(opened_at);
+        }
+    }
+}
+
 /// The temporary file a compaction of `path` writes.
 pub fn compact_temp_path(path: &Path) -> PathBuf {
     let mut s = path.as_os_str().to_owned();

@@ -41,6 +41,13 @@ pub struct EnvOptions {
     /// How long opening a file for writing waits for another writer (another process, or
     /// another handle in this one) to close it before failing with `Error::Locked`.
     pub lock_wait: std::time::Duration,
+    /// When the last handle of an environment that committed a write closes, and at least a
+    /// third of its file is free pages (random-order loads leave the previous commit's tree
+    /// behind, erases free leaves) or the file grew since it was opened, move the pages at the
+    /// end of the file into the free ones and shorten the file ([`Env::shrink`]), if that
+    /// gives back at least an eighth of the file (or what it grew by, if less). On by default;
+    /// a close after no commit costs nothing.
+    pub shrink_on_close: bool,
 }
 
 impl Default for EnvOptions {
@@ -51,6 +58,7 @@ impl Default for EnvOptions {
             durability: Durability::Immediate,
             recover: false,
             lock_wait: std::time::Duration::ZERO,
+            shrink_on_close: true,
         }
     }
 }
@@ -79,6 +87,11 @@ impl EnvOptions {
     /// Sets [`EnvOptions::lock_wait`].
     pub fn lock_wait(mut self, d: std::time::Duration) -> Self {
         self.lock_wait = d;
+        self
+    }
+    /// Sets [`EnvOptions::shrink_on_close`].
+    pub fn shrink_on_close(mut self, on: bool) -> Self {
+        self.shrink_on_close = on;
         self
     }
 }
@@ -139,6 +152,9 @@ pub struct Env {
     backend: Arc<dyn Backend>,
     durability: Durability,
     read_only: bool,
+    /// The commit and the page count the file was at when opened, for
+    /// [`EnvOptions::shrink_on_close`] (`None`: no shrink at close).
+    shrink_from: Option<(u64, u64)>,
 }
 
 impl Env {
@@ -147,11 +163,26 @@ impl Env {
         opts: &EnvOptions,
         read_only: bool,
     ) -> Env {
+        let shrink_from = if opts.shrink_on_close && !read_only {
+            backend
+                .begin_read()
+                .ok()
+                .map(|s| (s.txn_id(), s.page_count()))
+        } else {
+            None
+        };
         Env {
             backend,
             durability: opts.durability,
             read_only,
+            shrink_from,
         }
+    }
+
+    /// The commit and page count of the file when this environment opened it, when it is to
+    /// be shrunk at close, and whether this is its last handle.
+    pub(crate) fn close_state(&self) -> (Option<(u64, u64)>, bool) {
+        (self.shrink_from, Arc::strong_count(&self.backend) == 1)
     }
 
     /// An environment that lives in memory only (nothing is written anywhere); for tests and

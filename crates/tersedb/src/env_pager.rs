@@ -9,7 +9,8 @@ use crate::error::{Error, PageId, Result};
 use crate::storage::readers::{ReaderScan, ReaderSlot};
 use crate::storage::Sharing;
 use crate::storage::{
-    Durability, FileStorage, PageSource, Pager, PagerOptions, ReadPages, Storage, WritePages,
+    Durability, FileStorage, FreeView, PageSource, Pager, PagerOptions, ReadPages, Storage,
+    WritePages,
 };
 use crate::txn::{ReadTxn, Snapshot, Writer};
 use std::path::Path;
@@ -28,6 +29,9 @@ impl Snapshot for ReadPages {
     }
     fn txn_id(&self) -> u64 {
         ReadPages::txn_id(self)
+    }
+    fn page_count(&self) -> u64 {
+        self.meta().page_count
     }
     fn pager_pages(&self) -> Result<PagerPages> {
         let (free, list) = self.free_pages()?;
@@ -60,6 +64,9 @@ impl Writer for WritePages {
     }
     fn abort(self: Box<Self>) {
         WritePages::abort(*self)
+    }
+    fn free_view(&self) -> FreeView {
+        WritePages::free_view(self)
     }
 }
 

@@ -123,7 +123,7 @@ pub mod typed;
 
 pub use btree::fold::KeyFold;
 pub use check::{CheckFault, CheckReport, DbReport};
-pub use compact::{compact_file, CompactReport};
+pub use compact::{compact_file, CompactReport, ShrinkReport};
 pub use cursor::{Cursor, Range, WriteCursor};
 pub use db::{
     CodecId, Db, DbConfig, DbStats, Key, KeyBuf, KeyScheme, KeyType, Limits, RecordType, ValueType,

@@ -15,7 +15,7 @@ use crate::btree::{Key, Spec};
 use crate::catalog::{self, Entry};
 use crate::db::{Db, DbConfig, DbStats};
 use crate::error::{Error, ErrorFamily, PageId, Result};
-use crate::storage::{Durability, PageSink, PageSource};
+use crate::storage::{Durability, FreeView, PageSink, PageSource};
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
@@ -52,6 +52,10 @@ pub(crate) trait Snapshot: PageSource + Send + Sync + std::fmt::Debug {
     fn txn_id(&self) -> u64 {
         0
     }
+    /// Pages of the file as of this snapshot (0 without a file).
+    fn page_count(&self) -> u64 {
+        0
+    }
     /// The pager's own pages and free pages as of this snapshot (for `Env::check`).
     fn pager_pages(&self) -> Result<crate::check::PagerPages> {
         Ok(crate::check::PagerPages::default())
@@ -65,6 +69,11 @@ pub(crate) trait Writer: PageSink + Send + std::fmt::Debug {
     fn source(&self) -> &dyn PageSource;
     fn commit(self: Box<Self>, durability: Durability) -> Result<()>;
     fn abort(self: Box<Self>);
+    /// The page count and reusable free pages, for planning a shrink (none by default: a
+    /// backend without a file has nothing to give back).
+    fn free_view(&self) -> FreeView {
+        FreeView::default()
+    }
 }
 
 fn spec_for(page_size: usize, name: &str, config: DbConfig) -> Result<Spec> {
@@ -993,6 +1002,112 @@ impl WriteTxn {
         }
         let pages = self.pages.take().ok_or(Error::PreviousIo)?;
         pages.commit(self.durability)
+    }
+
+    /// Moves the pages at the end of the file into free pages lower down ([`tree::relocate`]
+    /// for every database and the catalog), so that later commits can give the end back.
+    /// The boundary is the lowest page id below which the free pages this transaction may
+    /// reuse hold every live page at or above it, plus a copy of every branch and catalog page
+    /// (a branch is copied when a child below it moves) and room for the free list. Returns
+    /// the boundary and the pages moved; `None`, changing nothing, when the boundary would give
+    /// back fewer than `min_gain` pages. Call it on a transaction that changed nothing else.
+    pub(crate) fn relocate_tail(&mut self, min_gain: u64) -> Result<Option<(PageId, u64)>> {
+        let r = self.relocate_tail_inner(min_gain);
+        self.track(r)
+    }
+
+    fn relocate_tail_inner(&mut self, min_gain: u64) -> Result<Option<(PageId, u64)>> {
+        if !self.dbs.is_empty() {
+            return Err(Error::InvalidArgument(
+                "a shrink runs in a transaction of its own".into(),
+            ));
+        }
+        let ps = self.page_size()?;
+        let FreeView {
+            page_count,
+            reusable,
+            fixed,
+        } = self.w()?.free_view();
+        if page_count == 0 || reusable.is_empty() {
+            return Ok(None);
+        }
+        let cat = catalog::spec(ps);
+        let (root, dbs) = {
+            let w = self.w()?;
+            (w.root(), catalog::list(w.source(), w.root())?)
+        };
+        // Every live page, and the branches among them.
+        let mut live: Vec<PageId> = Vec::new();
+        let mut branches = 0u64;
+        {
+            let w = self.w()?;
+            let mut visit = |spec: &Spec, root: PageId| -> Result<()> {
+                let mut over = Vec::new();
+                tree::walk(
+                    w.source(),
+                    spec,
+                    root,
+                    &mut |id, _, _, l| {
+                        live.push(id);
+                        branches += u64::from(!l.leaf);
+                        Ok(())
+                    },
+                    &mut |id| {
+                        over.push(id);
+                        Ok(())
+                    },
+                )?;
+                live.extend(over);
+                Ok(())
+            };
+            visit(&cat, root)?;
+            for (name, e) in &dbs {
+                visit(&spec_for(ps, name, e.config)?, e.root)?;
+            }
+        }
+        live.sort_unstable();
+        // Catalog leaves are rewritten when a database's root moves; the free list of this
+        // commit takes a page per (page_size - 32) / 16 entries of at most `page_count` free
+        // pages; a margin for the rest.
+        let per_list_page = ((ps - 32) / 16).max(1) as u64;
+        let extra = branches + dbs.len() as u64 + page_count / per_list_page + 8;
+        let floor = fixed.iter().max().map_or(2, |&f| f + 1).max(2);
+        let fits = |limit: PageId| {
+            let above = (live.len() - live.partition_point(|&p| p < limit)) as u64;
+            let below = reusable.partition_point(|&p| p < limit) as u64;
+            below >= above + extra
+        };
+        if !fits(page_count) {
+            return Ok(None);
+        }
+        // `fits` turns true once and stays true as the boundary rises: search the lowest.
+        let (mut lo, mut hi) = (floor, page_count);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if fits(mid) {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        let limit = lo;
+        if page_count - limit < min_gain.max(1) {
+            return Ok(None);
+        }
+        let mut moved = 0;
+        for (name, mut e) in dbs {
+            let spec = spec_for(ps, &name, e.config)?;
+            let before = e.root;
+            moved += tree::relocate(&mut **self.wm()?, &spec, &mut e.root, limit)?;
+            if e.root != before {
+                self.write_entry(&name, &e)?;
+            }
+        }
+        let w = self.wm()?;
+        let mut root = w.root();
+        moved += tree::relocate(&mut **w, &cat, &mut root, limit)?;
+        w.set_root(root);
+        Ok(Some((limit, moved)))
     }
 
     /// Discards every change (dropping the transaction does the same).

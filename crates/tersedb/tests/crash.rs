@@ -169,6 +169,56 @@ fn crash_at_every_sync_point_with(opts: EnvOptions, cfg: DbConfig) {
     }
 }
 
+/// A shrink (`Env::shrink`) is a commit that moves the pages at the end of the file, overflow
+/// chains included, then empty commits that release them and shorten the file: a crash at any
+/// sync point of it, in every mode, leaves exactly the entries before it (it changes none), a
+/// clean `check`, and a file that takes new writes.
+#[test]
+fn crash_during_a_shrink_loses_nothing() {
+    let opts = || opts().shrink_on_close(false);
+    let disk = FaultyStorage::new(Vec::new());
+    let env = Env::create_with_storage(Box::new(disk.clone()), &opts()).unwrap();
+    let mut model = Model::new();
+    for c in 1..=8 {
+        commit_step(&env, &mut model, c).unwrap();
+    }
+    let start = disk.sync_count();
+    let rep = env.shrink().unwrap();
+    assert!(
+        rep.moved > 0 && rep.pages_after < rep.pages_before,
+        "the shrink had nothing to do: {rep:?}"
+    );
+    assert_eq!(contents(&env), model);
+    drop(env);
+    let total = disk.sync_count();
+    println!("{rep:?}, sync points {start}..={total}");
+    assert!(total >= start + 6, "a move and two release commits");
+    for k in start..=total {
+        for mode in [
+            CrashMode::DropUnsynced,
+            CrashMode::TornLast,
+            CrashMode::RandomSubset(k),
+        ] {
+            let img = disk.crash_image(k, mode);
+            let env = Env::open_with_storage(Box::new(MemStorage::from_bytes(img)), &opts(), false)
+                .unwrap_or_else(|e| panic!("sync point {k} {mode:?}: open failed: {e}"));
+            assert!(
+                contents(&env) == model,
+                "sync point {k} {mode:?}: entries changed"
+            );
+            let report = env.check().unwrap();
+            assert!(
+                report.is_clean(),
+                "sync point {k} {mode:?}: {:?}",
+                report.faults
+            );
+            let mut m = model.clone();
+            commit_step(&env, &mut m, 100).unwrap();
+            assert_eq!(contents(&env), m, "sync point {k} {mode:?}: write after");
+        }
+    }
+}
+
 #[test]
 fn io_failures_poison_until_reopen_and_lose_nothing() {
     for (nth_write, nth_sync) in [

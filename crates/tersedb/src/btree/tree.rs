@@ -1588,6 +1588,108 @@ fn node_image(
     Ok((img.len() + ru <= budget).then_some(img))
 }
 
+/// Moves every page of the tree at or above page id `limit` (nodes and overflow chains) to the
+/// lowest free pages, copying the branches on the way to them (their child ids change); `root`
+/// may change. Contents stay byte for byte (only child ids and overflow references change), so
+/// keys, fences and blocks are as before. Pages this transaction already wrote stay where they
+/// are. Returns how many pages moved. `Env::shrink` calls this for every tree, then gives the
+/// freed tail of the file back.
+pub fn relocate<S: PageSink + ?Sized>(
+    sink: &mut S,
+    spec: &Spec,
+    root: &mut PageId,
+    limit: PageId,
+) -> Result<u64> {
+    if *root == 0 {
+        return Ok(0);
+    }
+    let mut moved = 0;
+    if let Some(new) = relocate_node(sink, spec, *root, limit, 0, &mut moved)? {
+        *root = new;
+    }
+    Ok(moved)
+}
+
+/// [`relocate`] of the subtree at `id`: its new id when it moved.
+fn relocate_node<S: PageSink + ?Sized>(
+    sink: &mut S,
+    spec: &Spec,
+    id: PageId,
+    limit: PageId,
+    depth: usize,
+    moved: &mut u64,
+) -> Result<Option<PageId>> {
+    if depth >= MAX_DEPTH {
+        return Err(too_deep(id));
+    }
+    let page = sink.page(id)?;
+    let l = Layout::read(&page, id, spec)?;
+    if l.leaf {
+        // Overflow chains with a page at or above the limit are written anew.
+        let mut chains = Vec::new();
+        if spec.recs.may_overflow() {
+            for i in 0..l.count {
+                if let Stored::Overflow { first, len } =
+                    overflow::decode(spec, l.record_raw(&page, i)?, id)?
+                {
+                    let (mut high, mut pages) = (false, 0u64);
+                    overflow::walk(&*sink, first, len, |pid, _| {
+                        high |= pid >= limit;
+                        pages += 1;
+                        Ok(())
+                    })?;
+                    if high {
+                        chains.push((i, first, len, pages));
+                    }
+                }
+            }
+        }
+        drop(page);
+        if id < limit && chains.is_empty() {
+            return Ok(None);
+        }
+        let new = sink.cow(id)?;
+        *moved += u64::from(new != id);
+        let mut rec = Vec::new();
+        for (i, first, len, pages) in chains {
+            let value = overflow::read(&*sink, first, len)?;
+            overflow::free(sink, first, len)?;
+            overflow::store(sink, spec, &value, &mut rec)?;
+            *moved += pages;
+            let p = sink.page_mut(new)?;
+            let mut l = Layout::read(p, new, spec)?;
+            // A reference replaces a reference of the same size: it always fits.
+            if !node::set_record(p, &mut l, i, &rec)? {
+                return Err(corrupt(new, "no room to rewrite an overflow reference"));
+            }
+        }
+        return Ok((new != id).then_some(new));
+    }
+    let kids = (0..=l.count)
+        .map(|i| l.child(&page, i))
+        .collect::<Result<Vec<_>>>()?;
+    drop(page);
+    let mut changed = Vec::new();
+    for (i, &c) in kids.iter().enumerate() {
+        if let Some(n) = relocate_node(sink, spec, c, limit, depth + 1, moved)? {
+            changed.push((i, n));
+        }
+    }
+    if id < limit && changed.is_empty() {
+        return Ok(None);
+    }
+    let new = sink.cow(id)?;
+    *moved += u64::from(new != id);
+    if !changed.is_empty() {
+        let p = sink.page_mut(new)?;
+        let pl = Layout::read(p, new, spec)?;
+        for (i, n) in changed {
+            node::set_child(p, &pl, i, n)?;
+        }
+    }
+    Ok((new != id).then_some(new))
+}
+
 /// A callback for every node: `(page id, depth, page bytes, layout)`.
 pub type NodeVisitor<'a> = dyn FnMut(PageId, usize, &[u8], &Layout) -> Result<()> + 'a;
 

@@ -154,4 +154,4 @@ pub use faulty::{CrashMode, FaultyStorage};
 pub use file::FileStorage;
 pub use mem::MemStorage;
 #[doc(hidden)]
-pub use pager::{MetaCheck, Pager, PagerOptions, ReadPages, Sharing, WritePages};
+pub use pager::{FreeView, MetaCheck, Pager, PagerOptions, ReadPages, Sharing, WritePages};

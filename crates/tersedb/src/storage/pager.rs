@@ -73,6 +73,16 @@ impl Default for PagerOptions {
     }
 }
 
+/// The pages of a write transaction as a shrink plans them: the file's page count, the free
+/// pages the transaction may reuse (ascending), and the pages the pager keeps in place (the
+/// meta copies), which a shrink cannot move.
+#[derive(Clone, Debug, Default)]
+pub struct FreeView {
+    pub page_count: u64,
+    pub reusable: Vec<PageId>,
+    pub fixed: Vec<PageId>,
+}
+
 /// A free page and the txn that freed it (0: never part of a committed state).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FreeEntry {
@@ -961,6 +971,23 @@ impl WritePages {
                 self.page_count += 1;
                 self.page_count - 1
             }
+        }
+    }
+
+    /// What a shrink plans with ([`FreeView`]).
+    pub fn free_view(&self) -> FreeView {
+        let mut reusable: Vec<PageId> = self.reusable.iter().map(|e| e.page).collect();
+        reusable.sort_unstable();
+        FreeView {
+            page_count: self.page_count,
+            reusable,
+            fixed: self
+                .base
+                .copies
+                .iter()
+                .copied()
+                .filter(|&c| c != 0)
+                .collect(),
         }
     }
 
