@@ -47,6 +47,10 @@ pub struct SplitImages {
 /// decoded block of a compressed list (served while the cursor stays in it, Upscaledb paper,
 /// section 3.4) or the current key of a prefix-compressed byte-string list (stepping forward
 /// applies one item to it). Filled by [`KeyList::cache_key`].
+/// Slots of a plain u32/u64 list that a cursor checks and caches at once (see
+/// [`KeyList::cache_key`]).
+const PLAIN_WINDOW: usize = 64;
+
 #[derive(Clone, Debug, Default)]
 pub struct KeyCache {
     valid: bool,
@@ -453,6 +457,51 @@ impl KeyList {
                 }
                 c.valid = false;
                 Err(Fault("cursor slot beyond the blocks"))
+            }
+            KeyList::U32 | KeyList::U64 => {
+                // A window of plain keys around `i` (aligned to `PLAIN_WINDOW`), checked
+                // strictly ascending once, so that steps inside it are as cheap as inside a
+                // decoded codec block and the cursor checks the window's edges as a block's.
+                // u64 windows spreading wider than 32 bits are read in place step by step.
+                if i >= n || c.holds(i) {
+                    return Ok(());
+                }
+                let Some((keys, w)) = self.plain_ints(region, n)? else {
+                    return Ok(());
+                };
+                let at = |j: usize| {
+                    if w == 4 {
+                        le_u32_at(keys, 4 * j) as u64
+                    } else {
+                        le_u64_at(keys, 8 * j)
+                    }
+                };
+                let base = i / PLAIN_WINDOW * PLAIN_WINDOW;
+                let end = (base + PLAIN_WINDOW).min(n);
+                let first = at(base);
+                if at(end - 1).wrapping_sub(first) > u64::from(u32::MAX) {
+                    c.valid = false;
+                    return Ok(());
+                }
+                c.keys.clear();
+                let mut prev = None;
+                for j in base..end {
+                    let k = at(j);
+                    match (prev, u32::try_from(k.wrapping_sub(first))) {
+                        (Some(p), Ok(v)) if v > p => c.keys.push(v),
+                        (None, Ok(v)) => c.keys.push(v),
+                        _ => {
+                            c.valid = false;
+                            return Err(Fault("keys out of order in a leaf"));
+                        }
+                    }
+                    prev = c.keys.last().copied();
+                }
+                c.kbase = first;
+                c.b = base / PLAIN_WINDOW;
+                c.base = base;
+                c.valid = true;
+                Ok(())
             }
             _ => Ok(()),
         }
