@@ -283,6 +283,7 @@ fn open_handle(page_size: usize, name: &str, e: &Entry, want: Option<DbConfig>) 
         name: name.into(),
         spec,
         value_type: e.config.value_type,
+        config: e.config,
     })
 }
 
@@ -691,6 +692,7 @@ impl WriteTxn {
             name: name.into(),
             spec,
             value_type: config.value_type,
+            config,
         })
     }
 
