@@ -17,9 +17,6 @@ pub struct Db {
     pub(crate) name: Arc<str>,
     pub(crate) spec: Spec,
     pub(crate) value_type: ValueType,
-    /// `spec`'s configuration with `value_type`, kept: every write compares it with the
-    /// catalog's (building it from the spec took about 300 instructions per insert).
-    pub(crate) config: DbConfig,
 }
 
 impl Db {
@@ -29,7 +26,7 @@ impl Db {
     }
     /// The database's configuration (in its effective form: block size 0 resolved).
     pub fn config(&self) -> DbConfig {
-        self.config
+        self.spec.config().with_value_type(self.value_type)
     }
     /// How queries read this database's records.
     pub fn value_type(&self) -> ValueType {

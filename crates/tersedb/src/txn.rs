@@ -283,7 +283,6 @@ fn open_handle(page_size: usize, name: &str, e: &Entry, want: Option<DbConfig>) 
         name: name.into(),
         spec,
         value_type: e.config.value_type,
-        config: e.config,
     })
 }
 
@@ -692,7 +691,6 @@ impl WriteTxn {
             name: name.into(),
             spec,
             value_type: config.value_type,
-            config,
         })
     }
 
