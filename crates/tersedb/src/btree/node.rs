@@ -84,9 +84,11 @@ impl Layout {
         l.keys
             .used(l.kregion(page), l.count)
             .map_err(|f| l.err(f))?;
-        l.recs
-            .used(l.rregion(page), l.count)
-            .map_err(|f| l.err(f))?;
+        if l.recs.holds_values() {
+            l.recs
+                .used(l.rregion(page), l.count)
+                .map_err(|f| l.err(f))?;
+        }
         Ok(l)
     }
 
@@ -328,6 +330,9 @@ pub fn insert(page: &mut [u8], l: &mut Layout, i: usize, key: &[u8], rec: &[u8])
     if i > n {
         return Err(corrupt(l.id, "insert position out of range"));
     }
+    if !l.recs.holds_values() {
+        return insert_key(page, l, i, key);
+    }
     let cap = l.capacity();
     let mut vacuumized = false;
     for _ in 0..4 {
@@ -386,6 +391,35 @@ pub fn insert(page: &mut [u8], l: &mut Layout, i: usize, key: &[u8], rec: &[u8])
                     gain,
                     Repack::Spare,
                 )? {
+                    continue;
+                }
+                return Ok(false);
+            }
+        }
+    }
+    Ok(false)
+}
+
+/// [`insert`] into a key-only node: its record region is empty, so there is nothing to plan,
+/// move or write on that side.
+fn insert_key(page: &mut [u8], l: &mut Layout, i: usize, key: &[u8]) -> Result<bool> {
+    let n = l.count;
+    let mut vacuumized = false;
+    for _ in 0..4 {
+        let (hdr, rs) = (l.hdr, l.rstart);
+        match l
+            .keys
+            .insert_at(region_mut(page, l, hdr..rs)?, n, i, key)
+            .map_err(|f| l.err(f))?
+        {
+            Fit::Done => {
+                l.count = n + 1;
+                write_count(page, l.count);
+                return Ok(true);
+            }
+            Fit::NoRoom(need) => {
+                let gain = min_gain(l);
+                if make_room(page, l, need, 0, 0, &mut vacuumized, gain, Repack::Spare)? {
                     continue;
                 }
                 return Ok(false);
