@@ -37,7 +37,7 @@
 //! [`NumRecs::chunk`] records (255, fewer on small pages); inserts that overflow a chunk split it
 //! in two, removes never make a chunk bigger, `vacuumize` repacks the chunks full.
 
-use super::slots::{le_word, le_words, Fault, SResult};
+use super::slots::{le_u16_at, le_u32_at, le_word, le_words, put, Fault, SResult};
 use super::zone::{RecFold, RecNum, POW10};
 
 const RAW: u8 = 0;
@@ -52,6 +52,18 @@ const DIR: u8 = 0x0f;
 const DIR_EVERY: usize = 4;
 /// Bytes of a directory entry: the chunk's first record u32, its offset in the region u16.
 const DIR_ENTRY: usize = 6;
+
+/// The fault of a chunk part outside the region (`header` checks every chunk's length first).
+const CHUNK_OUT: &str = "compressed record chunk outside its region";
+
+/// `10^e` for a DEC chunk's exponent (`header` checked it).
+#[inline]
+fn pow10(e: usize) -> SResult<f64> {
+    POW10
+        .get(e)
+        .copied()
+        .ok_or(Fault("bad decimal record chunk"))
+}
 
 /// Integers up to this magnitude are exact in an f64.
 const DEC_LIMIT: f64 = 9_007_199_254_740_992.0;
@@ -158,7 +170,10 @@ fn unpack(data: &[u8], bits: u32, j0: usize, out: &mut [u64]) -> SResult<()> {
     }
     let done = widths!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27
         28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56);
-    unpack_each(data, bits, j + done, &mut rest[done..])
+    let tail = rest
+        .get_mut(done..)
+        .ok_or(Fault("record decode buffer too small"))?;
+    unpack_each(data, bits, j + done, tail)
 }
 
 /// Values `j..` of a run of `B`-bit values into a prefix of `out`, eight at a time (`j` a
@@ -183,22 +198,28 @@ fn unpack_groups<const B: usize>(data: &[u8], j: usize, out: &mut [u64]) -> usiz
         if let Some(win) = data.get(at..at + B + 8) {
             let mut g = [0u64; 8];
             unpack_group::<B>(win, &mut g);
-            rest.copy_from_slice(&g[..rest.len()]);
+            for (r, v) in rest.iter_mut().zip(g) {
+                *r = v;
+            }
             done += rest.len();
         }
     }
     done
 }
 
-/// Eight `B`-bit values from the `B` bytes at the start of `win` (which holds 8 more).
+/// Eight `B`-bit values from the `B` bytes at the start of `win` (which holds 8 more: every
+/// read below is inside it, and as `win`'s length and the offsets are constants once this is
+/// inlined, the checked reads compile to plain loads).
 #[inline(always)]
 fn unpack_group<const B: usize>(win: &[u8], o: &mut [u64]) {
     let m = mask(B as u32);
     for (i, v) in o.iter_mut().enumerate().take(8) {
         let bit = i * B;
-        let mut w = [0u8; 8];
-        w.copy_from_slice(&win[bit / 8..bit / 8 + 8]);
-        *v = (u64::from_le_bytes(w) >> (bit % 8)) & m;
+        let w = win
+            .get(bit / 8..)
+            .and_then(|s| s.first_chunk::<8>())
+            .map_or(0, |w| u64::from_le_bytes(*w));
+        *v = (w >> (bit % 8)) & m;
     }
 }
 
@@ -210,11 +231,8 @@ fn unpack_each(data: &[u8], bits: u32, j0: usize, out: &mut [u64]) -> SResult<()
     for (k, o) in out.iter_mut().enumerate() {
         let p = (j0 + k) * b;
         let byte = p / 8;
-        *o = match data.get(byte..byte + 8) {
-            Some(src) if bits <= 56 => {
-                let word = u64::from_le_bytes(src.try_into().expect("8 bytes"));
-                (word >> (p % 8)) & m
-            }
+        *o = match data.get(byte..).and_then(|s| s.first_chunk::<8>()) {
+            Some(src) if bits <= 56 => (u64::from_le_bytes(*src) >> (p % 8)) & m,
             _ => extract(data, j0 + k, bits)?,
         };
     }
@@ -234,25 +252,22 @@ fn extract(data: &[u8], j: usize, bits: u32) -> SResult<u64> {
         .get(byte..byte + need)
         .ok_or(Fault("packed record outside its chunk"))?;
     let mut b = [0u8; 16];
-    b[..need].copy_from_slice(src);
+    b.get_mut(..need)
+        .ok_or(Fault("record bit width above 64"))?
+        .copy_from_slice(src);
     Ok((u128::from_le_bytes(b) >> shift) as u64 & mask(bits))
 }
 
-/// A directory entry (`DIR_ENTRY` bytes): the chunk's first record and its offset.
+/// A directory entry (`DIR_ENTRY` bytes): the chunk's first record and its offset (a short
+/// slice reads as 0s: callers pass whole entries).
 fn read_entry(e: &[u8]) -> (usize, usize) {
-    let (mut first, mut off) = ([0u8; 4], [0u8; 2]);
-    first.copy_from_slice(&e[..4]);
-    off.copy_from_slice(&e[4..DIR_ENTRY]);
-    (
-        u32::from_le_bytes(first) as usize,
-        usize::from(u16::from_le_bytes(off)),
-    )
+    (le_u32_at(e, 0) as usize, usize::from(le_u16_at(e, 4)))
 }
 
-/// Writes a directory entry (`DIR_ENTRY` bytes).
+/// Writes a directory entry (`DIR_ENTRY` bytes; callers pass whole entries).
 fn write_entry(e: &mut [u8], first: usize, off: usize) {
-    e[..4].copy_from_slice(&(first as u32).to_le_bytes());
-    e[4..DIR_ENTRY].copy_from_slice(&(off as u16).to_le_bytes());
+    put(e, 0, &(first as u32).to_le_bytes());
+    put(e, 4, &(off as u16).to_le_bytes());
 }
 
 /// Bytes of a chunk's sum of offsets each below `2^bits`: 255 of them sum below `2^(bits + 8)`.
@@ -260,11 +275,18 @@ fn sum_len(bits: u32) -> usize {
     (bits as usize + 8).div_ceil(8)
 }
 
+/// Appends the low `k` bytes of `v` (at most 16), little-endian.
+#[inline]
+fn push_le(out: &mut Vec<u8>, v: u128, k: usize) {
+    out.extend_from_slice(v.to_le_bytes().get(..k).unwrap_or_default());
+}
+
 /// A chunk's stored sum: 1..=9 bytes, little-endian.
 fn read_sum(b: &[u8]) -> u128 {
     let mut a = [0u8; 16];
-    let k = b.len().min(16);
-    a[..k].copy_from_slice(&b[..k]);
+    for (d, s) in a.iter_mut().zip(b) {
+        *d = *s;
+    }
     u128::from_le_bytes(a)
 }
 
@@ -407,8 +429,10 @@ impl NumRecs {
 
     fn header(&self, region: &[u8], at: usize) -> SResult<Chunk> {
         let bad = Fault("compressed record chunk outside its region");
-        let h = region.get(at..at + 2).ok_or(bad.clone())?;
-        let (count, kind, sum) = (h[0] as usize, h[1] & KIND, (h[1] >> 4) as usize);
+        let Some(&[count, kind]) = region.get(at..).and_then(|h| h.first_chunk::<2>()) else {
+            return Err(bad);
+        };
+        let (count, kind, sum) = (usize::from(count), kind & KIND, usize::from(kind >> 4));
         if count == 0 {
             return Err(Fault("empty compressed record chunk"));
         }
@@ -491,34 +515,42 @@ impl NumRecs {
         (at + len <= region.len()).then_some((count, len))
     }
 
+    /// The bytes of the chunk `c` at `at` (`header` checked that they lie in the region).
+    #[inline]
+    fn body<'r>(region: &'r [u8], at: usize, c: &Chunk) -> SResult<&'r [u8]> {
+        region.get(at..at + c.len).ok_or(Fault(CHUNK_OUT))
+    }
+
     /// Record `j` of the chunk at `at` as a word.
     fn chunk_get(&self, region: &[u8], at: usize, c: &Chunk, j: usize) -> SResult<u64> {
         let w = self.w();
-        let body = &region[at..at + c.len];
+        let body = Self::body(region, at, c)?;
+        let part = |a: usize, b: usize| body.get(a..b).ok_or(Fault(CHUNK_OUT));
         match c.kind {
-            RAW => self.word(&body[2 + j * w..2 + j * w + w]),
+            RAW => self.word(part(2 + j * w, 2 + j * w + w)?),
             FOR => {
-                let base = self.ordered(self.word(&body[3..3 + w])?);
-                let off = extract(&body[3 + w..], j, c.bits)?;
+                let base = self.ordered(self.word(part(3, 3 + w)?)?);
+                let off = extract(part(3 + w, c.len)?, j, c.bits)?;
                 Ok(self.unordered(base.wrapping_add(off)))
             }
             DICT => {
-                let code = extract(&body[4 + c.param * w..], j, c.bits)? as usize;
+                let code = extract(part(4 + c.param * w, c.len)?, j, c.bits)? as usize;
                 if code >= c.param {
                     return Err(Fault("record dictionary code out of range"));
                 }
-                self.word(&body[4 + code * w..4 + code * w + w])
+                self.word(part(4 + code * w, 4 + code * w + w)?)
             }
             _ => {
-                let packed = &body[13..13 + packed_len(c.count, c.bits)];
-                let tail = &body[13 + packed.len()..];
-                let (pos, vals) = tail.split_at(c.exc);
+                let plen = packed_len(c.count, c.bits);
+                let packed = part(13, 13 + plen)?;
+                let pos = part(13 + plen, 13 + plen + c.exc)?;
                 if let Ok(k) = pos.binary_search(&(j as u8)) {
-                    return self.word(&vals[8 * k..8 * k + 8]);
+                    let v = 13 + plen + c.exc + 8 * k;
+                    return self.word(part(v, v + 8)?);
                 }
-                let base = self.word(&body[4..12])?;
+                let base = self.word(part(4, 12)?)?;
                 let i = base.wrapping_add(extract(packed, j, c.bits)?) ^ (1 << 63);
-                Ok(((i as i64 as f64) / POW10[c.param]).to_bits())
+                Ok(((i as i64 as f64) / pow10(c.param)?).to_bits())
             }
         }
     }
@@ -527,7 +559,7 @@ impl NumRecs {
     fn chunk_decode(&self, region: &[u8], at: usize, c: &Chunk, out: &mut Vec<u64>) -> SResult<()> {
         let mut words = [0u64; 255];
         self.chunk_words(region, at, c, 0, c.count, &mut words)?;
-        out.extend_from_slice(&words[..c.count]);
+        out.extend_from_slice(words.get(..c.count).ok_or(Fault(CHUNK_OUT))?);
         Ok(())
     }
 
@@ -543,17 +575,22 @@ impl NumRecs {
         out: &mut [u64],
     ) -> SResult<()> {
         let w = self.w();
-        let body = &region[at..at + c.len];
+        let body = Self::body(region, at, c)?;
+        let part = |a: usize, b: usize| body.get(a..b).ok_or(Fault(CHUNK_OUT));
+        // The packed run read on to the region's end: whole groups of eight then reach the
+        // chunk's last values (bytes past the chunk are masked off).
+        let run = |a: usize| region.get(at + a..).ok_or(Fault(CHUNK_OUT));
+        if j0 > j1 || j1 > c.count {
+            return Err(Fault("record index out of range"));
+        }
         let out = out
             .get_mut(..j1 - j0)
             .ok_or(Fault("record decode buffer too small"))?;
         match c.kind {
-            RAW => le_words(&body[2 + j0 * w..2 + j1 * w], w, out),
+            RAW => le_words(part(2 + j0 * w, 2 + j1 * w)?, w, out),
             FOR => {
-                let base = self.ordered(self.word(&body[3..3 + w])?);
-                // The run read on to the region's end: whole groups of eight then reach the
-                // chunk's last values (bytes past the chunk are masked off).
-                unpack(&region[at + 3 + w..], c.bits, j0, out)?;
+                let base = self.ordered(self.word(part(3, 3 + w)?)?);
+                unpack(run(3 + w)?, c.bits, j0, out)?;
                 for o in out.iter_mut() {
                     *o = self.unordered(base.wrapping_add(*o));
                 }
@@ -561,14 +598,12 @@ impl NumRecs {
             DICT => {
                 // The entries as words once, then one table read per record.
                 let mut entries = [0u64; 256];
-                for (e, src) in entries
-                    .iter_mut()
-                    .zip(body[4..4 + c.param * w].chunks_exact(w))
-                {
+                let dict = part(4, 4 + c.param * w)?;
+                for (e, src) in entries.iter_mut().zip(dict.chunks_exact(w)) {
                     *e = le_word(src);
                 }
-                unpack(&region[at + 4 + c.param * w..], c.bits, j0, out)?;
-                let entries = &entries[..c.param];
+                unpack(run(4 + c.param * w)?, c.bits, j0, out)?;
+                let entries = entries.get(..c.param).ok_or(Fault(CHUNK_OUT))?;
                 for o in out.iter_mut() {
                     *o = *entries
                         .get(*o as usize)
@@ -577,19 +612,18 @@ impl NumRecs {
             }
             _ => {
                 let plen = packed_len(c.count, c.bits);
-                let tail = &body[13 + plen..];
-                let (pos, vals) = tail.split_at(c.exc);
-                let base = self.word(&body[4..12])?;
-                let scale = POW10[c.param];
-                unpack(&region[at + 13..], c.bits, j0, out)?;
+                let pos = part(13 + plen, 13 + plen + c.exc)?;
+                let vals = part(13 + plen + c.exc, 13 + plen + 9 * c.exc)?;
+                let base = self.word(part(4, 12)?)?;
+                let scale = pow10(c.param)?;
+                unpack(run(13)?, c.bits, j0, out)?;
                 for o in out.iter_mut() {
                     let i = base.wrapping_add(*o) ^ (1 << 63);
                     *o = ((i as i64 as f64) / scale).to_bits();
                 }
-                for (k, &p) in pos.iter().enumerate() {
-                    let p = p as usize;
-                    if (j0..j1).contains(&p) {
-                        out[p - j0] = self.word(&vals[8 * k..8 * k + 8])?;
+                for (&p, v) in pos.iter().zip(vals.chunks_exact(8)) {
+                    if let Some(o) = usize::from(p).checked_sub(j0).and_then(|k| out.get_mut(k)) {
+                        *o = le_word(v);
                     }
                 }
             }
@@ -612,9 +646,10 @@ impl NumRecs {
         }
         let (mut sh, mut sl, mut any) = (0i64, 0u64, 0usize);
         for &k in codes {
+            // Masked to the arrays' length: the checked reads compile to plain loads.
             let k = k as usize & (N - 1);
-            sh = sh.wrapping_add(hi[k]);
-            sl += lo[k];
+            sh = sh.wrapping_add(hi.get(k).copied().unwrap_or(0));
+            sl += lo.get(k).copied().unwrap_or(0);
             any |= k;
         }
         // `any` bounds every code; only when it reaches past the entries is the largest code
@@ -713,7 +748,7 @@ impl NumRecs {
                 DICT => {
                     let entries = region.get(at + 4..at + 4 + c.param * w).ok_or_else(bad)?;
                     let data = region.get(at + 4 + c.param * w..).ok_or_else(bad)?;
-                    let codes = &mut words[..n];
+                    let codes = words.get_mut(..n).ok_or(Fault(CHUNK_OUT))?;
                     unpack(data, c.bits, js.start, codes)?;
                     let sum = if c.bits <= 4 {
                         self.dict_sum::<16>(entries, codes)
@@ -728,7 +763,7 @@ impl NumRecs {
             }
         }
         self.chunk_words(region, at, c, js.start, js.end, words)?;
-        acc.add_words(rn, &words[..n]);
+        acc.add_words(rn, words.get(..n).ok_or(Fault(CHUNK_OUT))?);
         Ok(())
     }
 
@@ -747,7 +782,7 @@ impl NumRecs {
             let words = &mut *w.borrow_mut();
             // Folds of consecutive ranges (GROUP BY buckets) start at the chunk the last one
             // ended in.
-            let (mut at, mut seen) = Self::walk_from(region, n, range.start, hint.0.get());
+            let (mut at, mut seen) = Self::walk_from(region, n, range.start, hint.at.get());
             while seen < range.end {
                 if seen >= n {
                     return Err(Fault("record index out of range"));
@@ -761,7 +796,11 @@ impl NumRecs {
                     self.fold_chunk(region, at, &c, j0..j1, rn, acc, words)?;
                 }
                 if range.end <= seen + c.count {
-                    hint.0.set((at, seen));
+                    if at >= hint.proven.get() {
+                        let stop = self.stop_after(region, n, range.end - 1)?;
+                        hint.proven.set(self.prove(region, at, seen, stop)?);
+                    }
+                    hint.at.set((at, seen));
                     break;
                 }
                 seen += c.count;
@@ -780,8 +819,8 @@ impl NumRecs {
         if n == 0 {
             return Ok(0);
         }
-        let u = match region.get(..2) {
-            Some(b) => usize::from(u16::from_le_bytes([b[0], b[1]])),
+        let u = match region.first_chunk::<2>() {
+            Some(b) => usize::from(u16::from_le_bytes(*b)),
             None => return Err(Fault("record region shorter than its header")),
         };
         // At least one chunk per 255 records, of at least 3 bytes (one raw byte).
@@ -800,12 +839,94 @@ impl NumRecs {
         i: usize,
         insert: bool,
     ) -> SResult<(usize, Chunk, usize)> {
-        self.locate_from(region, n, i, insert, (0, 0))
+        self.locate_from(region, n, i, insert, &RecHint::default())
     }
 
-    /// `locate`, walking from `from` = (offset, index of its first record) when that chunk is at
-    /// or before record `i` (a [`RecHint`] of the same region).
+    /// `locate`, walking from the hint's chunk when that is at or before record `i`, and
+    /// proving the chunks from the one found on (`prove`) unless the hint has; the hint is
+    /// left at the chunk found.
     fn locate_from(
+        &self,
+        region: &[u8],
+        n: usize,
+        i: usize,
+        insert: bool,
+        hint: &RecHint,
+    ) -> SResult<(usize, Chunk, usize)> {
+        let (at, c, j) = self.find(region, n, i, insert, hint.at.get())?;
+        let seen = i - j;
+        if at >= hint.proven.get() {
+            let stop = self.stop_after(region, n, seen + c.count - 1)?;
+            hint.proven.set(self.prove(region, at, seen, stop)?);
+        }
+        hint.at.set((at, seen));
+        Ok((at, c, j))
+    }
+
+    /// Where the chunks after record `i` are known to be: the first live directory entry of a
+    /// later record, `(offset, first record)`, else the end of the region, `(used, n)`.
+    fn stop_after(&self, region: &[u8], n: usize, i: usize) -> SResult<(usize, usize)> {
+        let k = Self::dir_size(region).unwrap_or(0);
+        let entry = |j: usize| {
+            region
+                .get(5 + DIR_ENTRY * j..5 + DIR_ENTRY * (j + 1))
+                .map_or((0, 0), read_entry)
+        };
+        // The entries ascend in record order: the first after `i` by halving, then on past
+        // any cleared ones.
+        let (mut lo, mut hi) = (0, k);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if entry(mid).0 <= i {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        for j in lo..k {
+            let (r, off) = entry(j);
+            if off != 0 {
+                return Ok((off, r));
+            }
+        }
+        Ok((self.used(region, n)?, n))
+    }
+
+    /// Walks the chunk headers from the chunk at `at`, whose first record is `seen`, to `stop`
+    /// (`stop_after`): they must reach its offset exactly, with its first record (at the
+    /// region's end: `used` and the node's count). A read trusts where it starts (the first
+    /// chunk, a directory entry or a hint) and the counts of the chunks it walks: a forged
+    /// count, length or entry shows here as a fault. Returns the offset proven up to.
+    #[inline]
+    fn prove(
+        &self,
+        region: &[u8],
+        mut at: usize,
+        mut seen: usize,
+        stop: (usize, usize),
+    ) -> SResult<usize> {
+        while at < stop.0 {
+            let (count, len) = match self.skip(region, at) {
+                Some(s) => s,
+                None => {
+                    let c = self.header(region, at)?;
+                    (c.count, c.len)
+                }
+            };
+            seen += count;
+            at += len;
+        }
+        if (at, seen) != stop {
+            return Err(Fault(
+                "record chunks disagree with their directory or the node's count",
+            ));
+        }
+        Ok(at)
+    }
+
+    /// The chunk holding record `i` (see `locate`), walking from `from` = (offset, index of its
+    /// first record) when that chunk is at or before record `i`.
+    fn find(
         &self,
         region: &[u8],
         n: usize,
@@ -851,8 +972,7 @@ impl NumRecs {
         i: usize,
         hint: &RecHint,
     ) -> SResult<[u8; 8]> {
-        let (at, c, j) = self.locate_from(region, n, i, false, hint.0.get())?;
-        hint.0.set((at, i - j));
+        let (at, c, j) = self.locate_from(region, n, i, false, hint)?;
         Ok(self.chunk_get(region, at, &c, j)?.to_le_bytes())
     }
 
@@ -882,7 +1002,7 @@ impl NumRecs {
         out.extend_from_slice(&[0, 0]);
         if entries > 0 {
             out.extend_from_slice(&[0, DIR, entries as u8]);
-            for &(first, off) in &marks[..entries] {
+            for &(first, off) in marks.iter().take(entries) {
                 let mut e = [0u8; DIR_ENTRY];
                 write_entry(&mut e, first, 2 + dir + off);
                 out.extend_from_slice(&e);
@@ -890,7 +1010,7 @@ impl NumRecs {
         }
         out.extend_from_slice(&chunks);
         let used = (out.len() - start) as u16;
-        out[start..start + 2].copy_from_slice(&used.to_le_bytes());
+        put(out, start, &used.to_le_bytes());
     }
 
     /// Where the region's chunks start: after its `used` and, when it has one, its directory.
@@ -975,24 +1095,23 @@ impl NumRecs {
         if end > region.len() || end > usize::from(u16::MAX) || chunk_at < had || chunk_at >= used {
             return Err(Fault("record region too small for a directory entry"));
         }
-        region.copy_within(had..used, had + add);
-        if had == 2 {
-            region[2..5].copy_from_slice(&[0, DIR, 0]);
+        let full = Fault("record directory full");
+        let k = Self::dir_size(region).unwrap_or(0);
+        if k >= 255 {
+            return Err(full);
         }
-        let k = region[4] as usize;
-        for e in region[5..5 + DIR_ENTRY * k].chunks_exact_mut(DIR_ENTRY) {
+        region.copy_within(had..used, had + add);
+        put(region, 2, &[0, DIR, (k + 1) as u8]);
+        let dir = region.get_mut(5..5 + DIR_ENTRY * (k + 1)).ok_or(full)?;
+        let (old, new) = dir.split_at_mut(DIR_ENTRY * k);
+        for e in old.chunks_exact_mut(DIR_ENTRY) {
             let (r, off) = read_entry(e);
             if off != 0 {
                 write_entry(e, r, off + add);
             }
         }
-        write_entry(
-            &mut region[5 + DIR_ENTRY * k..5 + DIR_ENTRY * (k + 1)],
-            first,
-            chunk_at + add,
-        );
-        region[4] = (k + 1) as u8;
-        region[..2].copy_from_slice(&(end as u16).to_le_bytes());
+        write_entry(new, first, chunk_at + add);
+        put(region, 0, &(end as u16).to_le_bytes());
         Ok(())
     }
 
@@ -1074,8 +1193,9 @@ impl NumRecs {
         for (s, &v) in sample.iter_mut().zip(vals) {
             *s = v;
         }
-        sample[..k].sort_unstable();
-        let seen = 1 + sample[..k].windows(2).filter(|p| p[0] != p[1]).count();
+        let sample = sample.get_mut(..k).unwrap_or_default();
+        sample.sort_unstable();
+        let seen = 1 + sample.windows(2).filter(|p| p.first() != p.last()).count();
         let mut sorted: Vec<u64> = Vec::new();
         if allow(DICT) && dict_len_at(seen) < others {
             sorted.extend(vals.iter().map(|&v| self.ordered(v)));
@@ -1097,14 +1217,13 @@ impl NumRecs {
         if best == for_len {
             out.push(FOR | (for_sum as u8) << 4);
             out.push(for_bits as u8);
-            out.extend_from_slice(&self.unordered(lo).to_le_bytes()[..w]);
+            push_le(out, self.unordered(lo).into(), w);
             pack(vals.iter().map(|&v| self.ordered(v) - lo), for_bits, out);
             if for_sum > 0 {
                 let sum: u128 = vals.iter().map(|&v| u128::from(self.ordered(v) - lo)).sum();
-                out.extend_from_slice(&sum.to_le_bytes()[..for_sum]);
+                push_le(out, sum, for_sum);
             }
-        } else if best == dec_len {
-            let d = dec.expect("dec_len is finite only with a plan");
+        } else if let Some(d) = dec.as_ref().filter(|_| best == dec_len) {
             out.push(DEC | (dec_sum as u8) << 4);
             out.push(d.e as u8);
             out.push(d.bits as u8);
@@ -1112,32 +1231,32 @@ impl NumRecs {
             out.push(d.exc.len() as u8);
             pack(d.offsets.iter().copied(), d.bits, out);
             out.extend(d.exc.iter().map(|&j| j as u8));
-            for &j in &d.exc {
-                out.extend_from_slice(&vals[j].to_le_bytes());
+            for v in d.exc.iter().filter_map(|&j| vals.get(j)) {
+                out.extend_from_slice(&v.to_le_bytes());
             }
             if dec_sum > 0 {
                 // Exceptions have offset 0: the sum is that of the decimals' offsets.
                 let sum: u128 = d.offsets.iter().map(|&o| u128::from(o)).sum();
-                out.extend_from_slice(&sum.to_le_bytes()[..dec_sum]);
+                push_le(out, sum, dec_sum);
             }
         } else if best == dict_len {
             out.push(DICT | (dict_sum as u8) << 4);
             out.push(dict_bits as u8);
             out.push((sorted.len() - 1) as u8);
             for &o in &sorted {
-                out.extend_from_slice(&self.unordered(o).to_le_bytes()[..w]);
+                push_le(out, self.unordered(o).into(), w);
             }
             let code = |v: u64| sorted.binary_search(&self.ordered(v)).unwrap_or(0) as u64;
             pack(vals.iter().map(|&v| code(v)), dict_bits, out);
             if dict_sum > 0 {
-                let lo = sorted[0];
+                let lo = sorted.first().copied().unwrap_or(0);
                 let sum: u128 = vals.iter().map(|&v| u128::from(self.ordered(v) - lo)).sum();
-                out.extend_from_slice(&sum.to_le_bytes()[..dict_sum]);
+                push_le(out, sum, dict_sum);
             }
         } else {
             out.push(RAW);
             for &v in vals {
-                out.extend_from_slice(&v.to_le_bytes()[..w]);
+                push_le(out, v.into(), w);
             }
         }
     }
@@ -1156,9 +1275,9 @@ impl NumRecs {
         self.chunk_decode(region, at, c, &mut vals)?;
         edit(&mut vals);
         if vals.len() > self.chunk as usize {
-            let h = vals.len() / 2;
-            self.encode_chunk(&vals[..h], out);
-            self.encode_chunk(&vals[h..], out);
+            let (a, b) = vals.split_at(vals.len() / 2);
+            self.encode_chunk(a, out);
+            self.encode_chunk(b, out);
         } else if !vals.is_empty() {
             // A chunk growing between a quarter and one short of full keeps its layout (as
             // `extend` does; its frame, dictionary or exponent re-fitted): choosing among every
@@ -1198,7 +1317,7 @@ impl NumRecs {
             }
             return Ok(e);
         }
-        let old = &region[at..at + c.len];
+        let old = Self::body(region, at, &c)?;
         if !set && j == c.count {
             if let Some(ext) = self.extend(old, &c, v) {
                 return Ok(Edit::new(at, c.len, ext, set));
@@ -1214,10 +1333,13 @@ impl NumRecs {
             at,
             &c,
             |vals| {
+                // `locate` put `j` inside the chunk (one past its end for an insert).
                 if set {
-                    vals[j] = v;
+                    if let Some(x) = vals.get_mut(j) {
+                        *x = v;
+                    }
                 } else {
-                    vals.insert(j, v);
+                    vals.insert(j.min(vals.len()), v);
                 }
             },
             &mut out,
@@ -1236,8 +1358,8 @@ impl NumRecs {
         }
         if c.kind == RAW {
             let mut out = old.to_vec();
-            out[0] += 1;
-            out.extend_from_slice(&v.to_le_bytes()[..self.w()]);
+            *out.first_mut()? += 1;
+            push_le(&mut out, v.into(), self.w());
             return Some(out);
         }
         let (body, x) = self.code_in_layout(old, c, v)?;
@@ -1246,21 +1368,22 @@ impl NumRecs {
         let tail_at = if c.kind == DEC {
             13 + packed_len(c.count, c.bits)
         } else {
-            old.len() - c.sum
+            old.len().checked_sub(c.sum)?
         };
+        let (head, tail) = (old.get(..tail_at)?, old.get(tail_at..)?);
         let mut out = Vec::with_capacity(old.len() + 9);
-        out.extend_from_slice(&old[..tail_at]);
-        out[0] += 1;
+        out.extend_from_slice(head);
+        *out.first_mut()? += 1;
         out.resize(body + packed_len(c.count + 1, c.bits), 0);
         if c.bits > 0 {
             let p = c.count * c.bits as usize;
             let mut acc = u128::from(x) << (p % 8);
-            for b in &mut out[body + p / 8..] {
+            for b in out.get_mut(body + p / 8..)? {
                 *b |= acc as u8;
                 acc >>= 8;
             }
         }
-        out.extend_from_slice(&old[tail_at..]);
+        out.extend_from_slice(tail);
         if let Some(sum) = self.stored_sum(old, c) {
             let sum = sum + u128::from(self.code_offset(old, c, x)?);
             let end = out.len();
@@ -1291,7 +1414,7 @@ impl NumRecs {
                 let dict = old.get(4..4 + c.param * w)?;
                 let code = dict
                     .chunks_exact(w)
-                    .position(|d| d == &v.to_le_bytes()[..w])?;
+                    .position(|d| Some(d) == v.to_le_bytes().get(..w))?;
                 (4 + c.param * w, code as u64)
             }
             DEC if c.exc == 0 => {
@@ -1313,7 +1436,7 @@ impl NumRecs {
             let w = self.w();
             let mut out = old.to_vec();
             out.get_mut(2 + j * w..2 + j * w + w)?
-                .copy_from_slice(&v.to_le_bytes()[..w]);
+                .copy_from_slice(v.to_le_bytes().get(..w)?);
             return Some(out);
         }
         let (body, x) = self.code_in_layout(old, c, v)?;
@@ -1342,13 +1465,20 @@ impl NumRecs {
         new: &[u8],
         moved: isize,
     ) -> SResult<()> {
+        let bad = Fault("record region too small for a chunk");
+        if at + old > used {
+            return Err(bad);
+        }
         let end = used - old + new.len();
-        if end > region.len() || end > usize::from(u16::MAX) || at + old > used {
-            return Err(Fault("record region too small for a chunk"));
+        if end > region.len() || end > usize::from(u16::MAX) {
+            return Err(bad);
         }
         region.copy_within(at + old..used, at + new.len());
-        region[at..at + new.len()].copy_from_slice(new);
-        region[..2].copy_from_slice(&(end as u16).to_le_bytes());
+        region
+            .get_mut(at..at + new.len())
+            .ok_or(bad)?
+            .copy_from_slice(new);
+        put(region, 0, &(end as u16).to_le_bytes());
         Self::shift_dir(region, at, old, new.len(), moved, end);
         Ok(())
     }
@@ -1462,7 +1592,8 @@ impl NumRecs {
             }
             let c = self.header(region, at)?;
             self.chunk_decode(region, at, &c, out)?;
-            self.check_sum(&region[at..at + c.len], &c, &out[out.len() - c.count..])?;
+            let vals = out.get(out.len() - c.count..).unwrap_or_default();
+            self.check_sum(Self::body(region, at, &c)?, &c, vals)?;
             seen += c.count;
             at += c.len;
         }
@@ -1517,7 +1648,10 @@ impl NumRecs {
         if out.len() >= used {
             return Ok(0);
         }
-        region[..out.len()].copy_from_slice(&out);
+        region
+            .get_mut(..out.len())
+            .ok_or(Fault("record region too small for its records"))?
+            .copy_from_slice(&out);
         Ok(used - out.len())
     }
 
@@ -1557,10 +1691,15 @@ impl Edit {
     }
 }
 
-/// Where the last record read from a region was: (chunk offset, index of its first record).
+/// Where the last record read from a region was: (chunk offset, index of its first record),
+/// and the offset up to which its chunks were proven to agree with the directory and the
+/// node's count (`NumRecs::prove`: once per leaf and directory entry, not per read).
 /// Belongs to one region (one leaf page); scans and cursors keep one per leaf.
 #[derive(Clone, Debug, Default)]
-pub struct RecHint(std::cell::Cell<(usize, usize)>);
+pub struct RecHint {
+    at: std::cell::Cell<(usize, usize)>,
+    proven: std::cell::Cell<usize>,
+}
 
 /// A DEC layout for a chunk of f64 words.
 struct DecPlan {
@@ -1583,7 +1722,8 @@ impl DecPlan {
 #[inline]
 fn dec_int(word: u64, e: usize) -> Option<i64> {
     let f = f64::from_bits(word);
-    let x = f * POW10[e];
+    let p = *POW10.get(e)?;
+    let x = f * p;
     if x.is_nan() || x.abs() >= DEC_LIMIT {
         return None;
     }
@@ -1598,7 +1738,7 @@ fn dec_int(word: u64, e: usize) -> Option<i64> {
     } else {
         t
     };
-    ((i as f64 / POW10[e]).to_bits() == word).then_some(i)
+    ((i as f64 / p).to_bits() == word).then_some(i)
 }
 
 /// The DEC layout at exponent `e`.
@@ -1664,6 +1804,12 @@ fn dec_plan(vals: &[u64]) -> Option<DecPlan> {
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 mod tests {
     use super::*;
 
