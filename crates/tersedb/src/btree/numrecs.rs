@@ -782,7 +782,8 @@ impl NumRecs {
             let words = &mut *w.borrow_mut();
             // Folds of consecutive ranges (GROUP BY buckets) start at the chunk the last one
             // ended in.
-            let (mut at, mut seen) = Self::walk_from(region, n, range.start, hint.at.get());
+            let start = Self::walk_from(region, n, range.start, hint.at.get());
+            let (mut at, mut seen) = start;
             while seen < range.end {
                 if seen >= n {
                     return Err(Fault("record index out of range"));
@@ -796,11 +797,7 @@ impl NumRecs {
                     self.fold_chunk(region, at, &c, j0..j1, rn, acc, words)?;
                 }
                 if range.end <= seen + c.count {
-                    if at >= hint.proven.get() {
-                        let stop = self.stop_after(region, n, range.end - 1)?;
-                        hint.proven.set(self.prove(region, at, seen, stop)?);
-                    }
-                    hint.at.set((at, seen));
+                    self.prove_walk(region, n, start, (at, seen), c.count, hint)?;
                     break;
                 }
                 seen += c.count;
@@ -853,14 +850,34 @@ impl NumRecs {
         insert: bool,
         hint: &RecHint,
     ) -> SResult<(usize, Chunk, usize)> {
-        let (at, c, j) = self.find(region, n, i, insert, hint.at.get())?;
-        let seen = i - j;
-        if at >= hint.proven.get() {
-            let stop = self.stop_after(region, n, seen + c.count - 1)?;
-            hint.proven.set(self.prove(region, at, seen, stop)?);
+        let start = Self::walk_from(region, n, i, hint.at.get());
+        let (at, c, j) = self.find(region, n, i, insert, start)?;
+        self.prove_walk(region, n, start, (at, i - j), c.count, hint)?;
+        Ok((at, c, j))
+    }
+
+    /// After a walk from `start` reached the chunk `(at, first record)` of `count` records:
+    /// proves the chunks from there on (`prove`) unless the hint's proven stretch holds both
+    /// the start and that chunk, and leaves the hint at the chunk. The stretch proven is then
+    /// the walk's: from its start to where the proof stopped.
+    #[inline]
+    fn prove_walk(
+        &self,
+        region: &[u8],
+        n: usize,
+        start: (usize, usize),
+        (at, seen): (usize, usize),
+        count: usize,
+        hint: &RecHint,
+    ) -> SResult<()> {
+        let (lo, hi) = hint.proven.get();
+        if !(lo <= start.0 && at < hi) {
+            let stop = self.stop_after(region, n, seen + count - 1)?;
+            let to = self.prove(region, at, seen, stop)?;
+            hint.proven.set((start.0, to));
         }
         hint.at.set((at, seen));
-        Ok((at, c, j))
+        Ok(())
     }
 
     /// Where the chunks after record `i` are known to be: the first live directory entry of a
@@ -924,17 +941,17 @@ impl NumRecs {
         Ok(at)
     }
 
-    /// The chunk holding record `i` (see `locate`), walking from `from` = (offset, index of its
-    /// first record) when that chunk is at or before record `i`.
+    /// The chunk holding record `i` (see `locate`), walking from `start` = (offset, index of
+    /// its first record), a chunk at or before record `i` (`walk_from`).
     fn find(
         &self,
         region: &[u8],
         n: usize,
         i: usize,
         insert: bool,
-        from: (usize, usize),
+        start: (usize, usize),
     ) -> SResult<(usize, Chunk, usize)> {
-        let (mut at, mut seen) = Self::walk_from(region, n, i, from);
+        let (mut at, mut seen) = start;
         while seen < n {
             // Chunks before record `i` are only measured; the one holding it is parsed whole
             // (`header` also reports the faults `skip` leaves to it).
@@ -1692,13 +1709,13 @@ impl Edit {
 }
 
 /// Where the last record read from a region was: (chunk offset, index of its first record),
-/// and the offset up to which its chunks were proven to agree with the directory and the
-/// node's count (`NumRecs::prove`: once per leaf and directory entry, not per read).
-/// Belongs to one region (one leaf page); scans and cursors keep one per leaf.
+/// and the stretch of chunks `[from, to)` last proven to agree with the directory and the
+/// node's count (`NumRecs::prove`: once per stretch between directory entries, not per
+/// read). Belongs to one region (one leaf page); scans and cursors keep one per leaf.
 #[derive(Clone, Debug, Default)]
 pub struct RecHint {
     at: std::cell::Cell<(usize, usize)>,
-    proven: std::cell::Cell<usize>,
+    proven: std::cell::Cell<(usize, usize)>,
 }
 
 /// A DEC layout for a chunk of f64 words.
