@@ -782,7 +782,7 @@ impl NumRecs {
             let words = &mut *w.borrow_mut();
             // Folds of consecutive ranges (GROUP BY buckets) start at the chunk the last one
             // ended in.
-            let start = Self::walk_from(region, n, range.start, hint.at.get());
+            let (start, past) = Self::walk_from(region, n, range.start, hint.at.get());
             let (mut at, mut seen) = start;
             while seen < range.end {
                 if seen >= n {
@@ -797,7 +797,7 @@ impl NumRecs {
                     self.fold_chunk(region, at, &c, j0..j1, rn, acc, words)?;
                 }
                 if range.end <= seen + c.count {
-                    self.prove_walk(region, n, start, (at, seen), c.count, hint)?;
+                    self.prove_walk(region, n, (start, past), (at, seen), c.count, hint)?;
                     break;
                 }
                 seen += c.count;
@@ -839,6 +839,20 @@ impl NumRecs {
         self.locate_from(region, n, i, insert, &RecHint::default())
     }
 
+    /// `locate` for a write: the chunks walked are not proven (`prove`). Writes trust the
+    /// counts as they trust decoded keys (they return nothing read); a chunk count forged
+    /// behind a valid checksum stays in the page, where reads and `check` find it.
+    fn locate_to_write(
+        &self,
+        region: &[u8],
+        n: usize,
+        i: usize,
+        insert: bool,
+    ) -> SResult<(usize, Chunk, usize)> {
+        let (start, _) = Self::walk_from(region, n, i, (0, 0));
+        self.find(region, n, i, insert, start)
+    }
+
     /// `locate`, walking from the hint's chunk when that is at or before record `i`, and
     /// proving the chunks from the one found on (`prove`) unless the hint has; the hint is
     /// left at the chunk found.
@@ -850,13 +864,14 @@ impl NumRecs {
         insert: bool,
         hint: &RecHint,
     ) -> SResult<(usize, Chunk, usize)> {
-        let start = Self::walk_from(region, n, i, hint.at.get());
+        let (start, past) = Self::walk_from(region, n, i, hint.at.get());
         let (at, c, j) = self.find(region, n, i, insert, start)?;
-        self.prove_walk(region, n, start, (at, i - j), c.count, hint)?;
+        self.prove_walk(region, n, (start, past), (at, i - j), c.count, hint)?;
         Ok((at, c, j))
     }
 
-    /// After a walk from `start` reached the chunk `(at, first record)` of `count` records:
+    /// After a walk from `start` (and `past`, its first directory entry beyond the record
+    /// walked to: `walk_from`) reached the chunk `(at, first record)` of `count` records:
     /// proves the chunks from there on (`prove`) unless the hint's proven stretch holds both
     /// the start and that chunk, and leaves the hint at the chunk. The stretch proven is then
     /// the walk's: from its start to where the proof stopped.
@@ -865,14 +880,14 @@ impl NumRecs {
         &self,
         region: &[u8],
         n: usize,
-        start: (usize, usize),
+        (start, past): ((usize, usize), usize),
         (at, seen): (usize, usize),
         count: usize,
         hint: &RecHint,
     ) -> SResult<()> {
         let (lo, hi) = hint.proven.get();
         if !(lo <= start.0 && at < hi) {
-            let stop = self.stop_after(region, n, seen + count - 1)?;
+            let stop = Self::stop_after(region, n, seen + count, past);
             let to = self.prove(region, at, seen, stop)?;
             hint.proven.set((start.0, to));
         }
@@ -880,33 +895,26 @@ impl NumRecs {
         Ok(())
     }
 
-    /// Where the chunks after record `i` are known to be: the first live directory entry of a
-    /// later record, `(offset, first record)`, else the end of the region, `(used, n)`.
-    fn stop_after(&self, region: &[u8], n: usize, i: usize) -> SResult<(usize, usize)> {
+    /// Where the chunks from record `next` on are known to start: the first live directory
+    /// entry at or after `next`, `(offset, first record)`, else the end of the region,
+    /// `(used, n)` (`used` as stored: a proof that reaches it has checked it). The entries
+    /// ascend in record order; the search starts at entry `from`, none before which names a
+    /// record at or after `next` (a read's walk found the first past where it started).
+    #[inline]
+    fn stop_after(region: &[u8], n: usize, next: usize, from: usize) -> (usize, usize) {
+        let end = (usize::from(le_u16_at(region, 0)), n);
+        if next >= n {
+            return end;
+        }
         let k = Self::dir_size(region).unwrap_or(0);
-        let entry = |j: usize| {
-            region
-                .get(5 + DIR_ENTRY * j..5 + DIR_ENTRY * (j + 1))
-                .map_or((0, 0), read_entry)
-        };
-        // The entries ascend in record order: the first after `i` by halving, then on past
-        // any cleared ones.
-        let (mut lo, mut hi) = (0, k);
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            if entry(mid).0 <= i {
-                lo = mid + 1;
-            } else {
-                hi = mid;
+        let entries = region.get(5..5 + DIR_ENTRY * k).unwrap_or_default();
+        for e in entries.chunks_exact(DIR_ENTRY).skip(from) {
+            let (r, off) = read_entry(e);
+            if r >= next && off != 0 {
+                return (off, r);
             }
         }
-        for j in lo..k {
-            let (r, off) = entry(j);
-            if off != 0 {
-                return Ok((off, r));
-            }
-        }
-        Ok((self.used(region, n)?, n))
+        end
     }
 
     /// Walks the chunk headers from the chunk at `at`, whose first record is `seen`, to `stop`
@@ -1068,8 +1076,15 @@ impl NumRecs {
     /// `(offset, first record)`) or of the last directory entry at or before `i`, whichever is
     /// later, else the first chunk. Entries that no longer point into the chunks (offset 0,
     /// or past the region's end) are passed over.
+    /// Also returns the index of the first directory entry past record `i` (where `stop_after`
+    /// looks for the end of the stretch a read proves).
     #[inline]
-    fn walk_from(region: &[u8], n: usize, i: usize, from: (usize, usize)) -> (usize, usize) {
+    fn walk_from(
+        region: &[u8],
+        n: usize,
+        i: usize,
+        from: (usize, usize),
+    ) -> ((usize, usize), usize) {
         let first = Self::chunks_at(region);
         let mut best = (first, 0);
         let k = Self::dir_size(region).unwrap_or(0);
@@ -1099,7 +1114,7 @@ impl NumRecs {
         if from.0 >= first && from.1 <= i && from.1 >= best.1 {
             best = from;
         }
-        best
+        (best, lo)
     }
 
     /// Adds a directory entry for the chunk at `chunk_at` whose first record is `first` (the
@@ -1320,7 +1335,7 @@ impl NumRecs {
             self.encode_chunk(&[v], &mut out);
             return Ok(Edit::new(2, 0, out, set));
         }
-        let (at, c, j) = self.locate(region, n, i, !set)?;
+        let (at, c, j) = self.locate_to_write(region, n, i, !set)?;
         if !set && j == c.count && c.count >= self.chunk as usize {
             // Past the end of a full chunk (ascending loads): a new chunk after it, so the full
             // one stays full instead of splitting in halves.
@@ -1566,7 +1581,7 @@ impl NumRecs {
     /// Removes record `i` (never needs more bytes).
     pub fn remove(&self, region: &mut [u8], n: usize, i: usize) -> SResult<()> {
         let used = self.used(region, n)?;
-        let (at, c, j) = self.locate(region, n, i, false)?;
+        let (at, c, j) = self.locate_to_write(region, n, i, false)?;
         let mut vals = Vec::with_capacity(c.count);
         self.chunk_decode(region, at, &c, &mut vals)?;
         vals.remove(j);
