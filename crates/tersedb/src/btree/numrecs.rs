@@ -23,6 +23,12 @@
 //! last bytes instead of its records (a chunk spans key blocks: the executor folds runs of
 //! whole key blocks at once). Edits in place keep it; `check` holds it against the records.
 //!
+//! The region is untrusted: every header is checked against the region before its chunk is
+//! read, and reads prove the counts they walk past (`NumRecs::prove`): from the chunk read to
+//! the next live directory entry, or the region's end, the headers must land exactly on its
+//! offset with its first record (on `used` with the node's count), so a forged count is a
+//! fault, never a record of another key.
+//!
 //! FOR is the frame of reference of the patched-FOR paper (Zukowski et al., "Super-Scalar
 //! RAM-CPU Cache Compression", section 3): every value is `base + offset`, offsets bit-packed
 //! least significant bit first. DICT is that paper's PDICT without exceptions: the chunk's
