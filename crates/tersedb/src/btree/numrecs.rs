@@ -703,7 +703,10 @@ impl NumRecs {
                 acc.add_floats(std::iter::once(f64::from_bits(le_word(v))));
             }
         }
-        let ints = js.len() as u64 - exc;
+        // Positions ascend, so at most one exception per record (repeated ones are damage).
+        let ints = (js.len() as u64)
+            .checked_sub(exc)
+            .ok_or(Fault("decimal record exceptions out of order"))?;
         // Decimal integer i is stored as the order-flipped word `base + offset`.
         let first = (base ^ (1 << 63)) as i64;
         let sum = i128::from(first) * i128::from(ints) + offs as i128;
@@ -1540,7 +1543,7 @@ impl NumRecs {
     ) -> SResult<usize> {
         let used = self.used_for_write(region, n)?;
         let e = self.plan(region, n, i, raw, set)?;
-        Ok(e.used_after(region, used))
+        e.used_after(region, used)
     }
 
     /// Plans inserting (or with `set`, replacing) record `i`: the bytes the list uses after
@@ -1557,7 +1560,7 @@ impl NumRecs {
     ) -> SResult<(usize, Edit)> {
         let used = self.used_for_write(region, n)?;
         let e = self.plan(region, n, i, raw, set)?;
-        Ok((e.used_after(region, used), e))
+        Ok((e.used_after(region, used)?, e))
     }
 
     /// Makes a change planned by [`NumRecs::plan_edit`] on the same records (the region may
@@ -1722,10 +1725,14 @@ impl Edit {
         }
     }
 
-    /// The bytes a region of `used` bytes uses after the edit (a directory entry included).
-    fn used_after(&self, region: &[u8], used: usize) -> usize {
+    /// The bytes a region of `used` bytes uses after the edit (a directory entry included); a
+    /// fault when the chunk replaced runs past them (writes walk without proving the chunks).
+    fn used_after(&self, region: &[u8], used: usize) -> SResult<usize> {
         let entry = self.entry.map_or(0, |_| NumRecs::dir_growth(region));
-        used - self.old + self.new.len() + entry
+        let rest = used
+            .checked_sub(self.at + self.old)
+            .ok_or(Fault("record chunk past the region's used bytes"))?;
+        Ok(self.at + rest + self.new.len() + entry)
     }
 }
 
@@ -2248,6 +2255,79 @@ mod tests {
         all.clear();
         let err = nr.decode_all(&region, vals.len(), &mut all).unwrap_err();
         assert_eq!(err, Fault("record chunk sum disagrees with its records"));
+    }
+
+    /// Every byte of small regions of every layout (a directory, DEC with exceptions, DICT,
+    /// FOR, RAW) set to a few values: reads, folds (sums and full folds), `decode_all` and the
+    /// write plans give a value or a fault, never a panic (overflow checks are on in tests).
+    #[test]
+    fn damaged_regions_never_panic() {
+        let f = |x: f64| x.to_bits();
+        let cases: Vec<(NumRecs, Vec<u64>)> = vec![
+            (
+                list(8, Num::Float),
+                (0..90)
+                    .map(|k| match k % 9 {
+                        0 => f(f64::NAN),
+                        1 => f(1e300 / (k as f64 + 1.0)),
+                        _ => f((2000 + k) as f64 / 100.0),
+                    })
+                    .collect(),
+            ),
+            (
+                NumRecs {
+                    width: 4,
+                    num: Num::Unsigned,
+                    chunk: 8,
+                },
+                (0..120u64).map(|k| [5, 900, 17][k as usize % 3]).collect(),
+            ),
+            (
+                list(2, Num::Signed),
+                (0..70u64).map(|k| (k * 37) as u16 as u64).collect(),
+            ),
+            (
+                list(8, Num::Unsigned),
+                (0..40u64).map(|k| k * k * k).collect(),
+            ),
+        ];
+        for (nr, vals) in cases {
+            let mut region = Vec::new();
+            nr.encode_all(&vals, &mut region);
+            region.resize(region.len() + 16, 0);
+            let n = vals.len();
+            for at in 0..region.len() - 16 {
+                for x in [0u8, 1, 0x80, 0xff, region[at] ^ 0x10] {
+                    let mut bad = region.clone();
+                    bad[at] = x;
+                    for i in [0, n / 3, n / 2, n - 1] {
+                        let _ = nr.get(&bad, n, i);
+                        let _ = nr.get_hinted(&bad, n, i, &RecHint::default());
+                    }
+                    for (a, z) in [(0, n), (1, n - 1), (n / 3, n / 2)] {
+                        for skip in [false, true] {
+                            let mut acc = RecFold {
+                                skip_extremes: skip,
+                                ..RecFold::default()
+                            };
+                            let h = RecHint::default();
+                            let _ = nr.fold(&bad, n, a..z, nr.rec_num(), &mut acc, &h);
+                        }
+                    }
+                    let _ = nr.decode_all(&bad, n, &mut Vec::new());
+                    let raw = vals[1].to_le_bytes();
+                    let raw = &raw[..nr.width as usize];
+                    let _ = nr.used_after(&bad, n, n / 2, raw, false);
+                    let _ = nr.used_after(&bad, n, n / 2, raw, true);
+                    let _ = nr.used_after(&bad, n, n, raw, false);
+                    let _ = nr.remove(&mut bad.clone(), n, n / 2);
+                    let _ = nr.vacuumize(&mut bad.clone(), n);
+                    bad.resize(bad.len() + 64, 0);
+                    let _ = nr.write(&mut bad.clone(), n, n / 2, raw, false);
+                    let _ = nr.write(&mut bad, n, n - 1, raw, true);
+                }
+            }
+        }
     }
 
     #[test]
