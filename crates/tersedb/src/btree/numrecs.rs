@@ -806,7 +806,7 @@ impl NumRecs {
                     self.fold_chunk(region, at, &c, j0..j1, rn, acc, words)?;
                 }
                 if range.end <= seen + c.count {
-                    self.prove_walk(region, n, (start, past), (at, seen), c.count, hint)?;
+                    self.prove_walk(region, n, (start, past), (at, seen), &c, hint)?;
                     break;
                 }
                 seen += c.count;
@@ -875,7 +875,7 @@ impl NumRecs {
     ) -> SResult<(usize, Chunk, usize)> {
         let (start, past) = Self::walk_from(region, n, i, hint.at.get());
         let (at, c, j) = self.find(region, n, i, insert, start)?;
-        self.prove_walk(region, n, (start, past), (at, i - j), c.count, hint)?;
+        self.prove_walk(region, n, (start, past), (at, i - j), &c, hint)?;
         Ok((at, c, j))
     }
 
@@ -891,13 +891,15 @@ impl NumRecs {
         n: usize,
         (start, past): ((usize, usize), usize),
         (at, seen): (usize, usize),
-        count: usize,
+        c: &Chunk,
         hint: &RecHint,
     ) -> SResult<()> {
         let (lo, hi) = hint.proven.get();
         if !(lo <= start.0 && at < hi) {
-            let stop = Self::stop_after(region, n, seen + count, past);
-            let to = self.prove(region, at, seen, stop)?;
+            // The chunk itself was parsed by the walk: the proof starts after it.
+            let (next, end) = (seen + c.count, at + c.len);
+            let stop = Self::stop_after(region, n, next, past);
+            let to = self.prove(region, end, next, stop)?;
             hint.proven.set((start.0, to));
         }
         hint.at.set((at, seen));
@@ -912,10 +914,9 @@ impl NumRecs {
     #[inline]
     fn stop_after(region: &[u8], n: usize, next: usize, from: usize) -> (usize, usize) {
         let end = (usize::from(le_u16_at(region, 0)), n);
-        if next >= n {
+        let Some(k) = Self::dir_size(region).filter(|_| next < n) else {
             return end;
-        }
-        let k = Self::dir_size(region).unwrap_or(0);
+        };
         let entries = region.get(5..5 + DIR_ENTRY * k).unwrap_or_default();
         for e in entries.chunks_exact(DIR_ENTRY).skip(from) {
             let (r, off) = read_entry(e);
@@ -960,6 +961,7 @@ impl NumRecs {
 
     /// The chunk holding record `i` (see `locate`), walking from `start` = (offset, index of
     /// its first record), a chunk at or before record `i` (`walk_from`).
+    #[inline]
     fn find(
         &self,
         region: &[u8],
