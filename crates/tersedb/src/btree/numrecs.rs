@@ -43,7 +43,7 @@
 //! [`NumRecs::chunk`] records (255, fewer on small pages); inserts that overflow a chunk split it
 //! in two, removes never make a chunk bigger, `vacuumize` repacks the chunks full.
 
-use super::slots::{le_u16_at, le_u32_at, le_word, le_words, put, Fault, SResult};
+use super::slots::{le_u16_at, le_u32_at, le_u64_at, le_word, le_words, put, Fault, SResult};
 use super::zone::{RecFold, RecNum, POW10};
 
 const RAW: u8 = 0;
@@ -245,7 +245,8 @@ fn unpack_each(data: &[u8], bits: u32, j0: usize, out: &mut [u64]) -> SResult<()
     Ok(())
 }
 
-/// Value `j` of a bit-packed run.
+/// Value `j` of a bit-packed run: one unaligned 8-byte read while 8 bytes remain (bits past
+/// the value are masked off), else byte by byte.
 #[inline]
 fn extract(data: &[u8], j: usize, bits: u32) -> SResult<u64> {
     if bits == 0 {
@@ -253,6 +254,17 @@ fn extract(data: &[u8], j: usize, bits: u32) -> SResult<u64> {
     }
     let p = j * bits as usize;
     let (byte, shift) = (p / 8, p % 8);
+    if bits <= 56 {
+        if let Some(w) = data.get(byte..).and_then(|s| s.first_chunk::<8>()) {
+            return Ok((u64::from_le_bytes(*w) >> shift) & mask(bits));
+        }
+    }
+    extract_tail(data, byte, shift, bits)
+}
+
+/// `extract` near the end of `data`, or of more than 56 bits.
+#[cold]
+fn extract_tail(data: &[u8], byte: usize, shift: usize, bits: u32) -> SResult<u64> {
     let need = (shift + bits as usize).div_ceil(8);
     let src = data
         .get(byte..byte + need)
@@ -527,35 +539,40 @@ impl NumRecs {
         region.get(at..at + c.len).ok_or(Fault(CHUNK_OUT))
     }
 
-    /// Record `j` of the chunk at `at` as a word.
+    /// Record `j` of the chunk at `at` as a word (a point read; `chunk_words` is the bulk
+    /// one). Packed values are read from a run that goes on to the region's end, so that the
+    /// 8-byte read of `extract` reaches a chunk's last values (bits past them are masked).
+    #[inline]
     fn chunk_get(&self, region: &[u8], at: usize, c: &Chunk, j: usize) -> SResult<u64> {
         let w = self.w();
+        let bad = || Fault(CHUNK_OUT);
         let body = Self::body(region, at, c)?;
-        let part = |a: usize, b: usize| body.get(a..b).ok_or(Fault(CHUNK_OUT));
+        let run = |a: usize| region.get(at + a..).ok_or_else(bad);
         match c.kind {
-            RAW => self.word(part(2 + j * w, 2 + j * w + w)?),
+            RAW => Ok(le_word(body.get(2 + j * w..2 + j * w + w).ok_or_else(bad)?)),
             FOR => {
-                let base = self.ordered(self.word(part(3, 3 + w)?)?);
-                let off = extract(part(3 + w, c.len)?, j, c.bits)?;
+                let base = self.ordered(le_word(body.get(3..3 + w).ok_or_else(bad)?));
+                let off = extract(run(3 + w)?, j, c.bits)?;
                 Ok(self.unordered(base.wrapping_add(off)))
             }
             DICT => {
-                let code = extract(part(4 + c.param * w, c.len)?, j, c.bits)? as usize;
+                let code = extract(run(4 + c.param * w)?, j, c.bits)? as usize;
                 if code >= c.param {
                     return Err(Fault("record dictionary code out of range"));
                 }
-                self.word(part(4 + code * w, 4 + code * w + w)?)
+                Ok(le_word(
+                    body.get(4 + code * w..4 + code * w + w).ok_or_else(bad)?,
+                ))
             }
             _ => {
                 let plen = packed_len(c.count, c.bits);
-                let packed = part(13, 13 + plen)?;
-                let pos = part(13 + plen, 13 + plen + c.exc)?;
+                let pos = body.get(13 + plen..13 + plen + c.exc).ok_or_else(bad)?;
                 if let Ok(k) = pos.binary_search(&(j as u8)) {
                     let v = 13 + plen + c.exc + 8 * k;
-                    return self.word(part(v, v + 8)?);
+                    return Ok(le_word(body.get(v..v + 8).ok_or_else(bad)?));
                 }
-                let base = self.word(part(4, 12)?)?;
-                let i = base.wrapping_add(extract(packed, j, c.bits)?) ^ (1 << 63);
+                let base = le_u64_at(body, 4);
+                let i = base.wrapping_add(extract(run(13)?, j, c.bits)?) ^ (1 << 63);
                 Ok(((i as i64 as f64) / pow10(c.param)?).to_bits())
             }
         }
@@ -884,7 +901,7 @@ impl NumRecs {
     /// proves the chunks from there on (`prove`) unless the hint's proven stretch holds both
     /// the start and that chunk, and leaves the hint at the chunk. The stretch proven is then
     /// the walk's: from its start to where the proof stopped.
-    #[inline]
+    #[inline(always)]
     fn prove_walk(
         &self,
         region: &[u8],
@@ -897,13 +914,25 @@ impl NumRecs {
         let (lo, hi) = hint.proven.get();
         if !(lo <= start.0 && at < hi) {
             // The chunk itself was parsed by the walk: the proof starts after it.
-            let (next, end) = (seen + c.count, at + c.len);
-            let stop = Self::stop_after(region, n, next, past);
-            let to = self.prove(region, end, next, stop)?;
+            let to = self.prove_after(region, n, past, (at + c.len, seen + c.count))?;
             hint.proven.set((start.0, to));
         }
         hint.at.set((at, seen));
         Ok(())
+    }
+
+    /// `prove` from the chunk at `end`, whose first record is `next`, to the stop after it (a
+    /// call of its own: the check of `prove_walk` that skips it stays small where inlined).
+    #[inline(never)]
+    fn prove_after(
+        &self,
+        region: &[u8],
+        n: usize,
+        past: usize,
+        (end, next): (usize, usize),
+    ) -> SResult<usize> {
+        let stop = Self::stop_after(region, n, next, past);
+        self.prove(region, end, next, stop)
     }
 
     /// Where the chunks from record `next` on are known to start: the first live directory
@@ -961,7 +990,7 @@ impl NumRecs {
 
     /// The chunk holding record `i` (see `locate`), walking from `start` = (offset, index of
     /// its first record), a chunk at or before record `i` (`walk_from`).
-    #[inline]
+    #[inline(always)]
     fn find(
         &self,
         region: &[u8],
