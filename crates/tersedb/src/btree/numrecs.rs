@@ -509,28 +509,54 @@ impl NumRecs {
     /// then parses the chunk byte by byte and names the fault.
     #[inline(always)]
     fn skip(&self, region: &[u8], at: usize) -> Option<(usize, usize)> {
+        self.chunk_at(region, at).map(|c| (c.count, c.len))
+    }
+
+    /// `skip` with the whole header: the same checks as `header`, from the same window (the
+    /// chunk a walk stops at is parsed once; `header` then only names the fault of one that
+    /// fails here).
+    #[inline(always)]
+    fn chunk_at(&self, region: &[u8], at: usize) -> Option<Chunk> {
         let &[count, kind, b2, b3] = region.get(at..at + 4)? else {
             return None;
         };
         let (count, w, sum) = (count as usize, self.w(), (kind >> 4) as usize);
-        if count == 0 || (sum > 0 && !self.may_sum(kind & KIND, sum)) {
+        let kind = kind & KIND;
+        if count == 0 || (sum > 0 && !self.may_sum(kind, sum)) {
             return None;
         }
-        let len = sum
-            + match kind & KIND {
+        let (b2, b3) = (usize::from(b2), usize::from(b3));
+        let mut c = Chunk {
+            count,
+            kind,
+            len: 0,
+            bits: 0,
+            param: 0,
+            exc: 0,
+            sum,
+        };
+        c.len = sum
+            + match kind {
                 RAW => 2 + count * w,
-                FOR if b2 as usize <= 8 * w => 3 + w + packed_len(count, b2 as u32),
-                DICT if b2 <= 8 => 4 + (b3 as usize + 1) * w + packed_len(count, b2 as u32),
-                DEC if self.num == Num::Float && (b2 as usize) < POW10.len() && b3 <= 64 => {
-                    let exc = *region.get(at + 12)? as usize;
-                    if exc > count {
+                FOR if b2 <= 8 * w => {
+                    c.bits = b2 as u32;
+                    3 + w + packed_len(count, c.bits)
+                }
+                DICT if b2 <= 8 => {
+                    (c.bits, c.param) = (b2 as u32, b3 + 1);
+                    4 + c.param * w + packed_len(count, c.bits)
+                }
+                DEC if self.num == Num::Float && b2 < POW10.len() && b3 <= 64 => {
+                    c.exc = usize::from(*region.get(at + 12)?);
+                    if c.exc > count {
                         return None;
                     }
-                    13 + packed_len(count, b3 as u32) + 9 * exc
+                    (c.param, c.bits) = (b2, b3 as u32);
+                    13 + packed_len(count, c.bits) + 9 * c.exc
                 }
                 _ => return None,
             };
-        (at + len <= region.len()).then_some((count, len))
+        (at + c.len <= region.len()).then_some(c)
     }
 
     /// The bytes of the chunk `c` at `at` (`header` checked that they lie in the region).
@@ -1001,17 +1027,12 @@ impl NumRecs {
     ) -> SResult<(usize, Chunk, usize)> {
         let (mut at, mut seen) = start;
         while seen < n {
-            // Chunks before record `i` are only measured; the one holding it is parsed whole
-            // (`header` also reports the faults `skip` leaves to it).
-            if let Some((count, len)) = self.skip(region, at) {
-                let here = i < seen + count || (insert && i == seen + count && seen + count >= n);
-                if !here {
-                    seen += count;
-                    at += len;
-                    continue;
-                }
-            }
-            let c = self.header(region, at)?;
+            // Each chunk is parsed from one window (`chunk_at`); `header` names the fault of
+            // one that fails there.
+            let c = match self.chunk_at(region, at) {
+                Some(c) => c,
+                None => self.header(region, at)?,
+            };
             let last = seen + c.count >= n;
             if i < seen + c.count || (insert && i == seen + c.count && last) {
                 return Ok((at, c, i - seen));
