@@ -32,21 +32,14 @@
 
 pub(crate) mod config;
 pub(crate) mod cursor;
-// Not yet under the lints above: the compressed integer list (packed: it checks offsets and
-// lengths against the region before indexing, but still indexes) and the record lists
-// (numrecs, records).
 pub(crate) mod db2;
 pub mod fold;
 pub(crate) mod keys;
 pub(crate) mod node;
-#[allow(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic
-)]
 pub(crate) mod numrecs;
 pub(crate) mod overflow;
+// Not yet under the lints above: the compressed integer list (it checks offsets and lengths
+// against the region before indexing, but still indexes).
 #[allow(
     clippy::indexing_slicing,
     clippy::unwrap_used,
@@ -54,12 +47,6 @@ pub(crate) mod overflow;
     clippy::panic
 )]
 pub(crate) mod packed;
-#[allow(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic
-)]
 pub(crate) mod records;
 pub mod scan;
 pub(crate) mod slots;

@@ -631,9 +631,11 @@ impl Entries {
         // One pass: each key with its record, no intermediate copy of the keys.
         let (rregion, n) = (l.rregion(page), l.count);
         let mut i = 0;
+        // Records in order: a compressed list walks (and proves) its chunks once, not per record.
+        let hint = super::records::RecHint::default();
         l.keys
             .for_each_key(l.kregion(page), n, |k| {
-                let r = l.recs.get(rregion, n, i)?;
+                let r = l.recs.get_hinted(rregion, n, i, &hint)?;
                 self.push(k, &r);
                 i += 1;
                 Ok(())

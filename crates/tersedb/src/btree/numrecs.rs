@@ -23,6 +23,12 @@
 //! last bytes instead of its records (a chunk spans key blocks: the executor folds runs of
 //! whole key blocks at once). Edits in place keep it; `check` holds it against the records.
 //!
+//! The region is untrusted: every header is checked against the region before its chunk is
+//! read, and reads prove the counts they walk past (`NumRecs::prove`): from the chunk read to
+//! the next live directory entry, or the region's end, the headers must land exactly on its
+//! offset with its first record (on `used` with the node's count), so a forged count is a
+//! fault, never a record of another key.
+//!
 //! FOR is the frame of reference of the patched-FOR paper (Zukowski et al., "Super-Scalar
 //! RAM-CPU Cache Compression", section 3): every value is `base + offset`, offsets bit-packed
 //! least significant bit first. DICT is that paper's PDICT without exceptions: the chunk's
@@ -37,7 +43,7 @@
 //! [`NumRecs::chunk`] records (255, fewer on small pages); inserts that overflow a chunk split it
 //! in two, removes never make a chunk bigger, `vacuumize` repacks the chunks full.
 
-use super::slots::{le_word, le_words, Fault, SResult};
+use super::slots::{le_u16_at, le_u32_at, le_u64_at, le_word, le_words, put, Fault, SResult};
 use super::zone::{RecFold, RecNum, POW10};
 
 const RAW: u8 = 0;
@@ -52,6 +58,18 @@ const DIR: u8 = 0x0f;
 const DIR_EVERY: usize = 4;
 /// Bytes of a directory entry: the chunk's first record u32, its offset in the region u16.
 const DIR_ENTRY: usize = 6;
+
+/// The fault of a chunk part outside the region (`header` checks every chunk's length first).
+const CHUNK_OUT: &str = "compressed record chunk outside its region";
+
+/// `10^e` for a DEC chunk's exponent (`header` checked it).
+#[inline]
+fn pow10(e: usize) -> SResult<f64> {
+    POW10
+        .get(e)
+        .copied()
+        .ok_or(Fault("bad decimal record chunk"))
+}
 
 /// Integers up to this magnitude are exact in an f64.
 const DEC_LIMIT: f64 = 9_007_199_254_740_992.0;
@@ -158,7 +176,10 @@ fn unpack(data: &[u8], bits: u32, j0: usize, out: &mut [u64]) -> SResult<()> {
     }
     let done = widths!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27
         28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56);
-    unpack_each(data, bits, j + done, &mut rest[done..])
+    let tail = rest
+        .get_mut(done..)
+        .ok_or(Fault("record decode buffer too small"))?;
+    unpack_each(data, bits, j + done, tail)
 }
 
 /// Values `j..` of a run of `B`-bit values into a prefix of `out`, eight at a time (`j` a
@@ -183,22 +204,28 @@ fn unpack_groups<const B: usize>(data: &[u8], j: usize, out: &mut [u64]) -> usiz
         if let Some(win) = data.get(at..at + B + 8) {
             let mut g = [0u64; 8];
             unpack_group::<B>(win, &mut g);
-            rest.copy_from_slice(&g[..rest.len()]);
+            for (r, v) in rest.iter_mut().zip(g) {
+                *r = v;
+            }
             done += rest.len();
         }
     }
     done
 }
 
-/// Eight `B`-bit values from the `B` bytes at the start of `win` (which holds 8 more).
+/// Eight `B`-bit values from the `B` bytes at the start of `win` (which holds 8 more: every
+/// read below is inside it, and as `win`'s length and the offsets are constants once this is
+/// inlined, the checked reads compile to plain loads).
 #[inline(always)]
 fn unpack_group<const B: usize>(win: &[u8], o: &mut [u64]) {
     let m = mask(B as u32);
     for (i, v) in o.iter_mut().enumerate().take(8) {
         let bit = i * B;
-        let mut w = [0u8; 8];
-        w.copy_from_slice(&win[bit / 8..bit / 8 + 8]);
-        *v = (u64::from_le_bytes(w) >> (bit % 8)) & m;
+        let w = win
+            .get(bit / 8..)
+            .and_then(|s| s.first_chunk::<8>())
+            .map_or(0, |w| u64::from_le_bytes(*w));
+        *v = (w >> (bit % 8)) & m;
     }
 }
 
@@ -210,18 +237,16 @@ fn unpack_each(data: &[u8], bits: u32, j0: usize, out: &mut [u64]) -> SResult<()
     for (k, o) in out.iter_mut().enumerate() {
         let p = (j0 + k) * b;
         let byte = p / 8;
-        *o = match data.get(byte..byte + 8) {
-            Some(src) if bits <= 56 => {
-                let word = u64::from_le_bytes(src.try_into().expect("8 bytes"));
-                (word >> (p % 8)) & m
-            }
+        *o = match data.get(byte..).and_then(|s| s.first_chunk::<8>()) {
+            Some(src) if bits <= 56 => (u64::from_le_bytes(*src) >> (p % 8)) & m,
             _ => extract(data, j0 + k, bits)?,
         };
     }
     Ok(())
 }
 
-/// Value `j` of a bit-packed run.
+/// Value `j` of a bit-packed run: one unaligned 8-byte read while 8 bytes remain (bits past
+/// the value are masked off), else byte by byte.
 #[inline]
 fn extract(data: &[u8], j: usize, bits: u32) -> SResult<u64> {
     if bits == 0 {
@@ -229,30 +254,38 @@ fn extract(data: &[u8], j: usize, bits: u32) -> SResult<u64> {
     }
     let p = j * bits as usize;
     let (byte, shift) = (p / 8, p % 8);
+    if bits <= 56 {
+        if let Some(w) = data.get(byte..).and_then(|s| s.first_chunk::<8>()) {
+            return Ok((u64::from_le_bytes(*w) >> shift) & mask(bits));
+        }
+    }
+    extract_tail(data, byte, shift, bits)
+}
+
+/// `extract` near the end of `data`, or of more than 56 bits.
+#[cold]
+fn extract_tail(data: &[u8], byte: usize, shift: usize, bits: u32) -> SResult<u64> {
     let need = (shift + bits as usize).div_ceil(8);
     let src = data
         .get(byte..byte + need)
         .ok_or(Fault("packed record outside its chunk"))?;
     let mut b = [0u8; 16];
-    b[..need].copy_from_slice(src);
+    b.get_mut(..need)
+        .ok_or(Fault("record bit width above 64"))?
+        .copy_from_slice(src);
     Ok((u128::from_le_bytes(b) >> shift) as u64 & mask(bits))
 }
 
-/// A directory entry (`DIR_ENTRY` bytes): the chunk's first record and its offset.
+/// A directory entry (`DIR_ENTRY` bytes): the chunk's first record and its offset (a short
+/// slice reads as 0s: callers pass whole entries).
 fn read_entry(e: &[u8]) -> (usize, usize) {
-    let (mut first, mut off) = ([0u8; 4], [0u8; 2]);
-    first.copy_from_slice(&e[..4]);
-    off.copy_from_slice(&e[4..DIR_ENTRY]);
-    (
-        u32::from_le_bytes(first) as usize,
-        usize::from(u16::from_le_bytes(off)),
-    )
+    (le_u32_at(e, 0) as usize, usize::from(le_u16_at(e, 4)))
 }
 
-/// Writes a directory entry (`DIR_ENTRY` bytes).
+/// Writes a directory entry (`DIR_ENTRY` bytes; callers pass whole entries).
 fn write_entry(e: &mut [u8], first: usize, off: usize) {
-    e[..4].copy_from_slice(&(first as u32).to_le_bytes());
-    e[4..DIR_ENTRY].copy_from_slice(&(off as u16).to_le_bytes());
+    put(e, 0, &(first as u32).to_le_bytes());
+    put(e, 4, &(off as u16).to_le_bytes());
 }
 
 /// Bytes of a chunk's sum of offsets each below `2^bits`: 255 of them sum below `2^(bits + 8)`.
@@ -260,11 +293,18 @@ fn sum_len(bits: u32) -> usize {
     (bits as usize + 8).div_ceil(8)
 }
 
+/// Appends the low `k` bytes of `v` (at most 16), little-endian.
+#[inline]
+fn push_le(out: &mut Vec<u8>, v: u128, k: usize) {
+    out.extend_from_slice(v.to_le_bytes().get(..k).unwrap_or_default());
+}
+
 /// A chunk's stored sum: 1..=9 bytes, little-endian.
 fn read_sum(b: &[u8]) -> u128 {
     let mut a = [0u8; 16];
-    let k = b.len().min(16);
-    a[..k].copy_from_slice(&b[..k]);
+    for (d, s) in a.iter_mut().zip(b) {
+        *d = *s;
+    }
     u128::from_le_bytes(a)
 }
 
@@ -407,8 +447,10 @@ impl NumRecs {
 
     fn header(&self, region: &[u8], at: usize) -> SResult<Chunk> {
         let bad = Fault("compressed record chunk outside its region");
-        let h = region.get(at..at + 2).ok_or(bad.clone())?;
-        let (count, kind, sum) = (h[0] as usize, h[1] & KIND, (h[1] >> 4) as usize);
+        let Some(&[count, kind]) = region.get(at..).and_then(|h| h.first_chunk::<2>()) else {
+            return Err(bad);
+        };
+        let (count, kind, sum) = (usize::from(count), kind & KIND, usize::from(kind >> 4));
         if count == 0 {
             return Err(Fault("empty compressed record chunk"));
         }
@@ -467,58 +509,97 @@ impl NumRecs {
     /// then parses the chunk byte by byte and names the fault.
     #[inline(always)]
     fn skip(&self, region: &[u8], at: usize) -> Option<(usize, usize)> {
+        self.chunk_at(region, at).map(|c| (c.count, c.len))
+    }
+
+    /// `skip` with the whole header: the same checks as `header`, from the same window (the
+    /// chunk a walk stops at is parsed once; `header` then only names the fault of one that
+    /// fails here).
+    #[inline(always)]
+    fn chunk_at(&self, region: &[u8], at: usize) -> Option<Chunk> {
         let &[count, kind, b2, b3] = region.get(at..at + 4)? else {
             return None;
         };
         let (count, w, sum) = (count as usize, self.w(), (kind >> 4) as usize);
-        if count == 0 || (sum > 0 && !self.may_sum(kind & KIND, sum)) {
+        let kind = kind & KIND;
+        if count == 0 || (sum > 0 && !self.may_sum(kind, sum)) {
             return None;
         }
-        let len = sum
-            + match kind & KIND {
+        let (b2, b3) = (usize::from(b2), usize::from(b3));
+        let mut c = Chunk {
+            count,
+            kind,
+            len: 0,
+            bits: 0,
+            param: 0,
+            exc: 0,
+            sum,
+        };
+        c.len = sum
+            + match kind {
                 RAW => 2 + count * w,
-                FOR if b2 as usize <= 8 * w => 3 + w + packed_len(count, b2 as u32),
-                DICT if b2 <= 8 => 4 + (b3 as usize + 1) * w + packed_len(count, b2 as u32),
-                DEC if self.num == Num::Float && (b2 as usize) < POW10.len() && b3 <= 64 => {
-                    let exc = *region.get(at + 12)? as usize;
-                    if exc > count {
+                FOR if b2 <= 8 * w => {
+                    c.bits = b2 as u32;
+                    3 + w + packed_len(count, c.bits)
+                }
+                DICT if b2 <= 8 => {
+                    (c.bits, c.param) = (b2 as u32, b3 + 1);
+                    4 + c.param * w + packed_len(count, c.bits)
+                }
+                DEC if self.num == Num::Float && b2 < POW10.len() && b3 <= 64 => {
+                    c.exc = usize::from(*region.get(at + 12)?);
+                    if c.exc > count {
                         return None;
                     }
-                    13 + packed_len(count, b3 as u32) + 9 * exc
+                    (c.param, c.bits) = (b2, b3 as u32);
+                    13 + packed_len(count, c.bits) + 9 * c.exc
                 }
                 _ => return None,
             };
-        (at + len <= region.len()).then_some((count, len))
+        (at + c.len <= region.len()).then_some(c)
     }
 
-    /// Record `j` of the chunk at `at` as a word.
+    /// The bytes of the chunk `c` at `at` (`header` checked that they lie in the region).
+    #[inline]
+    fn body<'r>(region: &'r [u8], at: usize, c: &Chunk) -> SResult<&'r [u8]> {
+        region.get(at..at + c.len).ok_or(Fault(CHUNK_OUT))
+    }
+
+    /// Record `j` of the chunk at `at` as a word (a point read; `chunk_words` is the bulk
+    /// one). Packed values are read from a run that goes on to the region's end, so that the
+    /// 8-byte read of `extract` reaches a chunk's last values (bits past them are masked).
+    #[inline]
     fn chunk_get(&self, region: &[u8], at: usize, c: &Chunk, j: usize) -> SResult<u64> {
         let w = self.w();
-        let body = &region[at..at + c.len];
+        let bad = || Fault(CHUNK_OUT);
+        let body = Self::body(region, at, c)?;
+        let run = |a: usize| region.get(at + a..).ok_or_else(bad);
         match c.kind {
-            RAW => self.word(&body[2 + j * w..2 + j * w + w]),
+            RAW => Ok(le_word(body.get(2 + j * w..2 + j * w + w).ok_or_else(bad)?)),
             FOR => {
-                let base = self.ordered(self.word(&body[3..3 + w])?);
-                let off = extract(&body[3 + w..], j, c.bits)?;
+                let base = self.ordered(le_word(body.get(3..3 + w).ok_or_else(bad)?));
+                let off = extract(run(3 + w)?, j, c.bits)?;
                 Ok(self.unordered(base.wrapping_add(off)))
             }
             DICT => {
-                let code = extract(&body[4 + c.param * w..], j, c.bits)? as usize;
+                let code = extract(run(4 + c.param * w)?, j, c.bits)? as usize;
                 if code >= c.param {
                     return Err(Fault("record dictionary code out of range"));
                 }
-                self.word(&body[4 + code * w..4 + code * w + w])
+                Ok(le_word(
+                    body.get(4 + code * w..4 + code * w + w).ok_or_else(bad)?,
+                ))
             }
             _ => {
-                let packed = &body[13..13 + packed_len(c.count, c.bits)];
-                let tail = &body[13 + packed.len()..];
-                let (pos, vals) = tail.split_at(c.exc);
+                let plen = packed_len(c.count, c.bits);
+                let pos = body.get(13 + plen..13 + plen + c.exc).ok_or_else(bad)?;
                 if let Ok(k) = pos.binary_search(&(j as u8)) {
-                    return self.word(&vals[8 * k..8 * k + 8]);
+                    let v = 13 + plen + c.exc + 8 * k;
+                    return Ok(le_word(body.get(v..v + 8).ok_or_else(bad)?));
                 }
-                let base = self.word(&body[4..12])?;
-                let i = base.wrapping_add(extract(packed, j, c.bits)?) ^ (1 << 63);
-                Ok(((i as i64 as f64) / POW10[c.param]).to_bits())
+                let base = le_u64_at(body, 4);
+                let i = base.wrapping_add(extract(run(13)?, j, c.bits)?) ^ (1 << 63);
+                Ok(((i as i64 as f64) / pow10(c.param)?).to_bits())
             }
         }
     }
@@ -527,7 +608,7 @@ impl NumRecs {
     fn chunk_decode(&self, region: &[u8], at: usize, c: &Chunk, out: &mut Vec<u64>) -> SResult<()> {
         let mut words = [0u64; 255];
         self.chunk_words(region, at, c, 0, c.count, &mut words)?;
-        out.extend_from_slice(&words[..c.count]);
+        out.extend_from_slice(words.get(..c.count).ok_or(Fault(CHUNK_OUT))?);
         Ok(())
     }
 
@@ -543,17 +624,22 @@ impl NumRecs {
         out: &mut [u64],
     ) -> SResult<()> {
         let w = self.w();
-        let body = &region[at..at + c.len];
+        let body = Self::body(region, at, c)?;
+        let part = |a: usize, b: usize| body.get(a..b).ok_or(Fault(CHUNK_OUT));
+        // The packed run read on to the region's end: whole groups of eight then reach the
+        // chunk's last values (bytes past the chunk are masked off).
+        let run = |a: usize| region.get(at + a..).ok_or(Fault(CHUNK_OUT));
+        if j0 > j1 || j1 > c.count {
+            return Err(Fault("record index out of range"));
+        }
         let out = out
             .get_mut(..j1 - j0)
             .ok_or(Fault("record decode buffer too small"))?;
         match c.kind {
-            RAW => le_words(&body[2 + j0 * w..2 + j1 * w], w, out),
+            RAW => le_words(part(2 + j0 * w, 2 + j1 * w)?, w, out),
             FOR => {
-                let base = self.ordered(self.word(&body[3..3 + w])?);
-                // The run read on to the region's end: whole groups of eight then reach the
-                // chunk's last values (bytes past the chunk are masked off).
-                unpack(&region[at + 3 + w..], c.bits, j0, out)?;
+                let base = self.ordered(self.word(part(3, 3 + w)?)?);
+                unpack(run(3 + w)?, c.bits, j0, out)?;
                 for o in out.iter_mut() {
                     *o = self.unordered(base.wrapping_add(*o));
                 }
@@ -561,14 +647,12 @@ impl NumRecs {
             DICT => {
                 // The entries as words once, then one table read per record.
                 let mut entries = [0u64; 256];
-                for (e, src) in entries
-                    .iter_mut()
-                    .zip(body[4..4 + c.param * w].chunks_exact(w))
-                {
+                let dict = part(4, 4 + c.param * w)?;
+                for (e, src) in entries.iter_mut().zip(dict.chunks_exact(w)) {
                     *e = le_word(src);
                 }
-                unpack(&region[at + 4 + c.param * w..], c.bits, j0, out)?;
-                let entries = &entries[..c.param];
+                unpack(run(4 + c.param * w)?, c.bits, j0, out)?;
+                let entries = entries.get(..c.param).ok_or(Fault(CHUNK_OUT))?;
                 for o in out.iter_mut() {
                     *o = *entries
                         .get(*o as usize)
@@ -577,19 +661,18 @@ impl NumRecs {
             }
             _ => {
                 let plen = packed_len(c.count, c.bits);
-                let tail = &body[13 + plen..];
-                let (pos, vals) = tail.split_at(c.exc);
-                let base = self.word(&body[4..12])?;
-                let scale = POW10[c.param];
-                unpack(&region[at + 13..], c.bits, j0, out)?;
+                let pos = part(13 + plen, 13 + plen + c.exc)?;
+                let vals = part(13 + plen + c.exc, 13 + plen + 9 * c.exc)?;
+                let base = self.word(part(4, 12)?)?;
+                let scale = pow10(c.param)?;
+                unpack(run(13)?, c.bits, j0, out)?;
                 for o in out.iter_mut() {
                     let i = base.wrapping_add(*o) ^ (1 << 63);
                     *o = ((i as i64 as f64) / scale).to_bits();
                 }
-                for (k, &p) in pos.iter().enumerate() {
-                    let p = p as usize;
-                    if (j0..j1).contains(&p) {
-                        out[p - j0] = self.word(&vals[8 * k..8 * k + 8])?;
+                for (&p, v) in pos.iter().zip(vals.chunks_exact(8)) {
+                    if let Some(o) = usize::from(p).checked_sub(j0).and_then(|k| out.get_mut(k)) {
+                        *o = le_word(v);
                     }
                 }
             }
@@ -612,9 +695,10 @@ impl NumRecs {
         }
         let (mut sh, mut sl, mut any) = (0i64, 0u64, 0usize);
         for &k in codes {
+            // Masked to the arrays' length: the checked reads compile to plain loads.
             let k = k as usize & (N - 1);
-            sh = sh.wrapping_add(hi[k]);
-            sl += lo[k];
+            sh = sh.wrapping_add(hi.get(k).copied().unwrap_or(0));
+            sl += lo.get(k).copied().unwrap_or(0);
             any |= k;
         }
         // `any` bounds every code; only when it reaches past the entries is the largest code
@@ -662,7 +746,10 @@ impl NumRecs {
                 acc.add_floats(std::iter::once(f64::from_bits(le_word(v))));
             }
         }
-        let ints = js.len() as u64 - exc;
+        // Positions ascend, so at most one exception per record (repeated ones are damage).
+        let ints = (js.len() as u64)
+            .checked_sub(exc)
+            .ok_or(Fault("decimal record exceptions out of order"))?;
         // Decimal integer i is stored as the order-flipped word `base + offset`.
         let first = (base ^ (1 << 63)) as i64;
         let sum = i128::from(first) * i128::from(ints) + offs as i128;
@@ -713,7 +800,7 @@ impl NumRecs {
                 DICT => {
                     let entries = region.get(at + 4..at + 4 + c.param * w).ok_or_else(bad)?;
                     let data = region.get(at + 4 + c.param * w..).ok_or_else(bad)?;
-                    let codes = &mut words[..n];
+                    let codes = words.get_mut(..n).ok_or(Fault(CHUNK_OUT))?;
                     unpack(data, c.bits, js.start, codes)?;
                     let sum = if c.bits <= 4 {
                         self.dict_sum::<16>(entries, codes)
@@ -728,7 +815,7 @@ impl NumRecs {
             }
         }
         self.chunk_words(region, at, c, js.start, js.end, words)?;
-        acc.add_words(rn, &words[..n]);
+        acc.add_words(rn, words.get(..n).ok_or(Fault(CHUNK_OUT))?);
         Ok(())
     }
 
@@ -747,7 +834,8 @@ impl NumRecs {
             let words = &mut *w.borrow_mut();
             // Folds of consecutive ranges (GROUP BY buckets) start at the chunk the last one
             // ended in.
-            let (mut at, mut seen) = Self::walk_from(region, n, range.start, hint.0.get());
+            let (start, past) = Self::walk_from(region, n, range.start, hint.at.get());
+            let (mut at, mut seen) = start;
             while seen < range.end {
                 if seen >= n {
                     return Err(Fault("record index out of range"));
@@ -761,7 +849,7 @@ impl NumRecs {
                     self.fold_chunk(region, at, &c, j0..j1, rn, acc, words)?;
                 }
                 if range.end <= seen + c.count {
-                    hint.0.set((at, seen));
+                    self.prove_walk(region, n, (start, past), (at, seen), &c, hint)?;
                     break;
                 }
                 seen += c.count;
@@ -780,8 +868,8 @@ impl NumRecs {
         if n == 0 {
             return Ok(0);
         }
-        let u = match region.get(..2) {
-            Some(b) => usize::from(u16::from_le_bytes([b[0], b[1]])),
+        let u = match region.first_chunk::<2>() {
+            Some(b) => usize::from(u16::from_le_bytes(*b)),
             None => return Err(Fault("record region shorter than its header")),
         };
         // At least one chunk per 255 records, of at least 3 bytes (one raw byte).
@@ -800,32 +888,151 @@ impl NumRecs {
         i: usize,
         insert: bool,
     ) -> SResult<(usize, Chunk, usize)> {
-        self.locate_from(region, n, i, insert, (0, 0))
+        self.locate_from(region, n, i, insert, &RecHint::default())
     }
 
-    /// `locate`, walking from `from` = (offset, index of its first record) when that chunk is at
-    /// or before record `i` (a [`RecHint`] of the same region).
+    /// `locate` for a write: the chunks walked are not proven (`prove`). Writes trust the
+    /// counts as they trust decoded keys (they return nothing read); a chunk count forged
+    /// behind a valid checksum stays in the page, where reads and `check` find it.
+    fn locate_to_write(
+        &self,
+        region: &[u8],
+        n: usize,
+        i: usize,
+        insert: bool,
+    ) -> SResult<(usize, Chunk, usize)> {
+        let (start, _) = Self::walk_from(region, n, i, (0, 0));
+        self.find(region, n, i, insert, start)
+    }
+
+    /// `locate`, walking from the hint's chunk when that is at or before record `i`, and
+    /// proving the chunks from the one found on (`prove`) unless the hint has; the hint is
+    /// left at the chunk found.
     fn locate_from(
         &self,
         region: &[u8],
         n: usize,
         i: usize,
         insert: bool,
-        from: (usize, usize),
+        hint: &RecHint,
     ) -> SResult<(usize, Chunk, usize)> {
-        let (mut at, mut seen) = Self::walk_from(region, n, i, from);
-        while seen < n {
-            // Chunks before record `i` are only measured; the one holding it is parsed whole
-            // (`header` also reports the faults `skip` leaves to it).
-            if let Some((count, len)) = self.skip(region, at) {
-                let here = i < seen + count || (insert && i == seen + count && seen + count >= n);
-                if !here {
-                    seen += count;
-                    at += len;
-                    continue;
-                }
+        let (start, past) = Self::walk_from(region, n, i, hint.at.get());
+        let (at, c, j) = self.find(region, n, i, insert, start)?;
+        self.prove_walk(region, n, (start, past), (at, i - j), &c, hint)?;
+        Ok((at, c, j))
+    }
+
+    /// After a walk from `start` (and `past`, its first directory entry beyond the record
+    /// walked to: `walk_from`) reached the chunk `(at, first record)` of `count` records:
+    /// proves the chunks from there on (`prove`) unless the hint's proven stretch holds both
+    /// the start and that chunk, and leaves the hint at the chunk. The stretch proven is then
+    /// the walk's: from its start to where the proof stopped.
+    #[inline(always)]
+    fn prove_walk(
+        &self,
+        region: &[u8],
+        n: usize,
+        (start, past): ((usize, usize), usize),
+        (at, seen): (usize, usize),
+        c: &Chunk,
+        hint: &RecHint,
+    ) -> SResult<()> {
+        let (lo, hi) = hint.proven.get();
+        if !(lo <= start.0 && at < hi) {
+            // The chunk itself was parsed by the walk: the proof starts after it.
+            let to = self.prove_after(region, n, past, (at + c.len, seen + c.count))?;
+            hint.proven.set((start.0, to));
+        }
+        hint.at.set((at, seen));
+        Ok(())
+    }
+
+    /// `prove` from the chunk at `end`, whose first record is `next`, to the stop after it (a
+    /// call of its own: the check of `prove_walk` that skips it stays small where inlined).
+    #[inline(never)]
+    fn prove_after(
+        &self,
+        region: &[u8],
+        n: usize,
+        past: usize,
+        (end, next): (usize, usize),
+    ) -> SResult<usize> {
+        let stop = Self::stop_after(region, n, next, past);
+        self.prove(region, end, next, stop)
+    }
+
+    /// Where the chunks from record `next` on are known to start: the first live directory
+    /// entry at or after `next`, `(offset, first record)`, else the end of the region,
+    /// `(used, n)` (`used` as stored: a proof that reaches it has checked it). The entries
+    /// ascend in record order; the search starts at entry `from`, none before which names a
+    /// record at or after `next` (a read's walk found the first past where it started).
+    #[inline]
+    fn stop_after(region: &[u8], n: usize, next: usize, from: usize) -> (usize, usize) {
+        let end = (usize::from(le_u16_at(region, 0)), n);
+        let Some(k) = Self::dir_size(region).filter(|_| next < n) else {
+            return end;
+        };
+        let entries = region.get(5..5 + DIR_ENTRY * k).unwrap_or_default();
+        for e in entries.chunks_exact(DIR_ENTRY).skip(from) {
+            let (r, off) = read_entry(e);
+            if r >= next && off != 0 {
+                return (off, r);
             }
-            let c = self.header(region, at)?;
+        }
+        end
+    }
+
+    /// Walks the chunk headers from the chunk at `at`, whose first record is `seen`, to `stop`
+    /// (`stop_after`): they must reach its offset exactly, with its first record (at the
+    /// region's end: `used` and the node's count). A read trusts where it starts (the first
+    /// chunk, a directory entry or a hint) and the counts of the chunks it walks: a forged
+    /// count, length or entry shows here as a fault. Returns the offset proven up to.
+    #[inline]
+    fn prove(
+        &self,
+        region: &[u8],
+        mut at: usize,
+        mut seen: usize,
+        stop: (usize, usize),
+    ) -> SResult<usize> {
+        while at < stop.0 {
+            let (count, len) = match self.skip(region, at) {
+                Some(s) => s,
+                None => {
+                    let c = self.header(region, at)?;
+                    (c.count, c.len)
+                }
+            };
+            seen += count;
+            at += len;
+        }
+        if (at, seen) != stop {
+            return Err(Fault(
+                "record chunks disagree with their directory or the node's count",
+            ));
+        }
+        Ok(at)
+    }
+
+    /// The chunk holding record `i` (see `locate`), walking from `start` = (offset, index of
+    /// its first record), a chunk at or before record `i` (`walk_from`).
+    #[inline(always)]
+    fn find(
+        &self,
+        region: &[u8],
+        n: usize,
+        i: usize,
+        insert: bool,
+        start: (usize, usize),
+    ) -> SResult<(usize, Chunk, usize)> {
+        let (mut at, mut seen) = start;
+        while seen < n {
+            // Each chunk is parsed from one window (`chunk_at`); `header` names the fault of
+            // one that fails there.
+            let c = match self.chunk_at(region, at) {
+                Some(c) => c,
+                None => self.header(region, at)?,
+            };
             let last = seen + c.count >= n;
             if i < seen + c.count || (insert && i == seen + c.count && last) {
                 return Ok((at, c, i - seen));
@@ -851,8 +1058,7 @@ impl NumRecs {
         i: usize,
         hint: &RecHint,
     ) -> SResult<[u8; 8]> {
-        let (at, c, j) = self.locate_from(region, n, i, false, hint.0.get())?;
-        hint.0.set((at, i - j));
+        let (at, c, j) = self.locate_from(region, n, i, false, hint)?;
         Ok(self.chunk_get(region, at, &c, j)?.to_le_bytes())
     }
 
@@ -882,7 +1088,7 @@ impl NumRecs {
         out.extend_from_slice(&[0, 0]);
         if entries > 0 {
             out.extend_from_slice(&[0, DIR, entries as u8]);
-            for &(first, off) in &marks[..entries] {
+            for &(first, off) in marks.iter().take(entries) {
                 let mut e = [0u8; DIR_ENTRY];
                 write_entry(&mut e, first, 2 + dir + off);
                 out.extend_from_slice(&e);
@@ -890,7 +1096,7 @@ impl NumRecs {
         }
         out.extend_from_slice(&chunks);
         let used = (out.len() - start) as u16;
-        out[start..start + 2].copy_from_slice(&used.to_le_bytes());
+        put(out, start, &used.to_le_bytes());
     }
 
     /// Where the region's chunks start: after its `used` and, when it has one, its directory.
@@ -931,8 +1137,15 @@ impl NumRecs {
     /// `(offset, first record)`) or of the last directory entry at or before `i`, whichever is
     /// later, else the first chunk. Entries that no longer point into the chunks (offset 0,
     /// or past the region's end) are passed over.
+    /// Also returns the index of the first directory entry past record `i` (where `stop_after`
+    /// looks for the end of the stretch a read proves).
     #[inline]
-    fn walk_from(region: &[u8], n: usize, i: usize, from: (usize, usize)) -> (usize, usize) {
+    fn walk_from(
+        region: &[u8],
+        n: usize,
+        i: usize,
+        from: (usize, usize),
+    ) -> ((usize, usize), usize) {
         let first = Self::chunks_at(region);
         let mut best = (first, 0);
         let k = Self::dir_size(region).unwrap_or(0);
@@ -962,7 +1175,7 @@ impl NumRecs {
         if from.0 >= first && from.1 <= i && from.1 >= best.1 {
             best = from;
         }
-        best
+        (best, lo)
     }
 
     /// Adds a directory entry for the chunk at `chunk_at` whose first record is `first` (the
@@ -975,24 +1188,23 @@ impl NumRecs {
         if end > region.len() || end > usize::from(u16::MAX) || chunk_at < had || chunk_at >= used {
             return Err(Fault("record region too small for a directory entry"));
         }
-        region.copy_within(had..used, had + add);
-        if had == 2 {
-            region[2..5].copy_from_slice(&[0, DIR, 0]);
+        let full = Fault("record directory full");
+        let k = Self::dir_size(region).unwrap_or(0);
+        if k >= 255 {
+            return Err(full);
         }
-        let k = region[4] as usize;
-        for e in region[5..5 + DIR_ENTRY * k].chunks_exact_mut(DIR_ENTRY) {
+        region.copy_within(had..used, had + add);
+        put(region, 2, &[0, DIR, (k + 1) as u8]);
+        let dir = region.get_mut(5..5 + DIR_ENTRY * (k + 1)).ok_or(full)?;
+        let (old, new) = dir.split_at_mut(DIR_ENTRY * k);
+        for e in old.chunks_exact_mut(DIR_ENTRY) {
             let (r, off) = read_entry(e);
             if off != 0 {
                 write_entry(e, r, off + add);
             }
         }
-        write_entry(
-            &mut region[5 + DIR_ENTRY * k..5 + DIR_ENTRY * (k + 1)],
-            first,
-            chunk_at + add,
-        );
-        region[4] = (k + 1) as u8;
-        region[..2].copy_from_slice(&(end as u16).to_le_bytes());
+        write_entry(new, first, chunk_at + add);
+        put(region, 0, &(end as u16).to_le_bytes());
         Ok(())
     }
 
@@ -1074,8 +1286,9 @@ impl NumRecs {
         for (s, &v) in sample.iter_mut().zip(vals) {
             *s = v;
         }
-        sample[..k].sort_unstable();
-        let seen = 1 + sample[..k].windows(2).filter(|p| p[0] != p[1]).count();
+        let sample = sample.get_mut(..k).unwrap_or_default();
+        sample.sort_unstable();
+        let seen = 1 + sample.windows(2).filter(|p| p.first() != p.last()).count();
         let mut sorted: Vec<u64> = Vec::new();
         if allow(DICT) && dict_len_at(seen) < others {
             sorted.extend(vals.iter().map(|&v| self.ordered(v)));
@@ -1097,14 +1310,13 @@ impl NumRecs {
         if best == for_len {
             out.push(FOR | (for_sum as u8) << 4);
             out.push(for_bits as u8);
-            out.extend_from_slice(&self.unordered(lo).to_le_bytes()[..w]);
+            push_le(out, self.unordered(lo).into(), w);
             pack(vals.iter().map(|&v| self.ordered(v) - lo), for_bits, out);
             if for_sum > 0 {
                 let sum: u128 = vals.iter().map(|&v| u128::from(self.ordered(v) - lo)).sum();
-                out.extend_from_slice(&sum.to_le_bytes()[..for_sum]);
+                push_le(out, sum, for_sum);
             }
-        } else if best == dec_len {
-            let d = dec.expect("dec_len is finite only with a plan");
+        } else if let Some(d) = dec.as_ref().filter(|_| best == dec_len) {
             out.push(DEC | (dec_sum as u8) << 4);
             out.push(d.e as u8);
             out.push(d.bits as u8);
@@ -1112,32 +1324,32 @@ impl NumRecs {
             out.push(d.exc.len() as u8);
             pack(d.offsets.iter().copied(), d.bits, out);
             out.extend(d.exc.iter().map(|&j| j as u8));
-            for &j in &d.exc {
-                out.extend_from_slice(&vals[j].to_le_bytes());
+            for v in d.exc.iter().filter_map(|&j| vals.get(j)) {
+                out.extend_from_slice(&v.to_le_bytes());
             }
             if dec_sum > 0 {
                 // Exceptions have offset 0: the sum is that of the decimals' offsets.
                 let sum: u128 = d.offsets.iter().map(|&o| u128::from(o)).sum();
-                out.extend_from_slice(&sum.to_le_bytes()[..dec_sum]);
+                push_le(out, sum, dec_sum);
             }
         } else if best == dict_len {
             out.push(DICT | (dict_sum as u8) << 4);
             out.push(dict_bits as u8);
             out.push((sorted.len() - 1) as u8);
             for &o in &sorted {
-                out.extend_from_slice(&self.unordered(o).to_le_bytes()[..w]);
+                push_le(out, self.unordered(o).into(), w);
             }
             let code = |v: u64| sorted.binary_search(&self.ordered(v)).unwrap_or(0) as u64;
             pack(vals.iter().map(|&v| code(v)), dict_bits, out);
             if dict_sum > 0 {
-                let lo = sorted[0];
+                let lo = sorted.first().copied().unwrap_or(0);
                 let sum: u128 = vals.iter().map(|&v| u128::from(self.ordered(v) - lo)).sum();
-                out.extend_from_slice(&sum.to_le_bytes()[..dict_sum]);
+                push_le(out, sum, dict_sum);
             }
         } else {
             out.push(RAW);
             for &v in vals {
-                out.extend_from_slice(&v.to_le_bytes()[..w]);
+                push_le(out, v.into(), w);
             }
         }
     }
@@ -1156,9 +1368,9 @@ impl NumRecs {
         self.chunk_decode(region, at, c, &mut vals)?;
         edit(&mut vals);
         if vals.len() > self.chunk as usize {
-            let h = vals.len() / 2;
-            self.encode_chunk(&vals[..h], out);
-            self.encode_chunk(&vals[h..], out);
+            let (a, b) = vals.split_at(vals.len() / 2);
+            self.encode_chunk(a, out);
+            self.encode_chunk(b, out);
         } else if !vals.is_empty() {
             // A chunk growing between a quarter and one short of full keeps its layout (as
             // `extend` does; its frame, dictionary or exponent re-fitted): choosing among every
@@ -1184,7 +1396,7 @@ impl NumRecs {
             self.encode_chunk(&[v], &mut out);
             return Ok(Edit::new(2, 0, out, set));
         }
-        let (at, c, j) = self.locate(region, n, i, !set)?;
+        let (at, c, j) = self.locate_to_write(region, n, i, !set)?;
         if !set && j == c.count && c.count >= self.chunk as usize {
             // Past the end of a full chunk (ascending loads): a new chunk after it, so the full
             // one stays full instead of splitting in halves.
@@ -1198,7 +1410,7 @@ impl NumRecs {
             }
             return Ok(e);
         }
-        let old = &region[at..at + c.len];
+        let old = Self::body(region, at, &c)?;
         if !set && j == c.count {
             if let Some(ext) = self.extend(old, &c, v) {
                 return Ok(Edit::new(at, c.len, ext, set));
@@ -1214,10 +1426,13 @@ impl NumRecs {
             at,
             &c,
             |vals| {
+                // `locate` put `j` inside the chunk (one past its end for an insert).
                 if set {
-                    vals[j] = v;
+                    if let Some(x) = vals.get_mut(j) {
+                        *x = v;
+                    }
                 } else {
-                    vals.insert(j, v);
+                    vals.insert(j.min(vals.len()), v);
                 }
             },
             &mut out,
@@ -1236,8 +1451,8 @@ impl NumRecs {
         }
         if c.kind == RAW {
             let mut out = old.to_vec();
-            out[0] += 1;
-            out.extend_from_slice(&v.to_le_bytes()[..self.w()]);
+            *out.first_mut()? += 1;
+            push_le(&mut out, v.into(), self.w());
             return Some(out);
         }
         let (body, x) = self.code_in_layout(old, c, v)?;
@@ -1246,21 +1461,22 @@ impl NumRecs {
         let tail_at = if c.kind == DEC {
             13 + packed_len(c.count, c.bits)
         } else {
-            old.len() - c.sum
+            old.len().checked_sub(c.sum)?
         };
+        let (head, tail) = (old.get(..tail_at)?, old.get(tail_at..)?);
         let mut out = Vec::with_capacity(old.len() + 9);
-        out.extend_from_slice(&old[..tail_at]);
-        out[0] += 1;
+        out.extend_from_slice(head);
+        *out.first_mut()? += 1;
         out.resize(body + packed_len(c.count + 1, c.bits), 0);
         if c.bits > 0 {
             let p = c.count * c.bits as usize;
             let mut acc = u128::from(x) << (p % 8);
-            for b in &mut out[body + p / 8..] {
+            for b in out.get_mut(body + p / 8..)? {
                 *b |= acc as u8;
                 acc >>= 8;
             }
         }
-        out.extend_from_slice(&old[tail_at..]);
+        out.extend_from_slice(tail);
         if let Some(sum) = self.stored_sum(old, c) {
             let sum = sum + u128::from(self.code_offset(old, c, x)?);
             let end = out.len();
@@ -1291,7 +1507,7 @@ impl NumRecs {
                 let dict = old.get(4..4 + c.param * w)?;
                 let code = dict
                     .chunks_exact(w)
-                    .position(|d| d == &v.to_le_bytes()[..w])?;
+                    .position(|d| Some(d) == v.to_le_bytes().get(..w))?;
                 (4 + c.param * w, code as u64)
             }
             DEC if c.exc == 0 => {
@@ -1313,7 +1529,7 @@ impl NumRecs {
             let w = self.w();
             let mut out = old.to_vec();
             out.get_mut(2 + j * w..2 + j * w + w)?
-                .copy_from_slice(&v.to_le_bytes()[..w]);
+                .copy_from_slice(v.to_le_bytes().get(..w)?);
             return Some(out);
         }
         let (body, x) = self.code_in_layout(old, c, v)?;
@@ -1342,13 +1558,20 @@ impl NumRecs {
         new: &[u8],
         moved: isize,
     ) -> SResult<()> {
+        let bad = Fault("record region too small for a chunk");
+        if at + old > used {
+            return Err(bad);
+        }
         let end = used - old + new.len();
-        if end > region.len() || end > usize::from(u16::MAX) || at + old > used {
-            return Err(Fault("record region too small for a chunk"));
+        if end > region.len() || end > usize::from(u16::MAX) {
+            return Err(bad);
         }
         region.copy_within(at + old..used, at + new.len());
-        region[at..at + new.len()].copy_from_slice(new);
-        region[..2].copy_from_slice(&(end as u16).to_le_bytes());
+        region
+            .get_mut(at..at + new.len())
+            .ok_or(bad)?
+            .copy_from_slice(new);
+        put(region, 0, &(end as u16).to_le_bytes());
         Self::shift_dir(region, at, old, new.len(), moved, end);
         Ok(())
     }
@@ -1372,7 +1595,7 @@ impl NumRecs {
     ) -> SResult<usize> {
         let used = self.used_for_write(region, n)?;
         let e = self.plan(region, n, i, raw, set)?;
-        Ok(e.used_after(region, used))
+        e.used_after(region, used)
     }
 
     /// Plans inserting (or with `set`, replacing) record `i`: the bytes the list uses after
@@ -1389,7 +1612,7 @@ impl NumRecs {
     ) -> SResult<(usize, Edit)> {
         let used = self.used_for_write(region, n)?;
         let e = self.plan(region, n, i, raw, set)?;
-        Ok((e.used_after(region, used), e))
+        Ok((e.used_after(region, used)?, e))
     }
 
     /// Makes a change planned by [`NumRecs::plan_edit`] on the same records (the region may
@@ -1419,7 +1642,7 @@ impl NumRecs {
     /// Removes record `i` (never needs more bytes).
     pub fn remove(&self, region: &mut [u8], n: usize, i: usize) -> SResult<()> {
         let used = self.used(region, n)?;
-        let (at, c, j) = self.locate(region, n, i, false)?;
+        let (at, c, j) = self.locate_to_write(region, n, i, false)?;
         let mut vals = Vec::with_capacity(c.count);
         self.chunk_decode(region, at, &c, &mut vals)?;
         vals.remove(j);
@@ -1462,7 +1685,8 @@ impl NumRecs {
             }
             let c = self.header(region, at)?;
             self.chunk_decode(region, at, &c, out)?;
-            self.check_sum(&region[at..at + c.len], &c, &out[out.len() - c.count..])?;
+            let vals = out.get(out.len() - c.count..).unwrap_or_default();
+            self.check_sum(Self::body(region, at, &c)?, &c, vals)?;
             seen += c.count;
             at += c.len;
         }
@@ -1517,7 +1741,10 @@ impl NumRecs {
         if out.len() >= used {
             return Ok(0);
         }
-        region[..out.len()].copy_from_slice(&out);
+        region
+            .get_mut(..out.len())
+            .ok_or(Fault("record region too small for its records"))?
+            .copy_from_slice(&out);
         Ok(used - out.len())
     }
 
@@ -1550,17 +1777,26 @@ impl Edit {
         }
     }
 
-    /// The bytes a region of `used` bytes uses after the edit (a directory entry included).
-    fn used_after(&self, region: &[u8], used: usize) -> usize {
+    /// The bytes a region of `used` bytes uses after the edit (a directory entry included); a
+    /// fault when the chunk replaced runs past them (writes walk without proving the chunks).
+    fn used_after(&self, region: &[u8], used: usize) -> SResult<usize> {
         let entry = self.entry.map_or(0, |_| NumRecs::dir_growth(region));
-        used - self.old + self.new.len() + entry
+        let rest = used
+            .checked_sub(self.at + self.old)
+            .ok_or(Fault("record chunk past the region's used bytes"))?;
+        Ok(self.at + rest + self.new.len() + entry)
     }
 }
 
-/// Where the last record read from a region was: (chunk offset, index of its first record).
-/// Belongs to one region (one leaf page); scans and cursors keep one per leaf.
+/// Where the last record read from a region was: (chunk offset, index of its first record),
+/// and the stretch of chunks `[from, to)` last proven to agree with the directory and the
+/// node's count (`NumRecs::prove`: once per stretch between directory entries, not per
+/// read). Belongs to one region (one leaf page); scans and cursors keep one per leaf.
 #[derive(Clone, Debug, Default)]
-pub struct RecHint(std::cell::Cell<(usize, usize)>);
+pub struct RecHint {
+    at: std::cell::Cell<(usize, usize)>,
+    proven: std::cell::Cell<(usize, usize)>,
+}
 
 /// A DEC layout for a chunk of f64 words.
 struct DecPlan {
@@ -1583,7 +1819,8 @@ impl DecPlan {
 #[inline]
 fn dec_int(word: u64, e: usize) -> Option<i64> {
     let f = f64::from_bits(word);
-    let x = f * POW10[e];
+    let p = *POW10.get(e)?;
+    let x = f * p;
     if x.is_nan() || x.abs() >= DEC_LIMIT {
         return None;
     }
@@ -1598,7 +1835,7 @@ fn dec_int(word: u64, e: usize) -> Option<i64> {
     } else {
         t
     };
-    ((i as f64 / POW10[e]).to_bits() == word).then_some(i)
+    ((i as f64 / p).to_bits() == word).then_some(i)
 }
 
 /// The DEC layout at exponent `e`.
@@ -1664,6 +1901,12 @@ fn dec_plan(vals: &[u64]) -> Option<DecPlan> {
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 mod tests {
     use super::*;
 
@@ -2064,6 +2307,79 @@ mod tests {
         all.clear();
         let err = nr.decode_all(&region, vals.len(), &mut all).unwrap_err();
         assert_eq!(err, Fault("record chunk sum disagrees with its records"));
+    }
+
+    /// Every byte of small regions of every layout (a directory, DEC with exceptions, DICT,
+    /// FOR, RAW) set to a few values: reads, folds (sums and full folds), `decode_all` and the
+    /// write plans give a value or a fault, never a panic (overflow checks are on in tests).
+    #[test]
+    fn damaged_regions_never_panic() {
+        let f = |x: f64| x.to_bits();
+        let cases: Vec<(NumRecs, Vec<u64>)> = vec![
+            (
+                list(8, Num::Float),
+                (0..90)
+                    .map(|k| match k % 9 {
+                        0 => f(f64::NAN),
+                        1 => f(1e300 / (k as f64 + 1.0)),
+                        _ => f((2000 + k) as f64 / 100.0),
+                    })
+                    .collect(),
+            ),
+            (
+                NumRecs {
+                    width: 4,
+                    num: Num::Unsigned,
+                    chunk: 8,
+                },
+                (0..120u64).map(|k| [5, 900, 17][k as usize % 3]).collect(),
+            ),
+            (
+                list(2, Num::Signed),
+                (0..70u64).map(|k| (k * 37) as u16 as u64).collect(),
+            ),
+            (
+                list(8, Num::Unsigned),
+                (0..40u64).map(|k| k * k * k).collect(),
+            ),
+        ];
+        for (nr, vals) in cases {
+            let mut region = Vec::new();
+            nr.encode_all(&vals, &mut region);
+            region.resize(region.len() + 16, 0);
+            let n = vals.len();
+            for at in 0..region.len() - 16 {
+                for x in [0u8, 1, 0x80, 0xff, region[at] ^ 0x10] {
+                    let mut bad = region.clone();
+                    bad[at] = x;
+                    for i in [0, n / 3, n / 2, n - 1] {
+                        let _ = nr.get(&bad, n, i);
+                        let _ = nr.get_hinted(&bad, n, i, &RecHint::default());
+                    }
+                    for (a, z) in [(0, n), (1, n - 1), (n / 3, n / 2)] {
+                        for skip in [false, true] {
+                            let mut acc = RecFold {
+                                skip_extremes: skip,
+                                ..RecFold::default()
+                            };
+                            let h = RecHint::default();
+                            let _ = nr.fold(&bad, n, a..z, nr.rec_num(), &mut acc, &h);
+                        }
+                    }
+                    let _ = nr.decode_all(&bad, n, &mut Vec::new());
+                    let raw = vals[1].to_le_bytes();
+                    let raw = &raw[..nr.width as usize];
+                    let _ = nr.used_after(&bad, n, n / 2, raw, false);
+                    let _ = nr.used_after(&bad, n, n / 2, raw, true);
+                    let _ = nr.used_after(&bad, n, n, raw, false);
+                    let _ = nr.remove(&mut bad.clone(), n, n / 2);
+                    let _ = nr.vacuumize(&mut bad.clone(), n);
+                    bad.resize(bad.len() + 64, 0);
+                    let _ = nr.write(&mut bad.clone(), n, n / 2, raw, false);
+                    let _ = nr.write(&mut bad, n, n - 1, raw, true);
+                }
+            }
+        }
     }
 
     #[test]

@@ -84,7 +84,8 @@ impl std::ops::Deref for Rec<'_> {
     fn deref(&self) -> &[u8] {
         match self {
             Rec::Page(b) => b,
-            Rec::Word(w, n) => &w[..*n as usize],
+            // A decoded word holds at most its 8 bytes.
+            Rec::Word(w, n) => w.get(..usize::from(*n)).unwrap_or(w),
         }
     }
 }
@@ -342,7 +343,7 @@ impl RecordList {
                 for run in bytes.chunks(FOLD_RUN * w) {
                     let k = run.len() / w;
                     le_words(run, w, &mut words);
-                    acc.add_words(rn, &words[..k]);
+                    acc.add_words(rn, words.get(..k).unwrap_or_default());
                 }
                 Ok(())
             }
@@ -357,7 +358,7 @@ impl RecordList {
                         }
                         *dst = le_word(&r);
                     }
-                    acc.add_words(rn, &words[..end - start]);
+                    acc.add_words(rn, words.get(..end - start).unwrap_or_default());
                 }
                 Ok(())
             }
