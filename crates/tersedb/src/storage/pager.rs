@@ -1213,9 +1213,14 @@ impl PageSink for WritePages {
         match self.dirty.get_mut(&id) {
             // Copies only if a caller still holds a clone of the page.
             Some(p) => Ok(Arc::make_mut(p)),
-            None => Err(Error::InvalidArgument(format!(
-                "page {id} is not writable in this transaction"
-            ))),
+            // The layer above writes only pages it allocated or copied in this transaction:
+            // anything else means a damaged tree or free list (e.g. a free-list entry naming a
+            // page the tree still uses, which was allocated and then freed again).
+            None => Err(Error::Corrupted {
+                page: id,
+                what: "page written without being copied first (a free page still in use?)"
+                    .into(),
+            }),
         }
     }
     fn is_dirty(&self, id: PageId) -> bool {
