@@ -1,34 +1,41 @@
 //! The compressed KeyList of integer leaves (Upscaledb paper, section 3): a block index followed
 //! by codec blocks, all inside the node's KeyList region. u32 keys are coded as they are; u64
-//! keys (a *wide* list) as 32-bit offsets from a 64-bit base per block, so every u32 codec serves
-//! both and a u64 key set costs what the same deltas cost as u32 keys plus 8 bytes per block.
+//! keys as 32-bit offsets, so every u32 codec serves both: from one base per leaf (the *based*
+//! form, while the leaf's keys span at most 2^32 - 1) or from a base per block (the *wide*
+//! form), told apart by [`BASED_FLAG`] in the block count.
 //!
 //! ```text
 //! region: [0..2 nblocks u16][2..4 data_end u16][descriptor 0] .. [descriptor nb-1][payload ..]
-//! descriptor (12 bytes; 16 in a wide list):
+//! based:  [0..2 nblocks | BASED_FLAG][2..4 data_end][4..12 base u64][descriptors] [payload ..]
+//! descriptor (12 bytes; 16 in the wide form):
 //!   [0..2 offset u16]  payload offset of the block, relative to the payload area's start
 //!   [2..4 count:9 | bits:6 << 9]  keys in the block (start key included), codec bit width
-//!   [4..8 first u32]   the block's start key (the codec's start value, kept out of the payload)
-//!   [8..12 last u32]   the block's last key (the zone map's upper bound, the append fast path)
-//! wide descriptor (u64 keys):
+//!   [4..8 first u32]   the block's start key (the codec's start value, kept out of the payload);
+//!                      in a based list, first key - base
+//!   [8..12 last u32]   the block's last key (the zone map's upper bound, the append fast path);
+//!                      in a based list, last key - base
+//! wide descriptor (u64 keys spread wider than 2^32 - 1):
 //!   [0..4] as above
 //!   [4..12 first u64]  the block's first key, also its base: the codec codes key - first
 //!   [12..16 last u32]  the block's last key minus its first
-//! payload area: starts at 4 + DESC * nblocks; block b occupies [offset b, offset b+1) and the
-//!   last block [offset nb-1, data_end); blocks are tight and in key order
+//! payload area: starts at header + DESC * nblocks; block b occupies [offset b, offset b+1) and
+//!   the last block [offset nb-1, data_end); blocks are tight and in key order
 //! ```
 //!
-//! A block's size is implicit (the next block's offset), so a descriptor costs 12 (20) bytes and
+//! A block's size is implicit (the next block's offset), so a descriptor costs 12 (16) bytes and
 //! every byte after `data_end` is free space of the node. Blocks change by *splicing*: the new
 //! encoding of a block (or of several) is built in a buffer and the bytes after it move by the
 //! difference. Appending to the last block is done in place with the codec's O(1) append.
 //!
-//! A wide block's base is always its first key (the codec's start value is 0), so a wide
-//! descriptor costs 4 bytes more than a narrow one, not 8; every key of the block lies within
-//! 2^32 - 1 above it. An insert below the first key or too far above it, and a remove of the
-//! first key, re-encode the block (cut into several where the keys span more than 32 bits), so
-//! blocks of keys more than 2^32 apart hold fewer keys; millisecond or microsecond timestamps
-//! never come near that.
+//! A codec payload codes its values relative to the block's start value, so one payload serves
+//! any base and a u64 list changes form by rewriting descriptors. A list written whole (build,
+//! repack, extract) is based at its first key when its keys span at most 2^32 - 1, else wide.
+//! An insert outside a based list's frame re-bases it in place (new base: the smallest key)
+//! when the keys with the new one still fit 32 bits, and otherwise turns it wide (in a copy:
+//! on `NoRoom` nothing changed). A wide block's base is its first key (the codec's start value
+//! is 0), every key of it within 2^32 - 1 above; an insert below its first key or too far
+//! above it, and a remove of its first key, re-encode the block (cut into several where the
+//! keys span more than 32 bits).
 //!
 //! A block whose last key is removed stays in the index as an empty *gap* (count 0, first = last
 //! = the removed key, so the index stays ordered) until [`Packed::vacuumize`] repacks the list;
@@ -1269,7 +1276,9 @@ impl Packed {
     /// size. `None`, nothing changed, when the keys do not fit one frame.
     fn rebase(&self, region: &mut [u8], h: Hdr, key: u64) -> SResult<Option<Hdr>> {
         if h.nb == 0 {
-            return Ok(Some(Hdr { base: key, ..h }));
+            let hn = Hdr { base: key, ..h };
+            write_hdr(region, hn);
+            return Ok(Some(hn));
         }
         // Gaps keep their keys in order too: the first descriptor's first key is the list's
         // smallest, the last one's last the largest.
@@ -1280,8 +1289,9 @@ impl Packed {
         }
         let hn = Hdr { base: lo, ..h };
         let moved = |v: u32| {
-            (h.base + v as u64)
-                .checked_sub(lo)
+            h.base
+                .checked_add(v as u64)
+                .and_then(|k| k.checked_sub(lo))
                 .and_then(|x| u32::try_from(x).ok())
                 .ok_or(Fault("compressed block index out of key order"))
         };
