@@ -280,46 +280,51 @@ fn u64_leaves_across_32_bit_frames_match_a_model() {
         let count = |what: &str| dump.iter().filter(|d| d.contains(what)).count();
         assert!(count("(u64, based at") > 0, "{codec:?}: no based leaf");
         assert!(count("(u64, wide)") > 0, "{codec:?}: no wide leaf");
-        let check_reads = |env: &tersedb::Env, model: &BTreeMap<u64, Vec<u8>>, rng: &mut fastrand::Rng| {
-            let want: Vec<(u64, Vec<u8>)> = model.clone().into_iter().collect();
-            assert_eq!(contents(env, "t"), want, "{codec:?}");
-            let r = env.begin_read().unwrap();
-            let db = r.open_db("t").unwrap();
-            let all: Vec<u64> = model.keys().copied().collect();
-            for _ in 0..2000 {
-                let p = match rng.u8(0..3) {
-                    0 if !all.is_empty() => all[rng.usize(0..all.len())],
-                    1 if !all.is_empty() => all[rng.usize(0..all.len())].wrapping_add(1),
-                    _ => rng.u64(..),
-                };
-                assert_eq!(r.get(&db, p).unwrap(), model.get(&p).cloned(), "{codec:?} {p}");
-            }
-            let mut c = r.cursor(&db).unwrap();
-            let mut back = Vec::new();
-            if c.last().unwrap() {
-                back.push(c.key().unwrap().as_u64().unwrap());
-                while c.prev().unwrap() {
+        let check_reads =
+            |env: &tersedb::Env, model: &BTreeMap<u64, Vec<u8>>, rng: &mut fastrand::Rng| {
+                let want: Vec<(u64, Vec<u8>)> = model.clone().into_iter().collect();
+                assert_eq!(contents(env, "t"), want, "{codec:?}");
+                let r = env.begin_read().unwrap();
+                let db = r.open_db("t").unwrap();
+                let all: Vec<u64> = model.keys().copied().collect();
+                for _ in 0..2000 {
+                    let p = match rng.u8(0..3) {
+                        0 if !all.is_empty() => all[rng.usize(0..all.len())],
+                        1 if !all.is_empty() => all[rng.usize(0..all.len())].wrapping_add(1),
+                        _ => rng.u64(..),
+                    };
+                    assert_eq!(
+                        r.get(&db, p).unwrap(),
+                        model.get(&p).cloned(),
+                        "{codec:?} {p}"
+                    );
+                }
+                let mut c = r.cursor(&db).unwrap();
+                let mut back = Vec::new();
+                if c.last().unwrap() {
                     back.push(c.key().unwrap().as_u64().unwrap());
+                    while c.prev().unwrap() {
+                        back.push(c.key().unwrap().as_u64().unwrap());
+                    }
                 }
-            }
-            back.reverse();
-            assert_eq!(back, all, "{codec:?} backwards");
-            for i in 0..100 {
-                let (mut a, mut b) = (rng.u64(..), rng.u64(..));
-                if i == 0 {
-                    (a, b) = (0, u64::MAX);
+                back.reverse();
+                assert_eq!(back, all, "{codec:?} backwards");
+                for i in 0..100 {
+                    let (mut a, mut b) = (rng.u64(..), rng.u64(..));
+                    if i == 0 {
+                        (a, b) = (0, u64::MAX);
+                    }
+                    if a > b {
+                        std::mem::swap(&mut a, &mut b);
+                    }
+                    let sel: Vec<u64> = model.range(a..=b).map(|(&k, _)| k).collect();
+                    let f = r.fold_keys(&db, a, b, true).unwrap();
+                    assert_eq!(f.count, sel.len() as u64, "{codec:?} [{a}, {b}]");
+                    assert_eq!(f.min, sel.first().copied());
+                    assert_eq!(f.max, sel.last().copied());
+                    assert_eq!(f.sum, sel.iter().map(|&k| k as u128).sum::<u128>());
                 }
-                if a > b {
-                    std::mem::swap(&mut a, &mut b);
-                }
-                let sel: Vec<u64> = model.range(a..=b).map(|(&k, _)| k).collect();
-                let f = r.fold_keys(&db, a, b, true).unwrap();
-                assert_eq!(f.count, sel.len() as u64, "{codec:?} [{a}, {b}]");
-                assert_eq!(f.min, sel.first().copied());
-                assert_eq!(f.max, sel.last().copied());
-                assert_eq!(f.sum, sel.iter().map(|&k| k as u128).sum::<u128>());
-            }
-        };
+            };
         check_reads(&env, &model, &mut rng);
         // Erase most keys at random, then retention: the oldest first.
         let mut w = env.begin_write().unwrap();

@@ -184,8 +184,9 @@ impl KeyList {
         }
     }
 
-    /// Bytes used by `n` keys in `region`.
-    #[inline]
+    /// Bytes used by `n` keys in `region`. Always inlined: every node read asks it (measured
+    /// with callgrind, out of line it cost a u32 BP128 random load 1%).
+    #[inline(always)]
     pub fn used(&self, region: &[u8], n: usize) -> SResult<usize> {
         if let KeyList::Packed(p) = self {
             return p.used(region);

@@ -255,7 +255,10 @@ fn in_frame(h: Hdr, d: &Descriptor, base: u64) -> bool {
     if !h.based() {
         return true;
     }
-    let (first, last) = (base.wrapping_add(d.start as u64), base.wrapping_add(d.last as u64));
+    let (first, last) = (
+        base.wrapping_add(d.start as u64),
+        base.wrapping_add(d.last as u64),
+    );
     first >= h.base && last >= first && last - h.base <= u32::MAX as u64
 }
 
@@ -352,13 +355,46 @@ fn block_at(region: &[u8], h: Hdr, b: usize) -> SResult<Block> {
 /// binary search (dense or clustered keys touch one or two descriptors, not ~10).
 #[inline(always)]
 fn find_block(region: &[u8], h: Hdr, key: u64) -> usize {
-    let first = |i: usize| d_first(region, h, i);
-    let mut b = match super::slots::search_int(h.nb, first, key, None) {
+    let auto = h.codec.is_none();
+    match (h.wide, h.based(), auto) {
+        (false, false, false) => find_block_fixed::<false, false, false>(region, h.nb, 0, key),
+        (false, true, false) => find_block_fixed::<false, true, false>(region, h.nb, h.base, key),
+        (true, _, false) => find_block_fixed::<true, false, false>(region, h.nb, 0, key),
+        (false, false, true) => find_block_fixed::<false, false, true>(region, h.nb, 0, key),
+        (false, true, true) => find_block_fixed::<false, true, true>(region, h.nb, h.base, key),
+        (true, _, true) => find_block_fixed::<true, false, true>(region, h.nb, 0, key),
+    }
+}
+
+/// [`find_block`] for a list whose layout is known at compile time (`W` wide, `B` based, `A`
+/// auto): the search calls the probe out of line, so the probe computes the descriptor offsets
+/// from the constants itself rather than from a captured header (a u32 list's base is the
+/// constant 0). A lookup in a u32 list costs what it cost before the based form.
+#[inline(always)]
+fn find_block_fixed<const W: bool, const B: bool, const A: bool>(
+    region: &[u8],
+    nb: usize,
+    base: u64,
+    key: u64,
+) -> usize {
+    let first = move |i: usize| -> u64 {
+        let hs = if B { HEADER_BASED } else { HEADER };
+        let dl = if W { DESC_WIDE } else { DESC } + usize::from(A);
+        let at = hs + dl * i + 4;
+        if W {
+            le_u64(&region[at..])
+        } else if B {
+            base + le_u32(&region[at..]) as u64
+        } else {
+            le_u32(&region[at..]) as u64
+        }
+    };
+    let mut b = match super::slots::search_int(nb, first, key, None) {
         Ok(i) => i,
         Err(i) => i.saturating_sub(1),
     };
     // First keys only repeat in a damaged or gap-heavy index: keep "the last such block".
-    while b + 1 < h.nb && d_first(region, h, b + 1) <= key {
+    while b + 1 < nb && first(b + 1) <= key {
         b += 1;
     }
     b
@@ -609,7 +645,7 @@ impl Packed {
             return Err(Fault("key list region smaller than its header"));
         }
         let raw = le_u16(region);
-        let mut h = Hdr {
+        let h = Hdr {
             nb: raw as usize,
             data_end: le_u16(&region[2..]) as usize,
             dl: self.desc_len(),
@@ -619,18 +655,28 @@ impl Packed {
             codec: (!self.auto).then_some(self.codec),
         };
         if self.wide && raw & BASED_FLAG != 0 {
-            if region.len() < HEADER_BASED {
-                return Err(Fault("key list region smaller than its header"));
-            }
-            h = Hdr {
-                nb: (raw & !BASED_FLAG) as usize,
-                dl: DESC + usize::from(self.auto),
-                hs: HEADER_BASED,
-                wide: false,
-                base: le_u64(&region[HEADER..]),
-                ..h
-            };
+            return self.based_of(region, h);
         }
+        if h.used() > region.len() {
+            return Err(Fault("compressed key list longer than its region"));
+        }
+        Ok(h)
+    }
+
+    /// The header of a based list (`h` as parsed for the wide form). Out of line: a u32
+    /// list's header parse, inlined into every node read, stays as small as before.
+    #[inline(never)]
+    fn based_of(&self, region: &[u8], h: Hdr) -> SResult<Hdr> {
+        let Some(base) = region.get(HEADER..HEADER_BASED) else {
+            return Err(Fault("key list region smaller than its header"));
+        };
+        let h = self.based_hdr(
+            Hdr {
+                nb: h.nb & !(BASED_FLAG as usize),
+                ..h
+            },
+            le_u64(base),
+        );
         if h.used() > region.len() {
             return Err(Fault("compressed key list longer than its region"));
         }
@@ -875,9 +921,23 @@ impl Packed {
     }
 
     /// Bytes the list uses (header, index, payload).
-    #[inline]
+    ///
+    /// Every node read asks this: the header words are read directly, and a based list's
+    /// header is parsed out of line, so that a u32 list's check stays a few instructions.
+    #[inline(always)]
     pub fn used(&self, region: &[u8]) -> SResult<usize> {
-        Ok(self.hdr(region)?.used())
+        let Some(&[n0, n1, e0, e1]) = region.first_chunk::<HEADER>() else {
+            return Err(Fault("key list region smaller than its header"));
+        };
+        let raw = u16::from_le_bytes([n0, n1]);
+        if self.wide && raw & BASED_FLAG != 0 {
+            return self.used_based(region);
+        }
+        let used = HEADER + self.desc_len() * raw as usize + u16::from_le_bytes([e0, e1]) as usize;
+        if used > region.len() {
+            return Err(Fault("compressed key list longer than its region"));
+        }
+        Ok(used)
     }
 
     /// Bytes of one descriptor of this list (its form's).
@@ -889,6 +949,12 @@ impl Packed {
     pub fn frame_base(&self, region: &[u8]) -> SResult<Option<u64>> {
         let h = self.hdr(region)?;
         Ok(h.based().then_some(h.base))
+    }
+
+    /// [`Packed::used`] of a based list.
+    #[inline(never)]
+    fn used_based(&self, region: &[u8]) -> SResult<usize> {
+        Ok(self.hdr(region)?.used())
     }
 
     /// Number of blocks (gaps included).
@@ -1042,26 +1108,27 @@ impl Packed {
     #[inline]
     fn lower_bound(&self, region: &[u8], h: Hdr, p: u64) -> SResult<(usize, usize, Option<u64>)> {
         match (h.wide, h.based(), self.auto) {
-            (false, false, false) => self.lower_bound_in(region, h.fixed::<false, false, false>(), p),
-            (false, true, false) => self.lower_bound_in(region, h.fixed::<false, true, false>(), p),
-            (true, _, false) => self.lower_bound_in(region, h.fixed::<true, false, false>(), p),
-            (false, false, true) => self.lower_bound_in(region, h.fixed::<false, false, true>(), p),
-            (false, true, true) => self.lower_bound_in(region, h.fixed::<false, true, true>(), p),
-            (true, _, true) => self.lower_bound_in(region, h.fixed::<true, false, true>(), p),
+            (false, false, false) => self.lower_bound_in::<false, false, false>(region, h, p),
+            (false, true, false) => self.lower_bound_in::<false, true, false>(region, h, p),
+            (true, _, false) => self.lower_bound_in::<true, false, false>(region, h, p),
+            (false, false, true) => self.lower_bound_in::<false, false, true>(region, h, p),
+            (false, true, true) => self.lower_bound_in::<false, true, true>(region, h, p),
+            (true, _, true) => self.lower_bound_in::<true, false, true>(region, h, p),
         }
     }
 
     #[inline(always)]
-    fn lower_bound_in(
+    fn lower_bound_in<const W: bool, const B: bool, const A: bool>(
         &self,
         region: &[u8],
         h: Hdr,
         p: u64,
     ) -> SResult<(usize, usize, Option<u64>)> {
+        let h = h.fixed::<W, B, A>();
         if h.nb == 0 {
             return Ok((0, 0, None));
         }
-        let b = find_block(region, h, p);
+        let b = find_block_fixed::<W, B, A>(region, h.nb, h.base, p);
         let blk = block_at(region, h, b)?;
         if blk.desc.count > 0 && p <= blk.last {
             let span = blk.last.checked_sub(blk.first);
@@ -1112,7 +1179,26 @@ impl Packed {
     /// Binary search: `Ok(slot)` when `p` is present, `Err(slot)` for its insert position.
     pub fn search(&self, region: &[u8], p: u64) -> SResult<Result<usize, usize>> {
         let h = self.hdr(region)?;
-        let (b, j, v) = self.lower_bound(region, h, p)?;
+        match (h.wide, h.based(), self.auto) {
+            (false, false, false) => self.search_in::<false, false, false>(region, h, p),
+            (false, true, false) => self.search_in::<false, true, false>(region, h, p),
+            (true, _, false) => self.search_in::<true, false, false>(region, h, p),
+            (false, false, true) => self.search_in::<false, false, true>(region, h, p),
+            (false, true, true) => self.search_in::<false, true, true>(region, h, p),
+            (true, _, true) => self.search_in::<true, false, true>(region, h, p),
+        }
+    }
+
+    /// `search` with the list's layout as constants (the slot sum walks the descriptors).
+    #[inline(always)]
+    fn search_in<const W: bool, const B: bool, const A: bool>(
+        &self,
+        region: &[u8],
+        h: Hdr,
+        p: u64,
+    ) -> SResult<Result<usize, usize>> {
+        let (b, j, v) = self.lower_bound_in::<W, B, A>(region, h, p)?;
+        let h = h.fixed::<W, B, A>();
         let slot = slot_base(region, h, b.min(h.nb)) + j;
         Ok(if v == Some(p) { Ok(slot) } else { Err(slot) })
     }
@@ -1297,7 +1383,10 @@ impl Packed {
         };
         for b in 0..h.nb {
             let at = h.hs + h.dl * b;
-            let (s, l) = (moved(le_u32(&region[at + 4..]))?, moved(le_u32(&region[at + 8..]))?);
+            let (s, l) = (
+                moved(le_u32(&region[at + 4..]))?,
+                moved(le_u32(&region[at + 8..]))?,
+            );
             region[at + 4..at + 8].copy_from_slice(&s.to_le_bytes());
             region[at + 8..at + 12].copy_from_slice(&l.to_le_bytes());
         }
@@ -2550,7 +2639,10 @@ mod tests {
                 assert_eq!(p.frame_base(&region).unwrap(), Some(top));
                 assert_eq!(p.desc_bytes(&region).unwrap(), DESC + usize::from(auto));
                 // Below the base: re-based in place, still based.
-                assert_eq!(p.insert(&mut region, 2000, top - 5).unwrap(), Ins::Inserted(0));
+                assert_eq!(
+                    p.insert(&mut region, 2000, top - 5).unwrap(),
+                    Ins::Inserted(0)
+                );
                 model.insert(0, top - 5);
                 assert_eq!(p.frame_base(&region).unwrap(), Some(top - 5));
                 assert_eq!(p.desc_bytes(&region).unwrap(), DESC + usize::from(auto));
@@ -2573,10 +2665,16 @@ mod tests {
                 assert_eq!(p.insert(&mut region, n, far).unwrap(), Ins::Inserted(n));
                 model.push(far);
                 assert_eq!(p.frame_base(&region).unwrap(), None);
-                assert_eq!(p.desc_bytes(&region).unwrap(), DESC_WIDE + usize::from(auto));
+                assert_eq!(
+                    p.desc_bytes(&region).unwrap(),
+                    DESC_WIDE + usize::from(auto)
+                );
                 check(&p, &region, &model);
                 for probe in [top - 5, top, top + 7, far, far - 1, far + 1] {
-                    assert_eq!(p.search(&region, probe).unwrap(), model.binary_search(&probe));
+                    assert_eq!(
+                        p.search(&region, probe).unwrap(),
+                        model.binary_search(&probe)
+                    );
                 }
                 // Its blocks split off without the far key are based again.
                 let nb = p.blocks(&region).unwrap();
@@ -2601,7 +2699,10 @@ mod tests {
                 old.resize(16_000, 0xA5);
                 assert_eq!(p.frame_base(&old).unwrap(), None);
                 check(&p, &old, &model);
-                assert_eq!(p.insert(&mut old, model.len(), top + 3).unwrap(), Ins::Inserted(1));
+                assert_eq!(
+                    p.insert(&mut old, model.len(), top + 3).unwrap(),
+                    Ins::Inserted(1)
+                );
                 model.insert(1, top + 3);
                 assert_eq!(p.remove(&mut old, 0).unwrap(), None);
                 model.remove(0);
