@@ -181,6 +181,7 @@ impl Hdr {
     }
 }
 
+#[inline(always)]
 fn write_hdr(region: &mut [u8], h: Hdr) {
     let flag = if h.based() { BASED_FLAG } else { 0 };
     region[0..2].copy_from_slice(&(h.nb as u16 | flag).to_le_bytes());
@@ -633,7 +634,8 @@ impl Packed {
         (self.block_keys as usize).min(max)
     }
 
-    /// Bytes of one descriptor.
+    /// Bytes of one descriptor of a u32 list, or of a u64 list in the wide form (a based list's
+    /// are the u32 ones: [`Packed::desc_bytes`]).
     #[inline]
     pub fn desc_len(&self) -> usize {
         (if self.wide { DESC_WIDE } else { DESC }) + usize::from(self.auto)
@@ -654,29 +656,20 @@ impl Packed {
             base: 0,
             codec: (!self.auto).then_some(self.codec),
         };
-        if self.wide && raw & BASED_FLAG != 0 {
-            return self.based_of(region, h);
-        }
-        if h.used() > region.len() {
-            return Err(Fault("compressed key list longer than its region"));
-        }
-        Ok(h)
-    }
-
-    /// The header of a based list (`h` as parsed for the wide form). Out of line: a u32
-    /// list's header parse, inlined into every node read, stays as small as before.
-    #[inline(never)]
-    fn based_of(&self, region: &[u8], h: Hdr) -> SResult<Hdr> {
-        let Some(base) = region.get(HEADER..HEADER_BASED) else {
-            return Err(Fault("key list region smaller than its header"));
+        let h = if self.wide && raw & BASED_FLAG != 0 {
+            let Some(base) = region.get(HEADER..HEADER_BASED) else {
+                return Err(Fault("key list region smaller than its header"));
+            };
+            self.based_hdr(
+                Hdr {
+                    nb: h.nb & !(BASED_FLAG as usize),
+                    ..h
+                },
+                le_u64(base),
+            )
+        } else {
+            h
         };
-        let h = self.based_hdr(
-            Hdr {
-                nb: h.nb & !(BASED_FLAG as usize),
-                ..h
-            },
-            le_u64(base),
-        );
         if h.used() > region.len() {
             return Err(Fault("compressed key list longer than its region"));
         }
@@ -686,6 +679,10 @@ impl Packed {
     /// The header of a list of `nb` blocks and `data_end` payload bytes in the form that keys
     /// from `lo` to `hi` take: a u64 list is based (at `lo`) when they lie within 2^32 - 1 of
     /// each other and wide otherwise; an empty u64 list (`None`) is wide, as `init` makes it.
+    /// A list of one block stays wide: based it would take 4 bytes more (12 + 12 against
+    /// 4 + 16), and a split must never make a half larger than the blocks it copies. An empty
+    /// list given a span (the first insert) is based, so that ascending loads fill based
+    /// leaves.
     fn hdr_for(&self, nb: usize, data_end: usize, span: Option<(u64, u64)>) -> Hdr {
         let h = Hdr {
             nb,
@@ -697,7 +694,9 @@ impl Packed {
             codec: (!self.auto).then_some(self.codec),
         };
         match span {
-            Some((lo, hi)) if self.wide && hi.wrapping_sub(lo) <= u32::MAX as u64 && lo <= hi => {
+            Some((lo, hi))
+                if self.wide && nb != 1 && hi.wrapping_sub(lo) <= u32::MAX as u64 && lo <= hi =>
+            {
                 self.based_hdr(h, lo)
             }
             _ => h,
@@ -922,18 +921,24 @@ impl Packed {
 
     /// Bytes the list uses (header, index, payload).
     ///
-    /// Every node read asks this: the header words are read directly, and a based list's
-    /// header is parsed out of line, so that a u32 list's check stays a few instructions.
+    /// Every node read asks this: the header words are read directly (no header parse), so
+    /// that the check stays a few instructions.
     #[inline(always)]
     pub fn used(&self, region: &[u8]) -> SResult<usize> {
         let Some(&[n0, n1, e0, e1]) = region.first_chunk::<HEADER>() else {
             return Err(Fault("key list region smaller than its header"));
         };
         let raw = u16::from_le_bytes([n0, n1]);
-        if self.wide && raw & BASED_FLAG != 0 {
-            return self.used_based(region);
-        }
-        let used = HEADER + self.desc_len() * raw as usize + u16::from_le_bytes([e0, e1]) as usize;
+        let (hs, dl, nb) = if self.wide && raw & BASED_FLAG != 0 {
+            (
+                HEADER_BASED,
+                DESC + usize::from(self.auto),
+                raw & !BASED_FLAG,
+            )
+        } else {
+            (HEADER, self.desc_len(), raw)
+        };
+        let used = hs + dl * nb as usize + u16::from_le_bytes([e0, e1]) as usize;
         if used > region.len() {
             return Err(Fault("compressed key list longer than its region"));
         }
@@ -949,12 +954,6 @@ impl Packed {
     pub fn frame_base(&self, region: &[u8]) -> SResult<Option<u64>> {
         let h = self.hdr(region)?;
         Ok(h.based().then_some(h.base))
-    }
-
-    /// [`Packed::used`] of a based list.
-    #[inline(never)]
-    fn used_based(&self, region: &[u8]) -> SResult<usize> {
-        Ok(self.hdr(region)?.used())
     }
 
     /// Number of blocks (gaps included).
@@ -1662,7 +1661,9 @@ impl Packed {
         }))
     }
 
-    /// The largest key (the last non-empty block's last key), `None` when empty.
+    /// The largest key (the last non-empty block's last key), `None` when empty. Inlined: the
+    /// append path asks it for every insert.
+    #[inline]
     pub fn last_key(&self, region: &[u8]) -> SResult<Option<u64>> {
         let h = self.hdr(region)?;
         Ok((0..h.nb)
