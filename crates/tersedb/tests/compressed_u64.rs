@@ -273,12 +273,16 @@ fn u64_leaves_across_32_bit_frames_match_a_model() {
             w.commit().unwrap();
             assert_clean(&env);
         }
-        // Both forms are in the tree: leaves of clustered keys based, leaves of ids wide.
+        // Both forms are in the tree: leaves of clustered keys based, leaves of ids wide (on
+        // 1 KiB pages a leaf may hold a single block of 257 keys, which stays wide).
         let dump: Vec<String> = (0..env.space().unwrap().pages)
             .filter_map(|id| env.describe_page(id).ok())
             .collect();
         let count = |what: &str| dump.iter().filter(|d| d.contains(what)).count();
-        assert!(count("(u64, based at") > 0, "{codec:?}: no based leaf");
+        assert!(
+            page < 4096 || count("(u64, based at") > 0,
+            "{codec:?}: no based leaf"
+        );
         assert!(count("(u64, wide)") > 0, "{codec:?}: no wide leaf");
         let check_reads =
             |env: &tersedb::Env, model: &BTreeMap<u64, Vec<u8>>, rng: &mut fastrand::Rng| {
