@@ -2,11 +2,16 @@
 //! database, then the phases named on the command line, each timed: `load` (random order, 50k
 //! keys per commit), `get` (every key, random order), `scan` (cursor over every key), `fold`
 //! (1,000 SUMs over ~1% ranges). Run it under `valgrind --tool=callgrind` with `load` alone and
-//! with `load,PHASE` to count a phase's instructions on a shared machine.
-//! Usage: `cargo run --release -p tersedb --example packed_ops -- N CODEC PHASES`.
+//! with `load,PHASE` to count a phase's instructions on a shared machine. `asc` loads the keys
+//! in ascending order into another database (50k keys per commit). With `u64` last, the keys
+//! are u64 millisecond-like timestamps (the same clustered deltas plus 1.764e12).
+//! Usage: `cargo run --release -p tersedb --example packed_ops -- N CODEC PHASES [u32|u64]`.
 
 use std::time::Instant;
-use tersedb::{CodecId, DbConfig, Durability, Env, EnvOptions, KeyType, RecordType};
+use tersedb::{CodecId, DbConfig, Durability, Env, EnvOptions, Key, KeyType, RecordType};
+
+/// What `u64` keys add to the clustered u32 deltas: millisecond timestamps of late 2025.
+const U64_OFFSET: u64 = 1_764_000_000_000;
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -18,6 +23,15 @@ fn main() {
         .find(|c| c.name() == codec || auto)
         .expect("codec name");
     let phases = args.next().unwrap_or_else(|| "load,get,scan,fold".into());
+    let wide = args.next().is_some_and(|s| s == "u64");
+    let off = if wide { U64_OFFSET } else { 0 };
+    let key = |k: u32| -> Key<'static> {
+        if wide {
+            Key::U64(U64_OFFSET + k as u64)
+        } else {
+            Key::U32(k)
+        }
+    };
     let mut rng = fastrand::Rng::with_seed(7);
     let mut keys = Vec::with_capacity(n);
     let mut k = 0u32;
@@ -35,7 +49,8 @@ fn main() {
         .durability(Durability::None)
         .cache_bytes(1 << 30);
     let env = Env::create(&path, &opts).expect("create");
-    let cfg = DbConfig::raw(KeyType::U32, RecordType::None)
+    let kt = if wide { KeyType::U64 } else { KeyType::U32 };
+    let cfg = DbConfig::raw(kt, RecordType::None)
         .with_codec(Some(codec))
         .with_auto_codec(auto);
     let mut order = keys.clone();
@@ -52,7 +67,21 @@ fn main() {
                         .or_else(|_| w.create_db("k", cfg))
                         .expect("db");
                     for &k in batch {
-                        w.insert(&db, k, &[]).expect("insert");
+                        w.insert(&db, key(k), &[]).expect("insert");
+                    }
+                    w.commit().expect("commit");
+                }
+                n as u128
+            }
+            "asc" => {
+                for batch in keys.chunks(50_000) {
+                    let mut w = env.begin_write().expect("write");
+                    let db = w
+                        .open_db("a")
+                        .or_else(|_| w.create_db("a", cfg))
+                        .expect("db");
+                    for &k in batch {
+                        w.insert(&db, key(k), &[]).expect("insert");
                     }
                     w.commit().expect("commit");
                 }
@@ -63,7 +92,7 @@ fn main() {
                 let db = r.open_db("k").expect("db");
                 order
                     .iter()
-                    .map(|&k| r.contains(&db, k).expect("get") as u128)
+                    .map(|&k| r.contains(&db, key(k)).expect("get") as u128)
                     .sum()
             }
             "scan" => {
@@ -73,7 +102,7 @@ fn main() {
                 let mut s = 0u128;
                 let mut more = c.first().expect("first");
                 while more {
-                    s += c.key_u32().expect("key") as u128;
+                    s += c.key_u64().expect("key") as u128;
                     more = c.next().expect("next");
                 }
                 s
@@ -84,7 +113,7 @@ fn main() {
                 let top = *keys.last().expect("keys") as u64;
                 (0..1000)
                     .map(|_| {
-                        let a = rng.u64(0..top);
+                        let a = off + rng.u64(0..top);
                         r.fold_keys(&db, a, a + top / 100, true).expect("fold").sum
                     })
                     .sum()
@@ -97,6 +126,7 @@ fn main() {
         ));
     }
     let name = if auto { "auto" } else { codec.name() };
-    println!("{name} {n}: {}", out.join(", "));
+    let kt = if wide { "u64" } else { "u32" };
+    println!("{name} {kt} {n}: {}", out.join(", "));
     let _ = std::fs::remove_file(&path);
 }

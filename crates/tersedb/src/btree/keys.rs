@@ -188,8 +188,9 @@ impl KeyList {
         }
     }
 
-    /// Bytes used by `n` keys in `region`.
-    #[inline]
+    /// Bytes used by `n` keys in `region`. Always inlined: every node read asks it (measured
+    /// with callgrind, out of line it cost a u32 BP128 random load 1%).
+    #[inline(always)]
     pub fn used(&self, region: &[u8], n: usize) -> SResult<usize> {
         if let KeyList::Packed(p) = self {
             return p.used(region);
@@ -722,13 +723,14 @@ impl KeyList {
             return Ok(None);
         };
         let nb = p.blocks(region)?;
+        let dl = p.desc_bytes(region)?;
         // Bytes and key count of each block, records included.
         let mut blocks = Vec::with_capacity(nb.min(region.len()));
         let mut slot = 0;
         for b in 0..nb {
             let blk = p.block(region, b)?;
             let c = blk.desc.count as usize;
-            let mut bytes = p.desc_len() + blk.at.len();
+            let mut bytes = dl + blk.at.len();
             for i in slot..slot + c {
                 bytes += rec_cost(i)?;
             }
@@ -1029,10 +1031,14 @@ impl KeyList {
         match self {
             KeyList::Packed(p) => {
                 let nb = p.blocks(region)?;
+                let form = match (p.wide, p.frame_base(region)?) {
+                    (false, _) => String::new(),
+                    (true, Some(base)) => format!(" (u64, based at {base})"),
+                    (true, None) => " (u64, wide)".to_string(),
+                };
                 lines.push(format!(
-                    "{} key list{}: {nb} blocks of up to {} keys, {} bytes",
-                    p.codec.name(),
-                    if p.wide { " (u64)" } else { "" },
+                    "{} key list{form}: {nb} blocks of up to {} keys, {} bytes",
+                    if p.auto { "auto" } else { p.codec.name() },
                     p.block_keys,
                     p.used(region)?
                 ));
