@@ -1218,8 +1218,7 @@ impl PageSink for WritePages {
             // page the tree still uses, which was allocated and then freed again).
             None => Err(Error::Corrupted {
                 page: id,
-                what: "page written without being copied first (a free page still in use?)"
-                    .into(),
+                what: "page written without being copied first (a free page still in use?)".into(),
             }),
         }
     }
