@@ -149,7 +149,12 @@ use tersedb::Error;
 /// updated in a second commit so that the free list has pages) and a second database `e`.
 fn sealed_file(page_size: usize, cfg: DbConfig) -> Vec<u8> {
     let store = MemStorage::new();
-    let opts = EnvOptions::default().page_size(page_size);
+    // No shrink at close: the sweep counts any checksum error as a flip that reached no parser,
+    // and after a shrink a flipped child id may name a page the file holds but never wrote for
+    // that id (an error all the same, but not the parser this test is after).
+    let opts = EnvOptions::default()
+        .page_size(page_size)
+        .shrink_on_close(false);
     let env = Env::create_with_storage(Box::new(store.clone()), &opts).unwrap();
     let key = |k: u32| match cfg.key_type {
         KeyType::VarBinary => {
