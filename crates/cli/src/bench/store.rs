@@ -221,7 +221,7 @@ pub(super) fn one_run(
 ) -> Result<Run, String> {
     let e = |x: tersedb::Error| x.to_string();
     let path = std::env::temp_dir().join(format!("tersedb-bench-{}.tdb", std::process::id()));
-    let _ = std::fs::remove_file(&path);
+    remove_env(&path);
     let env_opts = EnvOptions::default()
         .page_size(opts.page_size)
         .durability(Durability::None)
@@ -336,8 +336,14 @@ pub(super) fn one_run(
     drop(c);
     drop(r);
     drop(env);
-    let _ = std::fs::remove_file(&path);
+    remove_env(&path);
     Ok(run)
+}
+
+/// Removes a bench environment: its file and the reader table beside it.
+fn remove_env(path: &std::path::Path) {
+    let _ = std::fs::remove_file(path);
+    let _ = std::fs::remove_dir_all(tersedb::storage::readers::dir_of(path));
 }
 
 /// Per coverage, the median over runs of each query figure.
