@@ -6,8 +6,11 @@
 //! (overflow chains too) survives, `check` stays clean, a reader's snapshot stays intact while a
 //! shrink runs, and opening a file only to read it never changes a byte. `SEED=` re-runs a seed.
 
+mod common;
+
+use common::{clustered, TempDir};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use tersedb::{CodecId, DbConfig, Env, EnvOptions, KeyType, RecordType};
 
 fn seed() -> u64 {
@@ -19,45 +22,8 @@ fn seed() -> u64 {
     s
 }
 
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        let d = std::env::temp_dir().join(format!(
-            "tersedb-shrink-{tag}-{}-{:x}",
-            std::process::id(),
-            fastrand::u64(..)
-        ));
-        std::fs::create_dir_all(&d).unwrap();
-        TempDir(d)
-    }
-    fn file(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 fn file_len(p: &Path) -> u64 {
     std::fs::metadata(p).unwrap().len()
-}
-
-/// Clustered u32 keys (runs of small gaps, large jumps between runs).
-fn clustered(n: usize, rng: &mut fastrand::Rng) -> Vec<u32> {
-    let mut v = Vec::with_capacity(n);
-    let mut k: u32 = 1000;
-    while v.len() < n {
-        for _ in 0..rng.usize(50..2000).min(n - v.len()) {
-            k += rng.u32(1..8);
-            v.push(k);
-        }
-        k += rng.u32(1000..200_000);
-    }
-    v
 }
 
 /// 1 KiB pages (the smallest compressed leaves allow): files of a few hundred pages.

@@ -5,8 +5,11 @@
 //! file into the size of an ascending load, keeps every entry, and survives a crash before its
 //! rename. Every codec and the uncompressed leaves. `SEED=` re-runs a seed.
 
+mod common;
+
+use common::{clustered, TempDir};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use tersedb::{compact_file, CodecId, DbConfig, Env, EnvOptions, KeyType, RecordType};
 
 fn seed() -> u64 {
@@ -16,44 +19,6 @@ fn seed() -> u64 {
         .unwrap_or(11);
     println!("SEED={s}");
     s
-}
-
-/// Clustered keys (runs of small gaps separated by large jumps), as ClusterData.
-fn clustered(n: usize, rng: &mut fastrand::Rng) -> Vec<u32> {
-    let mut v = Vec::with_capacity(n);
-    let mut k: u32 = 1000;
-    while v.len() < n {
-        let run = rng.usize(50..2000);
-        for _ in 0..run.min(n - v.len()) {
-            k += rng.u32(1..8);
-            v.push(k);
-        }
-        k += rng.u32(1000..200_000);
-    }
-    v
-}
-
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        let d = std::env::temp_dir().join(format!(
-            "tersedb-space-{tag}-{}-{:x}",
-            std::process::id(),
-            fastrand::u64(..)
-        ));
-        std::fs::create_dir_all(&d).unwrap();
-        TempDir(d)
-    }
-    fn file(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 const CODECS: [Option<CodecId>; 6] = [

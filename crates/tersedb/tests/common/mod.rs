@@ -51,3 +51,42 @@ pub fn contents(env: &Env, name: &str) -> Vec<(u64, Vec<u8>)> {
         })
         .collect()
 }
+
+/// Clustered u32 keys (runs of small gaps separated by large jumps), as ClusterData.
+pub fn clustered(n: usize, rng: &mut fastrand::Rng) -> Vec<u32> {
+    let mut v = Vec::with_capacity(n);
+    let mut k: u32 = 1000;
+    while v.len() < n {
+        let run = rng.usize(50..2000);
+        for _ in 0..run.min(n - v.len()) {
+            k += rng.u32(1..8);
+            v.push(k);
+        }
+        k += rng.u32(1000..200_000);
+    }
+    v
+}
+
+/// A scratch directory in the temp dir, removed with everything in it when dropped.
+pub struct TempDir(pub std::path::PathBuf);
+
+impl TempDir {
+    pub fn new(tag: &str) -> TempDir {
+        let d = std::env::temp_dir().join(format!(
+            "tersedb-{tag}-{}-{:x}",
+            std::process::id(),
+            fastrand::u64(..)
+        ));
+        std::fs::create_dir_all(&d).unwrap();
+        TempDir(d)
+    }
+    pub fn file(&self, name: &str) -> std::path::PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
