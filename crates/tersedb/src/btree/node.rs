@@ -71,25 +71,27 @@ impl Layout {
         if hdr + rrange > psize {
             return Err(corrupt(id, "record region larger than the page"));
         }
-        let l = Layout {
+        // Checked before the layout is built, so that it is built once, in the caller's slot.
+        let count = u32::from_le_bytes([c0, c1, c2, c3]) as usize;
+        let rstart = psize - rrange;
+        let recs = spec.records(leaf);
+        let fault = |f: Fault| corrupt(id, f.0);
+        keys.used(page.get(hdr..rstart).unwrap_or_default(), count)
+            .map_err(fault)?;
+        if recs.holds_values() {
+            recs.used(page.get(rstart..).unwrap_or_default(), count)
+                .map_err(fault)?;
+        }
+        Ok(Layout {
             id,
             leaf,
-            count: u32::from_le_bytes([c0, c1, c2, c3]) as usize,
+            count,
             hdr,
-            rstart: psize - rrange,
+            rstart,
             psize,
             keys,
-            recs: spec.records(leaf),
-        };
-        l.keys
-            .used(l.kregion(page), l.count)
-            .map_err(|f| l.err(f))?;
-        if l.recs.holds_values() {
-            l.recs
-                .used(l.rregion(page), l.count)
-                .map_err(|f| l.err(f))?;
-        }
-        Ok(l)
+            recs,
+        })
     }
 
     pub fn err(&self, f: Fault) -> Error {
