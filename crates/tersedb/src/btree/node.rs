@@ -210,10 +210,18 @@ impl Layout {
 
     /// Child `i` of a branch (`0..=count`).
     pub fn child(&self, page: &[u8], i: usize) -> Result<PageId> {
-        let id = if i == 0 {
-            le_u64_at(page, OFF_CHILD0)
-        } else {
-            le_u64(&self.record_raw(page, i - 1)?)
+        // A branch's records are its child ids, 8 bytes each (`Spec::records(false)`, whose
+        // length `read` checked): read in place rather than through the record list (-17
+        // instructions per level of a lookup, callgrind).
+        let id = match i.checked_sub(1) {
+            None => le_u64_at(page, OFF_CHILD0),
+            Some(j) if j < self.count && !self.leaf => le_u64_at(self.rregion(page), j * 8),
+            Some(_) => {
+                return Err(corrupt(
+                    self.id,
+                    format!("child {i} of a node of {} keys", self.count),
+                ))
+            }
         };
         if id < 2 {
             return Err(corrupt(self.id, format!("child pointer {i} is {id}")));
