@@ -213,15 +213,21 @@ fn find<S: PageSource + ?Sized, T>(
             Err(i) => i,
         };
         if let Some(p) = int {
+            // The branches of integer trees hold plain u32/u64 keys: read in place.
+            let sep = |i| {
+                l.keys
+                    .int_at(l.kregion(&page), l.count, i)
+                    .ok_or_else(|| separators_fault(id))
+            };
             if ci > 0 {
-                let s = l.key(&page, ci - 1)?.as_u64().unwrap_or(0);
+                let s = sep(ci - 1)?;
                 lo = Some(lo.map_or(s, |a| a.max(s)));
                 if s > p {
                     return Err(separators_fault(id));
                 }
             }
             if ci < l.count {
-                let s = l.key(&page, ci)?.as_u64().unwrap_or(0);
+                let s = sep(ci)?;
                 hi = Some(hi.map_or(s, |b| b.min(s)));
                 if s <= p {
                     return Err(separators_fault(id));
