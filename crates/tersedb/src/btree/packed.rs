@@ -1602,6 +1602,32 @@ impl Packed {
         summer: impl Fn(CodecId) -> Option<BlockSum>,
     ) -> SResult<Option<(u64, u128, u64)>> {
         let h = self.hdr(region)?;
+        match (h.wide, h.based(), self.auto) {
+            (false, false, false) => Self::sum_all_in::<false, false, false>(region, h, summer),
+            (false, true, false) => Self::sum_all_in::<false, true, false>(region, h, summer),
+            (true, _, false) => Self::sum_all_in::<true, false, false>(region, h, summer),
+            (false, false, true) => Self::sum_all_in::<false, false, true>(region, h, summer),
+            (false, true, true) => Self::sum_all_in::<false, true, true>(region, h, summer),
+            (true, _, true) => Self::sum_all_in::<true, false, true>(region, h, summer),
+        }
+    }
+
+    /// [`Packed::sum_all`] for one layout (see [`Hdr::fixed`]): a list of one codec chooses its
+    /// block sum once.
+    #[inline(always)]
+    fn sum_all_in<const W: bool, const B: bool, const A: bool>(
+        region: &[u8],
+        h: Hdr,
+        summer: impl Fn(CodecId) -> Option<BlockSum>,
+    ) -> SResult<Option<(u64, u128, u64)>> {
+        let h = h.fixed::<W, B, A>();
+        let one = match h.codec {
+            Some(c) if !A => match summer(c) {
+                Some(s) => Some(s),
+                None => return Ok(None),
+            },
+            _ => None,
+        };
         let ps = h.pstart();
         let (mut keys, mut sum, mut blocks) = (0u64, 0u128, 0u64);
         // The descriptor fields read directly (`block_at`'s checks and empty-block handling
@@ -1630,11 +1656,18 @@ impl Packed {
                 size: payload.len() as u32,
                 bits: (cb >> 9) as u8,
             };
-            let Some(s) = summer(d_codec(region, h, b)?).and_then(|sm| sm.sum(&d, payload)) else {
+            let sm = match one {
+                Some(sm) => Some(sm),
+                None => summer(d_codec(region, h, b)?),
+            };
+            let Some(s) = sm.and_then(|sm| sm.sum(&d, payload)) else {
                 return Ok(None);
             };
             keys += count as u64;
-            sum += s as u128 + d_base(region, h, b) as u128 * count as u128;
+            sum += s as u128;
+            if W || B {
+                sum += d_base(region, h, b) as u128 * count as u128;
+            }
             blocks += 1;
         }
         Ok(Some((keys, sum, blocks)))
