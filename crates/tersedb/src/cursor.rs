@@ -215,8 +215,14 @@ impl<'t> Cursor<'t> {
             self.trail.let_go();
             return Ok(true);
         }
-        let m = self.checked(m)?;
-        self.trail.stepped(&self.raw, m, true)
+        self.step_checked(m, true)
+    }
+    /// The checks of a step off a checked block, out of line so that the step within one
+    /// stays small.
+    #[inline(never)]
+    fn step_checked(&mut self, moved: bool, forward: bool) -> Result<bool> {
+        let m = self.checked(moved)?;
+        self.trail.stepped(&self.raw, m, forward)
     }
     /// Moves to the previous key; false (staying put) at the start or when unpositioned.
     pub fn prev(&mut self) -> Result<bool> {
@@ -225,8 +231,7 @@ impl<'t> Cursor<'t> {
             self.trail.let_go();
             return Ok(true);
         }
-        let m = self.checked(m)?;
-        self.trail.stepped(&self.raw, m, false)
+        self.step_checked(m, false)
     }
     /// Moves to `key` exactly; false (unpositioned) when absent.
     pub fn seek<'k>(&mut self, key: impl Into<Key<'k>>) -> Result<bool> {

@@ -291,6 +291,14 @@ impl RawCursor {
         if let Some(k) = self.cache.int(f.i) {
             return Some(k);
         }
+        self.key_int_uncached()
+    }
+
+    /// [`RawCursor::key_int`] off the block cache: out of line, so that the cached step stays
+    /// small where it is inlined.
+    #[inline(never)]
+    fn key_int_uncached(&self) -> Option<u64> {
+        let f = self.leaf.as_ref()?;
         if let Some(k) = f.l.keys.int_at(f.l.kregion(&f.page), f.l.count, f.i) {
             return Some(k);
         }
