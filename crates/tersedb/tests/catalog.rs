@@ -74,12 +74,20 @@ fn a_handle_with_another_config_is_rejected() {
     let (env, _) = mem_env(4096);
     let mut w = env.begin_write().unwrap();
     let a = w.create_db("a", DbConfig::u32_set()).unwrap();
+    // Used first, so that the transaction has found this handle's config equal once.
+    w.insert(&a, 7u32, &[]).unwrap();
     w.drop_db("a").unwrap();
-    w.create_db("a", DbConfig::raw(KeyType::U64, RecordType::None))
+    let b = w
+        .create_db("a", DbConfig::raw(KeyType::U64, RecordType::None))
         .unwrap();
     // The old handle's config no longer matches the stored one.
     assert!(matches!(
         w.insert(&a, 1u32, &[]),
+        Err(Error::ConfigMismatch { .. })
+    ));
+    w.insert(&b, 2u64, &[]).unwrap();
+    assert!(matches!(
+        w.insert(&a, 3u32, &[]),
         Err(Error::ConfigMismatch { .. })
     ));
     w.commit().unwrap();
