@@ -353,13 +353,18 @@ impl ReadTxn {
     }
 
     pub(crate) fn entry(&self, db: &Db) -> Result<Entry> {
-        if let Some(e) = self
-            .cache
-            .read()
-            .ok()
-            .and_then(|c| c.get(&db.name).map(|v| v.0))
-        {
-            return Ok(e);
+        // A cached entry serves the handle it was checked for and that handle's clones (they
+        // share the name); another handle of the same name (from a later snapshot, after the
+        // database was dropped and created again) has its config compared.
+        let cached = self.cache.read().ok().and_then(|c| {
+            c.get(&db.name)
+                .map(|(e, h)| (*e, Arc::ptr_eq(&h.name, &db.name)))
+        });
+        match cached {
+            Some((e, true)) => return Ok(e),
+            Some((e, false)) if e.config == db.config() => return Ok(e),
+            Some((e, false)) => return Err(mismatch(db, e.config)),
+            None => {}
         }
         let e = catalog::get(self.src(), self.pages.root(), &db.name)?
             .ok_or_else(|| Error::DbNotFound(db.name.to_string()))?;

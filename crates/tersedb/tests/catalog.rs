@@ -117,3 +117,29 @@ fn dropping_databases_frees_their_pages() {
     // After the first rounds the freed pages are reused: the file stops growing.
     assert_eq!(sizes[3], sizes[5], "file grows: {sizes:?}");
 }
+
+#[test]
+fn a_snapshot_rejects_a_later_handle_with_another_config() {
+    let (env, _) = mem_env(4096);
+    let mut w = env.begin_write().unwrap();
+    let a = w.create_db("a", DbConfig::u32_set()).unwrap();
+    w.insert(&a, 1u32, &[]).unwrap();
+    w.commit().unwrap();
+    let old = env.begin_read().unwrap();
+    // The snapshot has looked the database up (and cached its entry) for this handle.
+    assert!(old.contains(&a, 1u32).unwrap());
+    let mut w = env.begin_write().unwrap();
+    w.drop_db("a").unwrap();
+    let b = w
+        .create_db("a", DbConfig::raw(KeyType::U64, RecordType::None))
+        .unwrap();
+    w.insert(&b, 1u64, &[]).unwrap();
+    w.commit().unwrap();
+    // A handle of the new database does not fit the old snapshot's database of that name.
+    assert!(matches!(
+        old.contains(&b, 1u64),
+        Err(Error::ConfigMismatch { .. })
+    ));
+    assert!(old.contains(&a, 1u32).unwrap());
+    assert!(env.begin_read().unwrap().contains(&b, 1u64).unwrap());
+}
