@@ -44,6 +44,44 @@ impl std::hash::Hasher for Fnv {
 
 pub(crate) type NameHasher = std::hash::BuildHasherDefault<Fnv>;
 
+/// For maps keyed by an address (16-byte aligned: the low bits are dropped, the rest spread
+/// by a multiply).
+#[derive(Default, Clone, Copy)]
+struct AddrHash(u64);
+
+impl std::hash::Hasher for AddrHash {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ *b as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.0 = ((n >> 4) as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+/// The catalog entries a read transaction looked up (its snapshot never changes).
+#[derive(Debug, Default)]
+struct EntryCache {
+    /// By name, with a handle for each (`open_db` hands out clones of it).
+    by_name: HashMap<Arc<str>, (Entry, Db), NameHasher>,
+    /// By handle, for the handles whose config was found equal to the entry's: keyed by the
+    /// address of the handle's name, which its clones share (a `Db` never changes). The name
+    /// held in the value keeps that address from being taken by another handle's. A hit costs
+    /// no hashing of the name and no config comparison.
+    by_handle: HashMap<usize, (Entry, Arc<str>), std::hash::BuildHasherDefault<AddrHash>>,
+}
+
+/// Most handles [`EntryCache::by_handle`] keeps (it starts over past this).
+const HANDLES_CACHED: usize = 256;
+
+fn handle_key(db: &Db) -> usize {
+    Arc::as_ptr(&db.name).cast::<u8>() as usize
+}
+
 /// What a read transaction needs from the pager: one committed snapshot.
 pub(crate) trait Snapshot: PageSource + Send + Sync + std::fmt::Debug {
     /// The catalog's root page (0 when the file holds no database yet).
@@ -336,15 +374,15 @@ pub(crate) fn stats(src: &dyn PageSource, spec: &Spec, e: &Entry) -> Result<DbSt
 #[derive(Debug)]
 pub struct ReadTxn {
     pages: Box<dyn Snapshot>,
-    /// Catalog entries looked up so far, with a handle for each (the snapshot never changes).
-    cache: RwLock<HashMap<Arc<str>, (Entry, Db), NameHasher>>,
+    /// Catalog entries looked up so far.
+    cache: RwLock<EntryCache>,
 }
 
 impl ReadTxn {
     pub(crate) fn new(pages: Box<dyn Snapshot>) -> Self {
         ReadTxn {
             pages,
-            cache: RwLock::new(HashMap::default()),
+            cache: RwLock::new(EntryCache::default()),
         }
     }
 
@@ -353,26 +391,39 @@ impl ReadTxn {
     }
 
     pub(crate) fn entry(&self, db: &Db) -> Result<Entry> {
-        // A cached entry serves the handle it was checked for and that handle's clones (they
-        // share the name); another handle of the same name (from a later snapshot, after the
-        // database was dropped and created again) has its config compared.
-        let cached = self.cache.read().ok().and_then(|c| {
-            c.get(&db.name)
-                .map(|(e, h)| (*e, Arc::ptr_eq(&h.name, &db.name)))
-        });
-        match cached {
-            Some((e, true)) => return Ok(e),
-            Some((e, false)) if e.config == db.config() => return Ok(e),
-            Some((e, false)) => return Err(mismatch(db, e.config)),
-            None => {}
+        let key = handle_key(db);
+        if let Some(e) = self
+            .cache
+            .read()
+            .ok()
+            .and_then(|c| c.by_handle.get(&key).map(|v| v.0))
+        {
+            return Ok(e);
         }
-        let e = catalog::get(self.src(), self.pages.root(), &db.name)?
-            .ok_or_else(|| Error::DbNotFound(db.name.to_string()))?;
+        // A handle not seen yet: its config is compared with the entry's, so that a handle of
+        // another database of the same name (from a later snapshot, after the database was
+        // dropped and created again) is refused.
+        let cached = self
+            .cache
+            .read()
+            .ok()
+            .and_then(|c| c.by_name.get(&db.name).map(|v| v.0));
+        let e = match cached {
+            Some(e) => e,
+            None => catalog::get(self.src(), self.pages.root(), &db.name)?
+                .ok_or_else(|| Error::DbNotFound(db.name.to_string()))?,
+        };
         if e.config != db.config() {
             return Err(mismatch(db, e.config));
         }
         if let Ok(mut c) = self.cache.write() {
-            c.insert(db.name.clone(), (e, db.clone()));
+            if c.by_handle.len() >= HANDLES_CACHED {
+                c.by_handle.clear();
+            }
+            c.by_handle.insert(key, (e, db.name.clone()));
+            c.by_name
+                .entry(db.name.clone())
+                .or_insert_with(|| (e, db.clone()));
         }
         Ok(e)
     }
@@ -386,14 +437,19 @@ impl ReadTxn {
     /// never changes: an entry looked up before is still the entry, and its handle is reused
     /// (queries open their database by name every time).
     pub(crate) fn open_db_entry(&self, name: &str) -> Result<(Db, Entry)> {
-        if let Some((e, db)) = self.cache.read().ok().and_then(|c| c.get(name).cloned()) {
+        if let Some((e, db)) = self
+            .cache
+            .read()
+            .ok()
+            .and_then(|c| c.by_name.get(name).cloned())
+        {
             return Ok((db, e));
         }
         let e = catalog::get(self.src(), self.pages.root(), name)?
             .ok_or_else(|| Error::DbNotFound(name.to_string()))?;
         let db = open_handle(self.src().page_size(), name, &e, None)?;
         if let Ok(mut c) = self.cache.write() {
-            c.insert(db.name.clone(), (e, db.clone()));
+            c.by_name.insert(db.name.clone(), (e, db.clone()));
         }
         Ok((db, e))
     }

@@ -143,3 +143,21 @@ fn a_snapshot_rejects_a_later_handle_with_another_config() {
     assert!(old.contains(&a, 1u32).unwrap());
     assert!(env.begin_read().unwrap().contains(&b, 1u64).unwrap());
 }
+
+#[test]
+fn a_snapshot_serves_many_handles_of_one_database() {
+    let (env, _) = mem_env(4096);
+    let mut w = env.begin_write().unwrap();
+    let a = w.create_db("a", DbConfig::u32_set()).unwrap();
+    w.insert(&a, 5u32, &[]).unwrap();
+    // Distinct handles (each open makes a new one), more than a snapshot keeps checked.
+    let handles: Vec<_> = (0..600).map(|_| w.open_db("a").unwrap()).collect();
+    w.commit().unwrap();
+    let r = env.begin_read().unwrap();
+    for round in 0..2 {
+        for h in &handles {
+            assert!(r.contains(h, 5u32).unwrap(), "round {round}");
+            assert!(!r.contains(h, 6u32).unwrap(), "round {round}");
+        }
+    }
+}
