@@ -1595,7 +1595,9 @@ impl Packed {
 
     /// Keys, exact sum and non-empty blocks of a whole list, each block summed in registers
     /// by `summer` straight from its descriptor: the SUM of a leaf wholly inside the range.
-    /// `None` when `summer` declines a block (then the caller takes the general path).
+    /// `None` when `summer` declines a block (then the caller takes the general path). Out of
+    /// line: inlined into `fold_range` its loop spilled more (folds 3% more instructions).
+    #[inline(never)]
     fn sum_all(
         &self,
         region: &[u8],
