@@ -42,7 +42,9 @@
 //! an insert that lands in a gap refills it. Every read is bounds-checked; a malformed region
 //! gives a [`Fault`], never a panic.
 
-use super::slots::{le_u16, le_u32, le_u64, Fault, Repack, SResult};
+use super::slots::{
+    le_u16, le_u16_at, le_u32, le_u32_at, le_u64, le_u64_at, put, Fault, Repack, SResult,
+};
 use super::zone::{BlockKeys, FoldSpec, KeyBuffer, KeyFold, ScanBlock};
 use super::Key;
 use std::ops::Range;
@@ -75,6 +77,35 @@ fn cfault(e: CodecError) -> Fault {
         CodecError::NoRoom { .. } => Fault("compressed block does not fit its buffer"),
         _ => Fault("codec error"),
     }
+}
+
+/// The bytes `at` of `region`: a block's payload, whose range [`block_at`] checked against the
+/// payload area (a fault for a range past the region all the same).
+#[inline(always)]
+fn bytes_at<'a>(region: &'a [u8], at: &Range<usize>) -> SResult<&'a [u8]> {
+    region
+        .get(at.clone())
+        .ok_or(Fault("compressed block outside its region"))
+}
+
+/// `s[..n]`, or a fault when a decoded count exceeds the buffer.
+#[inline(always)]
+fn head<T>(s: &[T], n: usize) -> SResult<&[T]> {
+    s.get(..n)
+        .ok_or(Fault("compressed block count beyond its buffer"))
+}
+
+/// `s[r]` for writing, or a fault when it lies past the buffer.
+#[inline(always)]
+fn part_mut<T>(s: &mut [T], r: Range<usize>) -> SResult<&mut [T]> {
+    s.get_mut(r)
+        .ok_or(Fault("compressed block count beyond its buffer"))
+}
+
+/// Whether `keys` ascend strictly.
+#[inline]
+fn ascending(keys: &[u64]) -> bool {
+    keys.iter().zip(keys.iter().skip(1)).all(|(a, b)| a < b)
 }
 
 /// A compressed KeyList: the codec, the most keys per block, and the key width.
@@ -184,21 +215,21 @@ impl Hdr {
 #[inline(always)]
 fn write_hdr(region: &mut [u8], h: Hdr) {
     let flag = if h.based() { BASED_FLAG } else { 0 };
-    region[0..2].copy_from_slice(&(h.nb as u16 | flag).to_le_bytes());
-    region[2..4].copy_from_slice(&(h.data_end as u16).to_le_bytes());
+    put(region, 0, &(h.nb as u16 | flag).to_le_bytes());
+    put(region, 2, &(h.data_end as u16).to_le_bytes());
     if h.based() {
-        region[HEADER..HEADER_BASED].copy_from_slice(&h.base.to_le_bytes());
+        put(region, HEADER, &h.base.to_le_bytes());
     }
 }
 
 #[inline(always)]
 fn d_off(region: &[u8], h: Hdr, b: usize) -> usize {
-    le_u16(&region[h.hs + h.dl * b..]) as usize
+    le_u16_at(region, h.hs + h.dl * b) as usize
 }
 
 #[inline(always)]
 fn d_count(region: &[u8], h: Hdr, b: usize) -> usize {
-    (le_u16(&region[h.hs + h.dl * b + 2..]) & 0x1ff) as usize
+    (le_u16_at(region, h.hs + h.dl * b + 2) & 0x1ff) as usize
 }
 
 /// What block `b`'s codec values are added to: its own first key in the wide form, the list's
@@ -206,7 +237,7 @@ fn d_count(region: &[u8], h: Hdr, b: usize) -> usize {
 #[inline(always)]
 fn d_base(region: &[u8], h: Hdr, b: usize) -> u64 {
     if h.wide() {
-        le_u64(&region[h.hs + h.dl * b + 4..])
+        le_u64_at(region, h.hs + h.dl * b + 4)
     } else {
         h.base
     }
@@ -217,9 +248,9 @@ fn d_base(region: &[u8], h: Hdr, b: usize) -> u64 {
 fn d_vals(region: &[u8], h: Hdr, b: usize) -> (u32, u32) {
     let at = h.hs + h.dl * b;
     if h.wide() {
-        (0, le_u32(&region[at + 12..]))
+        (0, le_u32_at(region, at + 12))
     } else {
-        (le_u32(&region[at + 4..]), le_u32(&region[at + 8..]))
+        (le_u32_at(region, at + 4), le_u32_at(region, at + 8))
     }
 }
 
@@ -229,7 +260,7 @@ fn d_first(region: &[u8], h: Hdr, b: usize) -> u64 {
     if h.wide() {
         d_base(region, h, b)
     } else {
-        h.base + le_u32(&region[h.hs + h.dl * b + 4..]) as u64
+        h.base + le_u32_at(region, h.hs + h.dl * b + 4) as u64
     }
 }
 
@@ -244,7 +275,9 @@ fn d_last(region: &[u8], h: Hdr, b: usize) -> u64 {
 fn d_codec(region: &[u8], h: Hdr, b: usize) -> SResult<CodecId> {
     match h.codec {
         Some(c) => Ok(c),
-        None => CodecId::from_u8(region[h.hs + h.dl * (b + 1) - 1])
+        None => region
+            .get(h.hs + h.dl * (b + 1) - 1)
+            .and_then(|&c| CodecId::from_u8(c))
             .ok_or(Fault("unknown codec id in a block descriptor")),
     }
 }
@@ -279,23 +312,23 @@ fn write_desc(
 ) {
     let at = h.hs + h.dl * b;
     if h.codec.is_none() {
-        region[at + h.dl - 1] = codec as u8;
+        put(region, at + h.dl - 1, &[codec as u8]);
     }
     let cb = (d.count as u16 & 0x1ff) | ((d.bits as u16 & 0x3f) << 9);
-    region[at..at + 2].copy_from_slice(&(off as u16).to_le_bytes());
-    region[at + 2..at + 4].copy_from_slice(&cb.to_le_bytes());
+    put(region, at, &(off as u16).to_le_bytes());
+    put(region, at + 2, &cb.to_le_bytes());
     if h.wide() {
         let first = base.wrapping_add(d.start as u64);
-        region[at + 4..at + 12].copy_from_slice(&first.to_le_bytes());
-        region[at + 12..at + 16].copy_from_slice(&d.last.wrapping_sub(d.start).to_le_bytes());
+        put(region, at + 4, &first.to_le_bytes());
+        put(region, at + 12, &d.last.wrapping_sub(d.start).to_le_bytes());
     } else {
         let shift = base.wrapping_sub(h.base);
         let (s, l) = (
             shift.wrapping_add(d.start as u64) as u32,
             shift.wrapping_add(d.last as u64) as u32,
         );
-        region[at + 4..at + 8].copy_from_slice(&s.to_le_bytes());
-        region[at + 8..at + 12].copy_from_slice(&l.to_le_bytes());
+        put(region, at + 4, &s.to_le_bytes());
+        put(region, at + 8, &l.to_le_bytes());
     }
 }
 
@@ -314,7 +347,7 @@ fn block_at(region: &[u8], h: Hdr, b: usize) -> SResult<Block> {
         return Err(Fault("compressed block offsets out of order"));
     }
     let at = h.hs + h.dl * b;
-    let cb = le_u16(&region[at + 2..]);
+    let cb = le_u16_at(region, at + 2);
     let count = (cb & 0x1ff) as u32;
     let (start, last) = d_vals(region, h, b);
     let base = d_base(region, h, b);
@@ -383,11 +416,11 @@ fn find_block_fixed<const W: bool, const B: bool, const A: bool>(
         let dl = if W { DESC_WIDE } else { DESC } + usize::from(A);
         let at = hs + dl * i + 4;
         if W {
-            le_u64(&region[at..])
+            le_u64_at(region, at)
         } else if B {
-            base + le_u32(&region[at..]) as u64
+            base + le_u32_at(region, at) as u64
         } else {
-            le_u32(&region[at..]) as u64
+            le_u32_at(region, at) as u64
         }
     };
     let mut b = match super::slots::search_int(nb, first, key, None) {
@@ -452,7 +485,7 @@ fn splice(region: &mut [u8], h: Hdr, b: usize, r: usize, new: &[NewBlock<'_>]) -
         let blk = block_at(region, h, b)?;
         if blk.at.len() == bytes.len() {
             write_desc(region, h, b, blk.at.start - h.pstart(), d, *base, *codec);
-            region[blk.at].copy_from_slice(bytes);
+            put(region, blk.at.start, bytes);
             return Ok(true);
         }
     }
@@ -516,14 +549,14 @@ fn splice(region: &mut [u8], h: Hdr, b: usize, r: usize, new: &[NewBlock<'_>]) -
     let mut off = o0;
     for (i, (d, base, codec, bytes)) in new.iter().enumerate() {
         write_desc(region, hn, b + i, off, d, *base, *codec);
-        region[pn + off..pn + off + bytes.len()].copy_from_slice(bytes);
+        put(region, pn + off, bytes);
         off += bytes.len();
     }
     // Later blocks moved by ns - (o1 - o0).
     for j in b + k..nb_new {
         let at = h.hs + h.dl * j;
-        let o = le_u16(&region[at..]) as usize + ns - (o1 - o0);
-        region[at..at + 2].copy_from_slice(&(o as u16).to_le_bytes());
+        let o = le_u16_at(region, at) as usize + ns - (o1 - o0);
+        put(region, at, &(o as u16).to_le_bytes());
     }
     write_hdr(region, hn);
     Ok(true)
@@ -579,8 +612,8 @@ thread_local! {
 fn outlier_cut(keys: &[u64]) -> Option<usize> {
     let bw = |x: u64| 64 - x.leading_zeros();
     let (mut g, mut m, mut g2) = (0u64, 0usize, 0u64);
-    for (i, w) in keys.windows(2).enumerate() {
-        let d = w[1].wrapping_sub(w[0]);
+    for (i, (a, b)) in keys.iter().zip(keys.iter().skip(1)).enumerate() {
+        let d = b.wrapping_sub(*a);
         if d > g {
             (g2, g, m) = (g, d, i + 1);
         } else if d > g2 {
@@ -602,7 +635,7 @@ impl Encoded {
     fn new_blocks(&self) -> Vec<NewBlock<'_>> {
         self.blocks
             .iter()
-            .map(|(d, base, c, r)| (*d, *base, *c, &self.bytes[r.clone()]))
+            .map(|(d, base, c, r)| (*d, *base, *c, self.bytes.get(r.clone()).unwrap_or_default()))
             .collect()
     }
     fn payload(&self) -> usize {
@@ -649,7 +682,7 @@ impl Packed {
         let raw = le_u16(region);
         let h = Hdr {
             nb: raw as usize,
-            data_end: le_u16(&region[2..]) as usize,
+            data_end: le_u16_at(region, 2) as usize,
             dl: self.desc_len(),
             hs: HEADER,
             wide: self.wide,
@@ -784,7 +817,13 @@ impl Packed {
             if self.wide {
                 let mut unsorted = false;
                 sc.offs[0] = 0;
-                for ((o, &k), &p) in sc.offs[1..].iter_mut().zip(&keys[1..]).zip(keys) {
+                let pairs = sc
+                    .offs
+                    .iter_mut()
+                    .skip(1)
+                    .zip(keys.iter().skip(1))
+                    .zip(keys);
+                for ((o, &k), &p) in pairs {
                     unsorted |= k <= p;
                     *o = k.wrapping_sub(base) as u32;
                 }
@@ -805,7 +844,7 @@ impl Packed {
             if last - base > u32::MAX as u64 {
                 return Err(Fault("keys beyond one block's range"));
             }
-            let offs = &sc.offs[..keys.len()];
+            let offs = head(&sc.offs, keys.len())?;
             let (codec, d) = if self.auto {
                 // Every candidate encodes the block; the smallest wins unless a faster one is
                 // within a tenth of it (the winner is encoded again: the buffer holds the last
@@ -827,7 +866,7 @@ impl Packed {
                 (self.codec, d)
             };
             let at = e.bytes.len();
-            e.bytes.extend_from_slice(&sc.out[..d.size as usize]);
+            e.bytes.extend_from_slice(head(&sc.out, d.size as usize)?);
             e.blocks.push((d, base, codec, at..e.bytes.len()));
             Ok(())
         })
@@ -856,17 +895,19 @@ impl Packed {
             let end = keys.len() * (k + 1) / parts;
             let mut a = start;
             while a < end {
-                let mut z = end;
-                if self.wide {
-                    let lim = keys[a].saturating_add(u32::MAX as u64);
-                    z = a + keys[a..end].partition_point(|&x| x <= lim);
+                let run = keys.get(a..end).ok_or(Fault("key range out of range"))?;
+                let mut z = run.len();
+                if let (true, Some(&k0)) = (self.wide, run.first()) {
+                    let lim = k0.saturating_add(u32::MAX as u64);
+                    z = run.partition_point(|&x| x <= lim);
                 }
+                let part = run.get(..z).unwrap_or_default();
                 if cut {
-                    self.encode_split(&keys[a..z], e)?;
+                    self.encode_split(part, e)?;
                 } else {
-                    self.encode_one(&keys[a..z], e)?;
+                    self.encode_one(part, e)?;
                 }
-                a = z;
+                a += z;
             }
             start = end;
         }
@@ -885,8 +926,11 @@ impl Packed {
             let whole = e.bytes.len() - b0;
             e.bytes.truncate(b0);
             e.blocks.truncate(n0);
-            self.encode_split(&keys[..m], e)?;
-            self.encode_split(&keys[m..], e)?;
+            let (left, right) = keys
+                .split_at_checked(m)
+                .ok_or(Fault("cut outside a block"))?;
+            self.encode_split(left, e)?;
+            self.encode_split(right, e)?;
             // Descriptors as the based form has them (the wide form's are 4 bytes longer).
             let extra = (e.blocks.len() - n0 - 1) * (DESC + usize::from(self.auto));
             if e.bytes.len() - b0 + extra < whole {
@@ -914,8 +958,8 @@ impl Packed {
 
     /// Makes `region` an empty list.
     pub fn init(region: &mut [u8]) {
-        if region.len() >= HEADER {
-            region[..HEADER].fill(0);
+        if let Some(h) = region.get_mut(..HEADER) {
+            h.fill(0);
         }
     }
 
@@ -1047,7 +1091,7 @@ impl Packed {
         vals: &mut [u32; MAX_BLOCK_KEYS],
     ) -> SResult<usize> {
         let n = self.decode_block_at(region, blk, vals)?;
-        for (o, &v) in out.iter_mut().zip(&vals[..n]) {
+        for (o, &v) in out.iter_mut().zip(head(vals, n)?) {
             *o = blk.base + v as u64;
         }
         Ok(n)
@@ -1074,7 +1118,7 @@ impl Packed {
             return Err(Fault("block codec is not an automatic choice"));
         }
         Codec(blk.codec)
-            .validate(&blk.desc, &region[blk.at.clone()])
+            .validate(&blk.desc, bytes_at(region, &blk.at)?)
             .map_err(cfault)
     }
 
@@ -1097,7 +1141,7 @@ impl Packed {
         let (b, j) = Self::locate(region, h, i)?;
         let blk = block_at(region, h, b)?;
         let v = Codec(blk.codec)
-            .select(&blk.desc, &region[blk.at], j)
+            .select(&blk.desc, bytes_at(region, &blk.at)?, j)
             .map_err(cfault)?;
         Ok(blk.base + v as u64)
     }
@@ -1151,13 +1195,14 @@ impl Packed {
                     // VByte loses): decode into the stack, then binary search.
                     let mut keys = [0u32; MAX_BLOCK_KEYS];
                     let n = codec
-                        .decode(&blk.desc, &region[blk.at], &mut keys)
+                        .decode(&blk.desc, bytes_at(region, &blk.at)?, &mut keys)
                         .map_err(cfault)?;
-                    let j = keys[..n].partition_point(|&k| k < q);
-                    (j, keys[..n].get(j).copied())
+                    let keys = head(&keys, n)?;
+                    let j = keys.partition_point(|&k| k < q);
+                    (j, keys.get(j).copied())
                 } else {
                     codec
-                        .lower_bound(&blk.desc, &region[blk.at], q)
+                        .lower_bound(&blk.desc, bytes_at(region, &blk.at)?, q)
                         .map_err(cfault)?
                 };
                 (j, v.map(|v| blk.base + v as u64))
@@ -1267,7 +1312,11 @@ impl Packed {
             let ps = h.pstart();
             let off = blk.at.start - ps;
             match codec
-                .append(&mut d, &mut region[blk.at.start..], v)
+                .append(
+                    &mut d,
+                    region.get_mut(blk.at.start..).unwrap_or_default(),
+                    v,
+                )
                 .map_err(cfault)?
             {
                 AppendOutcome::Appended => {
@@ -1302,12 +1351,16 @@ impl Packed {
             let room = codec.max_payload_len(count + 1).max(size).min(SCRATCH);
             // The codec sees the block and zeros up to the room it may grow into, as before
             // the buffer was kept per thread.
-            buf[..size].copy_from_slice(&region[blk.at.clone()]);
-            buf[size..room].fill(0);
-            match codec.insert(&mut d, &mut buf[..room], v).map_err(cfault)? {
+            let buf = buf
+                .get_mut(..room)
+                .ok_or(Fault("compressed block larger than any codec writes"))?;
+            let (old, zeros) = buf.split_at_mut_checked(size).unwrap_or_default();
+            old.copy_from_slice(bytes_at(region, &blk.at)?);
+            zeros.fill(0);
+            match codec.insert(&mut d, buf, v).map_err(cfault)? {
                 InsertOutcome::Exists { slot } => return Ok(Ins::Exists(base + slot)),
                 InsertOutcome::Inserted { slot } => {
-                    let bytes = &buf[..d.size as usize];
+                    let bytes = head(buf, d.size as usize)?;
                     if splice(region, h, b, 1, &[(d, blk.base, blk.codec, bytes)])? {
                         return Ok(Ins::Inserted(base + slot));
                     }
@@ -1322,13 +1375,18 @@ impl Packed {
             vals, keys, all, ..
         } = w;
         let n = self.decode_keys_with(region, &blk, keys, vals)?;
-        let pos = keys[..n].partition_point(|&k| k < key);
-        if pos < n && keys[pos] == key {
+        let pos = head(keys, n)?.partition_point(|&k| k < key);
+        if keys.get(pos) == Some(&key) && pos < n {
             return Ok(Ins::Exists(base + pos));
         }
+        let keys = keys
+            .get_mut(..n + 1)
+            .ok_or(Fault("compressed block count beyond its buffer"))?;
         keys.copy_within(pos..n, pos + 1);
-        keys[pos] = key;
-        let keys = &keys[..n + 1];
+        if let Some(k) = keys.get_mut(pos) {
+            *k = key;
+        }
+        let keys = &*keys;
         // Full, or the codec had no room for it in the block: two blocks (or shared).
         let full = n + 1 > self.cap() || val.is_some();
         if full && !(last_block && pos == n) {
@@ -1340,8 +1398,9 @@ impl Packed {
         if !full {
             self.encode_parts(keys, 1, &mut e)?;
         } else if last_block && pos == n {
-            self.encode_parts(&keys[..n], 1, &mut e)?;
-            self.encode_one(&keys[n..], &mut e)?;
+            let (old, new) = keys.split_at_checked(n).unwrap_or_default();
+            self.encode_parts(old, 1, &mut e)?;
+            self.encode_one(new, &mut e)?;
         } else {
             self.encode_parts(keys, 2, &mut e)?;
         }
@@ -1383,11 +1442,11 @@ impl Packed {
         for b in 0..h.nb {
             let at = h.hs + h.dl * b;
             let (s, l) = (
-                moved(le_u32(&region[at + 4..]))?,
-                moved(le_u32(&region[at + 8..]))?,
+                moved(le_u32_at(region, at + 4))?,
+                moved(le_u32_at(region, at + 8))?,
             );
-            region[at + 4..at + 8].copy_from_slice(&s.to_le_bytes());
-            region[at + 8..at + 12].copy_from_slice(&l.to_le_bytes());
+            put(region, at + 4, &s.to_le_bytes());
+            put(region, at + 8, &l.to_le_bytes());
         }
         write_hdr(region, hn);
         Ok(Some(hn))
@@ -1454,16 +1513,18 @@ impl Packed {
         let nbr = block_at(region, h, if right { b + 1 } else { b - 1 })?;
         // Slots do not move: the neighbour's keys keep theirs, the new key takes `base + pos`.
         let total = if right {
-            all[..keys.len()].copy_from_slice(keys);
-            keys.len() + self.decode_keys_with(region, &nbr, &mut all[keys.len()..], vals)?
+            part_mut(all, 0..keys.len())?.copy_from_slice(keys);
+            let len = all.len();
+            let rest = part_mut(all, keys.len()..len)?;
+            keys.len() + self.decode_keys_with(region, &nbr, rest, vals)?
         } else {
             let m = self.decode_keys_with(region, &nbr, &mut all[..], vals)?;
-            all[m..m + keys.len()].copy_from_slice(keys);
+            part_mut(all, m..m + keys.len())?.copy_from_slice(keys);
             keys.len() + m
         };
         let slot = base + pos;
-        let all = &all[..total];
-        if all.windows(2).any(|w| w[0] >= w[1]) {
+        let all = head(all, total)?;
+        if !ascending(all) {
             return Err(Fault("neighbouring compressed blocks overlap"));
         }
         // Two blocks when the pair keeps an eighth of a block free, else three.
@@ -1503,12 +1564,17 @@ impl Packed {
         let (x, y) = (block_at(region, h, lo)?, block_at(region, h, lo + 1)?);
         let mut all = [0u64; 2 * MAX_BLOCK_KEYS];
         let n1 = self.decode_keys_at(region, &x, &mut all)?;
-        let n2 = self.decode_keys_at(region, &y, &mut all[n1..])?;
-        let all = &all[..n1 + n2];
-        if n1 > 0 && n2 > 0 && all[n1 - 1] >= all[n1] {
-            return Err(Fault("neighbouring compressed blocks overlap"));
+        let n2 = self.decode_keys_at(region, &y, part_mut(&mut all, n1..2 * MAX_BLOCK_KEYS)?)?;
+        let all = head(&all, n1 + n2)?;
+        if let (Some(a), Some(b)) = (n1.checked_sub(1).and_then(|i| all.get(i)), all.get(n1)) {
+            if n2 > 0 && a >= b {
+                return Err(Fault("neighbouring compressed blocks overlap"));
+            }
         }
-        if all.is_empty() || (self.wide && all[all.len() - 1] - all[0] > u32::MAX as u64) {
+        let (Some(&first), Some(&last)) = (all.first(), all.last()) else {
+            return Ok(());
+        };
+        if self.wide && last - first > u32::MAX as u64 {
             return Ok(());
         }
         let mut e = Encoded::with_parts(1);
@@ -1543,7 +1609,10 @@ impl Packed {
             let mut keys = [0u64; MAX_BLOCK_KEYS];
             let n = self.decode_keys_at(region, &blk, &mut keys)?;
             let mut e = Encoded::with_parts(1);
-            self.encode_one(&keys[1..n], &mut e)?;
+            let rest = keys
+                .get(1..n)
+                .ok_or(Fault("compressed block count beyond its buffer"))?;
+            self.encode_one(rest, &mut e)?;
             if splice(region, h, b, 1, &e.new_blocks())? {
                 self.merge_small_block(region, b)?;
                 return Ok(None);
@@ -1554,11 +1623,11 @@ impl Packed {
             return Err(Fault("compressed block larger than any codec writes"));
         }
         let mut buf = [0u8; SCRATCH];
-        buf[..size].copy_from_slice(&region[blk.at.clone()]);
+        part_mut(&mut buf, 0..size)?.copy_from_slice(bytes_at(region, &blk.at)?);
         let codec = Codec(blk.codec);
         let room = codec.max_payload_len(d.count as usize).min(SCRATCH);
         match codec
-            .remove(&mut d, &mut buf[..room.max(size)], j)
+            .remove(&mut d, part_mut(&mut buf, 0..room.max(size))?, j)
             .map_err(cfault)?
         {
             RemoveOutcome::Removed { .. } => {
@@ -1567,7 +1636,7 @@ impl Packed {
                     h,
                     b,
                     1,
-                    &[(d, blk.base, blk.codec, &buf[..d.size as usize])],
+                    &[(d, blk.base, blk.codec, head(&buf, d.size as usize)?)],
                 )? {
                     self.merge_small_block(region, b)?;
                     Ok(None)
@@ -1608,7 +1677,7 @@ impl Packed {
         // cost as much as the BP128 kernel here); an offset out of order fails the `get`.
         for b in 0..h.nb {
             let at = h.hs + h.dl * b;
-            let cb = le_u16(&region[at + 2..]);
+            let cb = le_u16_at(region, at + 2);
             let count = (cb & 0x1ff) as u32;
             if count == 0 {
                 continue;
@@ -1646,7 +1715,9 @@ impl Packed {
         for b in 0..h.nb {
             let blk = block_at(region, h, b)?;
             if blk.desc.count > 0 {
-                out[blk.codec as usize] += 1;
+                if let Some(c) = out.get_mut(blk.codec as usize) {
+                    *c += 1;
+                }
             }
         }
         Ok(())
@@ -1721,9 +1792,9 @@ impl Packed {
             if !in_frame(hn, &blk.desc, blk.base) {
                 return Err(Fault("compressed block index out of key order"));
             }
-            out.extend_from_slice(&region[blk.at.clone()]);
+            out.extend_from_slice(bytes_at(region, &blk.at)?);
             write_desc(
-                &mut out[start..],
+                out.get_mut(start..).unwrap_or_default(),
                 hn,
                 i,
                 off,
@@ -1737,7 +1808,7 @@ impl Packed {
             return Err(Fault("compressed key list longer than a page"));
         }
         write_hdr(
-            &mut out[start..],
+            out.get_mut(start..).unwrap_or_default(),
             Hdr {
                 data_end: off,
                 ..hn
@@ -1753,7 +1824,7 @@ impl Packed {
         for b in 0..h.nb {
             let blk = block_at(region, h, b)?;
             let n = self.decode_block_at(region, &blk, &mut vals)?;
-            out.extend(vals[..n].iter().map(|&v| blk.base + v as u64));
+            out.extend(head(&vals, n)?.iter().map(|&v| blk.base + v as u64));
         }
         Ok(())
     }
@@ -1845,7 +1916,7 @@ impl Packed {
         for (b, (d, base, c, r)) in e.blocks.iter().enumerate() {
             write_desc(region, h, b, r.start, d, *base, *c);
         }
-        region[pstart..pstart + e.payload()].copy_from_slice(&e.bytes);
+        put(region, pstart, &e.bytes);
         write_hdr(region, h);
         true
     }
@@ -1994,12 +2065,12 @@ impl Packed {
             return Err(Fault("block decodes to a different key count"));
         }
         if !self.wide {
-            return Ok(BlockKeys::U32(&buf.u32s[..n]));
+            return Ok(BlockKeys::U32(head(&buf.u32s, n)?));
         }
-        for (o, &v) in buf.u64s.iter_mut().zip(&buf.u32s[..n]) {
+        for (o, &v) in buf.u64s.iter_mut().zip(head(&buf.u32s, n)?) {
             *o = b.base + v as u64;
         }
-        Ok(BlockKeys::U64(&buf.u64s[..n]))
+        Ok(BlockKeys::U64(head(&buf.u64s, n)?))
     }
 
     /// COUNT/MIN/MAX of the keys in `[fs.lo, fs.hi]` from two lower bounds (an index search
@@ -2051,7 +2122,7 @@ impl Packed {
         } else {
             let blk = block_at(region, h, last_b)?;
             let v = Codec(blk.codec)
-                .select(&blk.desc, &region[blk.at.clone()], end - 1)
+                .select(&blk.desc, bytes_at(region, &blk.at)?, end - 1)
                 .map_err(cfault)?;
             blk.base + v as u64
         };
@@ -2165,24 +2236,24 @@ impl Packed {
                 }
                 // Decode (SIMD, prefix sum fused) into the L1-resident buffer and add up.
                 let n = self.decode_block_at(region, &blk, &mut buf)?;
-                let s = tersedb_codecs::sum::sum_u32(&buf[..n]) as u128;
+                let s = tersedb_codecs::sum::sum_u32(head(&buf, n)?) as u128;
                 add(n as u64, based(n as u64, s), first, last);
                 return Ok(true);
             }
             // A boundary block: decode it and take the keys in range.
             let n = self.decode_block_at(region, &blk, &mut buf)?;
             part.blocks_decoded += 1;
-            let vals = &buf[..n];
+            let vals = head(&buf, n)?;
             let key = |v: u32| blk.base + v as u64;
             // The bounds in the codec's values (first >= base, so hi >= base here).
             let lo = fs.lo.saturating_sub(blk.base).min(u32::MAX as u64 + 1);
             let hi = (fs.hi - blk.base).min(u32::MAX as u64);
             let a = vals.partition_point(|&v| (v as u64) < lo);
             let e = vals.partition_point(|&v| (v as u64) <= hi);
-            if a < e {
-                let s = tersedb_codecs::sum::sum_u32(&vals[a..e]) as u128;
-                let c = (e - a) as u64;
-                add(c, based(c, s), key(vals[a]), key(vals[e - 1]));
+            if let Some(run @ [lo, .., hi] | run @ [lo @ hi]) = vals.get(a..e) {
+                let s = tersedb_codecs::sum::sum_u32(run) as u128;
+                let c = run.len() as u64;
+                add(c, based(c, s), key(*lo), key(*hi));
             }
             Ok(true)
         });
@@ -2196,6 +2267,12 @@ impl Packed {
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 mod tests {
     use super::*;
 
