@@ -260,7 +260,8 @@ fn d_first(region: &[u8], h: Hdr, b: usize) -> u64 {
     if h.wide() {
         d_base(region, h, b)
     } else {
-        h.base + le_u32_at(region, h.hs + h.dl * b + 4) as u64
+        h.base
+            .wrapping_add(le_u32_at(region, h.hs + h.dl * b + 4) as u64)
     }
 }
 
@@ -418,7 +419,7 @@ fn find_block_fixed<const W: bool, const B: bool, const A: bool>(
         if W {
             le_u64_at(region, at)
         } else if B {
-            base + le_u32_at(region, at) as u64
+            base.wrapping_add(le_u32_at(region, at) as u64)
         } else {
             le_u32_at(region, at) as u64
         }
@@ -459,6 +460,36 @@ fn check_decoded(d: &Descriptor, vals: &[u32]) -> SResult<()> {
         return Err(Fault(
             "compressed block decodes to keys other than its descriptor's",
         ));
+    }
+    Ok(())
+}
+
+/// Proves the order a search of the index relies on, over every descriptor: each non-empty
+/// block's first key is at most its last and above the previous non-empty block's last; a gap
+/// (count 0) has first = last and lies between its neighbours (not below what came before).
+/// Then first keys never descend, so [`find_block`] finds the block a key belongs to, and
+/// no key sits in a block the search does not look at.
+///
+/// A walk over the descriptors (a few instructions per block), so it is taken where a read
+/// relies on blocks it does not look at (a miss, a range's start and end, a whole-leaf fold's
+/// edges, a cursor entering the leaf), never by a hit: the key found is the probe.
+#[inline(never)]
+fn prove_order(region: &[u8], h: Hdr) -> SResult<()> {
+    // The last key so far, and whether a non-empty block holds it (then the next first key
+    // must be above it, not equal).
+    let mut floor: Option<(u64, bool)> = None;
+    for b in 0..h.nb {
+        let full = d_count(region, h, b) > 0;
+        let (first, last) = (d_first(region, h, b), d_last(region, h, b));
+        let below = match floor {
+            Some((x, true)) => first <= x,
+            Some((x, false)) => first < x,
+            None => false,
+        };
+        if below || first > last || (!full && first != last) {
+            return Err(Fault("compressed block index out of key order"));
+        }
+        floor = Some((last, full));
     }
     Ok(())
 }
@@ -1205,7 +1236,7 @@ impl Packed {
                         .lower_bound(&blk.desc, bytes_at(region, &blk.at)?, q)
                         .map_err(cfault)?
                 };
-                (j, v.map(|v| blk.base + v as u64))
+                (j, v.map(|v| blk.base.wrapping_add(v as u64)))
             };
             if v.is_some() {
                 return Ok((b, j, v));
@@ -1662,6 +1693,20 @@ impl Packed {
         Ok(Some((d_first(region, h, a), d_last(region, h, z))))
     }
 
+    /// [`Packed::key_range`] with the whole index proven in order first ([`prove_order`]): the
+    /// edges a miss is checked against, which then also say that the search looked where the
+    /// key would be.
+    pub fn proven_range(&self, region: &[u8]) -> SResult<Option<(u64, u64)>> {
+        self.prove(region)?;
+        self.key_range(region)
+    }
+
+    /// Proves the block index in order ([`prove_order`]): for reads that go on to blocks other
+    /// than the one a search found (a cursor entering the leaf).
+    pub fn prove(&self, region: &[u8]) -> SResult<()> {
+        prove_order(region, self.hdr(region)?)
+    }
+
     /// Keys, exact sum and non-empty blocks of a whole list, each block summed in registers
     /// by `summer` straight from its descriptor: the SUM of a leaf wholly inside the range.
     /// `None` when `summer` declines a block (then the caller takes the general path).
@@ -1673,6 +1718,9 @@ impl Packed {
         let h = self.hdr(region)?;
         let ps = h.pstart();
         let (mut keys, mut sum, mut blocks) = (0u64, 0u128, 0u64);
+        // The edges the caller took from the first and last non-empty blocks are the minimum
+        // and maximum only when those blocks ascend: checked in the same pass.
+        let mut floor: Option<u64> = None;
         // The descriptor fields read directly (`block_at`'s checks and empty-block handling
         // cost as much as the BP128 kernel here); an offset out of order fails the `get`.
         for b in 0..h.nb {
@@ -1692,6 +1740,15 @@ impl Packed {
                 .get(ps + off..ps + end)
                 .ok_or(Fault("compressed block offsets out of order"))?;
             let (start, last) = d_vals(region, h, b);
+            let base = d_base(region, h, b);
+            let (kfirst, klast) = (
+                base.wrapping_add(start as u64),
+                base.wrapping_add(last as u64),
+            );
+            if kfirst > klast || floor.is_some_and(|x| kfirst <= x) {
+                return Err(Fault("compressed block index out of key order"));
+            }
+            floor = Some(klast);
             let d = Descriptor {
                 start,
                 count,
@@ -1703,7 +1760,7 @@ impl Packed {
                 return Ok(None);
             };
             keys += count as u64;
-            sum += s as u128 + d_base(region, h, b) as u128 * count as u128;
+            sum += s as u128 + base as u128 * count as u128;
             blocks += 1;
         }
         Ok(Some((keys, sum, blocks)))
@@ -1723,13 +1780,25 @@ impl Packed {
         Ok(())
     }
 
-    /// Keys and non-empty blocks, from the descriptors' counts alone.
+    /// Keys and non-empty blocks, from the descriptors' counts alone; the non-empty blocks
+    /// must ascend (a whole-leaf COUNT takes its MIN and MAX from the first and last).
     pub fn counts(&self, region: &[u8]) -> SResult<(usize, usize)> {
         let h = self.hdr(region)?;
-        Ok((0..h.nb).fold((0, 0), |(keys, blocks), b| {
+        let (mut keys, mut blocks, mut floor) = (0, 0, None::<u64>);
+        for b in 0..h.nb {
             let c = d_count(region, h, b);
-            (keys + c, blocks + usize::from(c > 0))
-        }))
+            if c == 0 {
+                continue;
+            }
+            let (first, last) = (d_first(region, h, b), d_last(region, h, b));
+            if first > last || floor.is_some_and(|x| first <= x) {
+                return Err(Fault("compressed block index out of key order"));
+            }
+            floor = Some(last);
+            keys += c;
+            blocks += 1;
+        }
+        Ok((keys, blocks))
     }
 
     /// The largest key (the last non-empty block's last key), `None` when empty. Inlined: the
@@ -2014,6 +2083,12 @@ impl Packed {
             self.seek_block(region, lo)?
         };
         let mut start = slot_base(region, h, b0.min(h.nb));
+        // The walk checks the blocks it lists; blocks before the one the search found, or
+        // after the range, are not listed: the index must be in order for them to hold no
+        // key in the range.
+        if b0 > 0 {
+            prove_order(region, h)?;
+        }
         for b in b0..h.nb {
             let blk = block_at(region, h, b)?;
             let count = blk.desc.count as usize;
@@ -2021,6 +2096,9 @@ impl Packed {
                 continue;
             }
             if blk.first > hi {
+                if b0 == 0 {
+                    prove_order(region, h)?;
+                }
                 break;
             }
             if blk.first > blk.last || out.last().is_some_and(|p| p.last >= blk.first) {
@@ -2080,6 +2158,8 @@ impl Packed {
     /// decoded (searched), the others overlapping it as answered from the index.
     fn count_range(&self, region: &[u8], fs: FoldSpec, out: &mut KeyFold) -> SResult<()> {
         let h = self.hdr(region)?;
+        // The count between the two bounds trusts every descriptor between them.
+        prove_order(region, h)?;
         let (b0, j0, v0) = self.lower_bound(region, h, fs.lo)?;
         let Some(min) = v0.filter(|&v| v <= fs.hi) else {
             return Ok(());
@@ -2177,6 +2257,10 @@ impl Packed {
             return self.count_range(region, fs, out);
         }
         let mut buf = [0u32; MAX_BLOCK_KEYS];
+        // The blocks before `lo`'s and after `hi`'s are skipped on their descriptors' word:
+        // only an index in order makes that right (and the minimum and maximum the first and
+        // last keys added).
+        prove_order(region, self.hdr(region)?)?;
         // Start at the block holding `lo` (the index is searched, not walked).
         let from = if fs.lo == 0 {
             0
