@@ -297,7 +297,7 @@ impl KeyList {
                 }))
             }
             (KeyList::Packed(pk), p) => match pk.probe(&p) {
-                Some(p) => pk.search(region, p),
+                Some(p) => pk.search(region, n, p),
                 None => Err(Fault("probe key of the wrong type")),
             },
             (KeyList::Str(s), Key::Bytes(p)) => s.search(region, n, p),
@@ -373,17 +373,17 @@ impl KeyList {
         }
     }
 
-    /// The first and last key of an integer list of `n` keys: read in place (plain lists) or
-    /// from the first and last non-empty blocks' descriptors (compressed ones, whose block
-    /// index is proven in order first: a miss checked against these edges was looked for in
-    /// the one block that could hold it). `None` when empty and for byte-string lists.
-    pub fn int_edges(&self, region: &[u8], n: usize) -> SResult<Option<(u64, u64)>> {
+    /// The first and last key of an integer list of `n` keys in which a lookup of `miss`
+    /// missed: read in place (plain lists) or from the first and last non-empty blocks'
+    /// descriptors (compressed ones, after proving what the miss relied on:
+    /// [`Packed::miss_edges`]). `None` when empty and for byte-string lists.
+    pub fn int_edges(&self, region: &[u8], n: usize, miss: u64) -> SResult<Option<(u64, u64)>> {
         match self {
             KeyList::U32 | KeyList::U64 => {
                 let last = n.checked_sub(1).and_then(|z| self.int_at(region, n, z));
                 Ok(self.int_at(region, n, 0).zip(last))
             }
-            KeyList::Packed(p) => p.proven_range(region),
+            KeyList::Packed(p) => p.miss_edges(region, n, miss),
             _ => Ok(None),
         }
     }
@@ -442,7 +442,7 @@ impl KeyList {
                 } else {
                     // Entering the leaf (or the cache was dropped): the cursor goes on to
                     // blocks the search did not look at, so their order is proven once.
-                    p.prove(region)?;
+                    p.prove(region, n)?;
                     (0, 0)
                 };
                 c.keys.resize(super::packed::MAX_BLOCK_KEYS, 0);
@@ -651,7 +651,7 @@ impl KeyList {
         out: &mut KeyFold,
     ) -> SResult<()> {
         if let KeyList::Packed(p) = self {
-            return p.fold_range(region, fs, out);
+            return p.fold_range(region, n, fs, out);
         }
         let Some((keys, w)) = self.plain_ints(region, n)? else {
             return Ok(());

@@ -70,6 +70,9 @@ pub const MAX_BLOCK_KEYS: usize = super::zone::MAX_KEYS;
 /// Room for one block's payload: the worst case of every codec (VByte: 5 bytes per delta).
 const SCRATCH: usize = 1344;
 
+/// The descriptors' key counts do not add up to the node's.
+const COUNTS_DISAGREE: Fault = Fault("block index key counts disagree with the node's");
+
 /// Maps a codec error to a fault (the node layer names the page).
 fn cfault(e: CodecError) -> Fault {
     match e {
@@ -466,7 +469,8 @@ fn check_decoded(d: &Descriptor, vals: &[u32]) -> SResult<()> {
 
 /// Proves the order a search of the index relies on, over every descriptor: each non-empty
 /// block's first key is at most its last and above the previous non-empty block's last; a gap
-/// (count 0) has first = last and lies between its neighbours (not below what came before).
+/// (count 0) has first = last and lies between its neighbours (not below what came before);
+/// payload offsets ascend within the payload area; the key counts add up to the node's `n`.
 /// Then first keys never descend, so [`find_block`] finds the block a key belongs to, and
 /// no key sits in a block the search does not look at.
 ///
@@ -474,12 +478,15 @@ fn check_decoded(d: &Descriptor, vals: &[u32]) -> SResult<()> {
 /// relies on blocks it does not look at (a miss, a range's start and end, a whole-leaf fold's
 /// edges, a cursor entering the leaf), never by a hit: the key found is the probe.
 #[inline(never)]
-fn prove_order(region: &[u8], h: Hdr) -> SResult<()> {
+fn prove_order(region: &[u8], h: Hdr, n: usize) -> SResult<()> {
     // The last key so far, and whether a non-empty block holds it (then the next first key
     // must be above it, not equal).
     let mut floor: Option<(u64, bool)> = None;
+    let (mut off, mut keys) = (0, 0);
     for b in 0..h.nb {
-        let full = d_count(region, h, b) > 0;
+        let count = d_count(region, h, b);
+        keys += count;
+        let full = count > 0;
         let (first, last) = (d_first(region, h, b), d_last(region, h, b));
         let below = match floor {
             Some((x, true)) => first <= x,
@@ -490,6 +497,15 @@ fn prove_order(region: &[u8], h: Hdr) -> SResult<()> {
             return Err(Fault("compressed block index out of key order"));
         }
         floor = Some((last, full));
+        // The payloads too: in order and inside the payload area.
+        let o = d_off(region, h, b);
+        if o < off || o > h.data_end {
+            return Err(Fault("compressed block offsets out of order"));
+        }
+        off = o;
+    }
+    if keys != n {
+        return Err(COUNTS_DISAGREE);
     }
     Ok(())
 }
@@ -1251,30 +1267,41 @@ impl Packed {
         Ok((h.nb, 0, None))
     }
 
-    /// Binary search: `Ok(slot)` when `p` is present, `Err(slot)` for its insert position.
-    pub fn search(&self, region: &[u8], p: u64) -> SResult<Result<usize, usize>> {
+    /// Binary search in a list of `n` keys: `Ok(slot)` when `p` is present, `Err(slot)` for
+    /// its insert position.
+    pub fn search(&self, region: &[u8], n: usize, p: u64) -> SResult<Result<usize, usize>> {
         let h = self.hdr(region)?;
         match (h.wide, h.based(), self.auto) {
-            (false, false, false) => self.search_in::<false, false, false>(region, h, p),
-            (false, true, false) => self.search_in::<false, true, false>(region, h, p),
-            (true, _, false) => self.search_in::<true, false, false>(region, h, p),
-            (false, false, true) => self.search_in::<false, false, true>(region, h, p),
-            (false, true, true) => self.search_in::<false, true, true>(region, h, p),
-            (true, _, true) => self.search_in::<true, false, true>(region, h, p),
+            (false, false, false) => self.search_in::<false, false, false>(region, h, n, p),
+            (false, true, false) => self.search_in::<false, true, false>(region, h, n, p),
+            (true, _, false) => self.search_in::<true, false, false>(region, h, n, p),
+            (false, false, true) => self.search_in::<false, false, true>(region, h, n, p),
+            (false, true, true) => self.search_in::<false, true, true>(region, h, n, p),
+            (true, _, true) => self.search_in::<true, false, true>(region, h, n, p),
         }
     }
 
-    /// `search` with the list's layout as constants (the slot sum walks the descriptors).
+    /// `search` with the list's layout as constants. The slot is the counts of the blocks
+    /// before the key's plus its position: the walk goes on over the blocks after it and
+    /// the counts must add up to the node's `n`, or a count forged in one descriptor would
+    /// shift the slot (and give another key's record) for every key after it.
     #[inline(always)]
     fn search_in<const W: bool, const B: bool, const A: bool>(
         &self,
         region: &[u8],
         h: Hdr,
+        n: usize,
         p: u64,
     ) -> SResult<Result<usize, usize>> {
         let (b, j, v) = self.lower_bound_in::<W, B, A>(region, h, p)?;
         let h = h.fixed::<W, B, A>();
-        let slot = slot_base(region, h, b.min(h.nb)) + j;
+        let b = b.min(h.nb);
+        let before = slot_base(region, h, b);
+        let after: usize = (b..h.nb).map(|i| d_count(region, h, i)).sum();
+        if before + after != n {
+            return Err(COUNTS_DISAGREE);
+        }
+        let slot = before + j;
         Ok(if v == Some(p) { Ok(slot) } else { Err(slot) })
     }
 
@@ -1693,18 +1720,33 @@ impl Packed {
         Ok(Some((d_first(region, h, a), d_last(region, h, z))))
     }
 
-    /// [`Packed::key_range`] with the whole index proven in order first ([`prove_order`]): the
-    /// edges a miss is checked against, which then also say that the search looked where the
-    /// key would be.
-    pub fn proven_range(&self, region: &[u8]) -> SResult<Option<(u64, u64)>> {
-        self.prove(region)?;
+    /// [`Packed::key_range`] after a lookup of `p` missed, with what the miss relied on proven:
+    /// the whole index in order ([`prove_order`]: no other block could hold `p`) and the block
+    /// the search looked in decoding to its descriptor's keys ([`check_decoded`]: its first,
+    /// last and count, which sent the search on or let the codec's search answer, are the
+    /// payload's). A miss then is one; a hit needs none of it (the key found is the probe).
+    /// Costs a walk of the descriptors and one block decode, on misses only.
+    #[inline(never)]
+    pub fn miss_edges(&self, region: &[u8], n: usize, p: u64) -> SResult<Option<(u64, u64)>> {
+        let h = self.hdr(region)?;
+        prove_order(region, h, n)?;
+        // The block `p` belongs to, and when `p` lies above its keys (by its last key) the
+        // next non-empty block, whose first key the search answered with.
+        let mut vals = [0u32; MAX_BLOCK_KEYS];
+        for b in find_block(region, h, p)..h.nb {
+            let blk = block_at(region, h, b)?;
+            self.decode_block_checked(region, &blk, &mut vals)?;
+            if blk.desc.count > 0 && (p <= blk.last || blk.first > p) {
+                break;
+            }
+        }
         self.key_range(region)
     }
 
     /// Proves the block index in order ([`prove_order`]): for reads that go on to blocks other
     /// than the one a search found (a cursor entering the leaf).
-    pub fn prove(&self, region: &[u8]) -> SResult<()> {
-        prove_order(region, self.hdr(region)?)
+    pub fn prove(&self, region: &[u8], n: usize) -> SResult<()> {
+        prove_order(region, self.hdr(region)?, n)
     }
 
     /// Keys, exact sum and non-empty blocks of a whole list, each block summed in registers
@@ -2087,7 +2129,7 @@ impl Packed {
         // after the range, are not listed: the index must be in order for them to hold no
         // key in the range.
         if b0 > 0 {
-            prove_order(region, h)?;
+            prove_order(region, h, n)?;
         }
         for b in b0..h.nb {
             let blk = block_at(region, h, b)?;
@@ -2097,7 +2139,7 @@ impl Packed {
             }
             if blk.first > hi {
                 if b0 == 0 {
-                    prove_order(region, h)?;
+                    prove_order(region, h, n)?;
                 }
                 break;
             }
@@ -2156,10 +2198,10 @@ impl Packed {
     /// counts between them: a range inside one leaf costs two block searches and a loop over
     /// the count fields, not a visit of every block. Blocks partly in the range count as
     /// decoded (searched), the others overlapping it as answered from the index.
-    fn count_range(&self, region: &[u8], fs: FoldSpec, out: &mut KeyFold) -> SResult<()> {
+    fn count_range(&self, region: &[u8], n: usize, fs: FoldSpec, out: &mut KeyFold) -> SResult<()> {
         let h = self.hdr(region)?;
         // The count between the two bounds trusts every descriptor between them.
-        prove_order(region, h)?;
+        prove_order(region, h, n)?;
         let (b0, j0, v0) = self.lower_bound(region, h, fs.lo)?;
         let Some(min) = v0.filter(|&v| v <= fs.hi) else {
             return Ok(());
@@ -2224,7 +2266,16 @@ impl Packed {
     /// the index is searched for `lo`, inner blocks are answered from their descriptors (SUM
     /// by the codec's in-register block sum or a decode into an L1 buffer) and only the
     /// boundary blocks are decoded and searched. Without SUM, [`Packed::count_range`].
-    pub fn fold_range(&self, region: &[u8], fs: FoldSpec, out: &mut KeyFold) -> SResult<()> {
+    ///
+    /// `n` is the node's key count: a whole-leaf fold, which takes the counts from the
+    /// descriptors, checks they add up to it.
+    pub fn fold_range(
+        &self,
+        region: &[u8],
+        n: usize,
+        fs: FoldSpec,
+        out: &mut KeyFold,
+    ) -> SResult<()> {
         // The codecs' block sums (BP128, SIMD FOR), chosen once for the leaf.
         let isa = tersedb_codecs::Isa::detect();
         let sums = [
@@ -2241,11 +2292,17 @@ impl Packed {
                 if first >= fs.lo && last <= fs.hi {
                     if !fs.sum {
                         let (keys, blocks) = self.counts(region)?;
+                        if keys != n {
+                            return Err(COUNTS_DISAGREE);
+                        }
                         out.blocks_skipped += blocks as u64;
                         out.add(keys as u64, 0, first, last);
                         return Ok(());
                     }
                     if let Some((keys, sum, blocks)) = self.sum_all(region, summer)? {
+                        if keys != n as u64 {
+                            return Err(COUNTS_DISAGREE);
+                        }
                         out.blocks_decoded += blocks;
                         out.add(keys, sum, first, last);
                         return Ok(());
@@ -2254,13 +2311,13 @@ impl Packed {
             }
         }
         if !fs.sum {
-            return self.count_range(region, fs, out);
+            return self.count_range(region, n, fs, out);
         }
         let mut buf = [0u32; MAX_BLOCK_KEYS];
         // The blocks before `lo`'s and after `hi`'s are skipped on their descriptors' word:
         // only an index in order makes that right (and the minimum and maximum the first and
         // last keys added).
-        prove_order(region, self.hdr(region)?)?;
+        prove_order(region, self.hdr(region)?, n)?;
         // Start at the block holding `lo` (the index is searched, not walked).
         let from = if fs.lo == 0 {
             0
@@ -2532,7 +2589,7 @@ mod tests {
                     for probe in [rng.u64(0..=spread), model.first().copied().unwrap_or(0)] {
                         let want = model.binary_search(&probe);
                         assert_eq!(
-                            p.search(&region, probe).unwrap(),
+                            p.search(&region, model.len(), probe).unwrap(),
                             want,
                             "{codec:?} probe {probe}"
                         );
@@ -2637,7 +2694,7 @@ mod tests {
                 }
                 let mut out = Vec::new();
                 let _ = p.decode_all(&r, &mut out);
-                let _ = p.search(&r, rng.u64(0..1000));
+                let _ = p.search(&r, 300, rng.u64(0..1000));
                 let _ = p.key(&r, rng.usize(0..400));
                 let _ = p.insert(&mut r.clone(), 300, rng.u64(0..1000));
                 let _ = p.remove(&mut r.clone(), rng.usize(0..400));
@@ -2715,7 +2772,7 @@ mod tests {
                         .collect();
                     for sum in [false, true] {
                         let mut f = KeyFold::default();
-                        p.fold_range(&region, FoldSpec { lo, hi, sum }, &mut f)
+                        p.fold_range(&region, have.len(), FoldSpec { lo, hi, sum }, &mut f)
                             .unwrap();
                         assert_eq!(f.count, want.len() as u64, "{codec:?} wide {wide}");
                         assert_eq!(f.min, want.first().copied());
@@ -2834,7 +2891,7 @@ mod tests {
                 check(&p, &region, &model);
                 for probe in [top - 5, top, top + 7, far, far - 1, far + 1] {
                     assert_eq!(
-                        p.search(&region, probe).unwrap(),
+                        p.search(&region, model.len(), probe).unwrap(),
                         model.binary_search(&probe)
                     );
                 }
