@@ -297,7 +297,7 @@ impl KeyList {
                 }))
             }
             (KeyList::Packed(pk), p) => match pk.probe(&p) {
-                Some(p) => pk.search(region, n, p),
+                Some(p) => pk.search(region, p),
                 None => Err(Fault("probe key of the wrong type")),
             },
             (KeyList::Str(s), Key::Bytes(p)) => s.search(region, n, p),
