@@ -596,13 +596,24 @@ fn check_skipped(region: &[u8], h: Hdr, from: usize, lo: u64, n: usize) -> SResu
 #[inline]
 fn count_all(region: &[u8], h: Hdr) -> usize {
     let descs = region.get(h.hs..h.pstart()).unwrap_or_default();
-    descs
-        .chunks_exact(h.dl)
-        .map(|d| match d.first_chunk::<4>() {
-            Some(&[_, _, c0, c1]) => usize::from(u16::from_le_bytes([c0, c1]) & 0x1ff),
-            None => 0,
-        })
-        .sum()
+    // The descriptor length as a constant: fixed-size arrays, no bounds check per block
+    // (callgrind: 3.7k instructions per 16 KiB BP128 leaf with a checked chunk per block).
+    fn sum<const DL: usize>(descs: &[u8]) -> usize {
+        let (blocks, _) = descs.as_chunks::<DL>();
+        blocks
+            .iter()
+            .map(|d| match d.first_chunk::<4>() {
+                Some(&[_, _, c0, c1]) => usize::from(u16::from_le_bytes([c0, c1]) & 0x1ff),
+                None => 0,
+            })
+            .sum()
+    }
+    match h.dl {
+        DESC => sum::<DESC>(descs),
+        13 => sum::<13>(descs),
+        DESC_WIDE => sum::<DESC_WIDE>(descs),
+        _ => sum::<17>(descs),
+    }
 }
 
 /// What [`count_edges`] finds: keys, non-empty blocks, smallest first and largest last key.
