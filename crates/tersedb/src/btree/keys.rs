@@ -373,16 +373,17 @@ impl KeyList {
         }
     }
 
-    /// The first and last key of an integer list of `n` keys: read in place (plain lists) or
-    /// from the first and last non-empty blocks' descriptors (compressed ones). `None` when
-    /// empty and for byte-string lists.
-    pub fn int_edges(&self, region: &[u8], n: usize) -> SResult<Option<(u64, u64)>> {
+    /// The first and last key of an integer list of `n` keys in which a lookup of `miss`
+    /// missed: read in place (plain lists) or from the first and last non-empty blocks'
+    /// descriptors (compressed ones, after proving what the miss relied on:
+    /// [`Packed::miss_edges`]). `None` when empty and for byte-string lists.
+    pub fn int_edges(&self, region: &[u8], n: usize, miss: u64) -> SResult<Option<(u64, u64)>> {
         match self {
             KeyList::U32 | KeyList::U64 => {
                 let last = n.checked_sub(1).and_then(|z| self.int_at(region, n, z));
                 Ok(self.int_at(region, n, 0).zip(last))
             }
-            KeyList::Packed(p) => p.key_range(region),
+            KeyList::Packed(p) => p.miss_edges(region, n, miss),
             _ => Ok(None),
         }
     }
@@ -439,6 +440,9 @@ impl KeyList {
                         }
                     }
                 } else {
+                    // Entering the leaf (or the cache was dropped): the cursor goes on to
+                    // blocks the search did not look at, so their order is proven once.
+                    p.prove(region, n)?;
                     (0, 0)
                 };
                 c.keys.resize(super::packed::MAX_BLOCK_KEYS, 0);
@@ -647,7 +651,7 @@ impl KeyList {
         out: &mut KeyFold,
     ) -> SResult<()> {
         if let KeyList::Packed(p) = self {
-            return p.fold_range(region, fs, out);
+            return p.fold_range(region, n, fs, out);
         }
         let Some((keys, w)) = self.plain_ints(region, n)? else {
             return Ok(());

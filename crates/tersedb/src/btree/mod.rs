@@ -38,14 +38,6 @@ pub(crate) mod keys;
 pub(crate) mod node;
 pub(crate) mod numrecs;
 pub(crate) mod overflow;
-// Not yet under the lints above: the compressed integer list (it checks offsets and lengths
-// against the region before indexing, but still indexes).
-#[allow(
-    clippy::indexing_slicing,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic
-)]
 pub(crate) mod packed;
 pub(crate) mod records;
 pub mod scan;

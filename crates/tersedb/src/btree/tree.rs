@@ -245,7 +245,9 @@ fn separators_fault(id: PageId) -> crate::Error {
 }
 
 /// A miss in an integer leaf: `None` when the leaf's first and last keys lie in the fence
-/// `lo..hi` of its path, else `Corrupted` (the leaf is out of place). A hit needs no such
+/// `lo..hi` of its path, else `Corrupted` (the leaf is out of place). Reading the edges of a
+/// compressed leaf proves what the miss relied on (its block index in order, the block looked
+/// in as its descriptor says), so also a root leaf's miss is checked. A hit needs no such
 /// check: the key found is the probe, which the path's separators hold.
 #[inline(never)]
 fn missed<T>(
@@ -255,12 +257,12 @@ fn missed<T>(
     lo: Option<u64>,
     hi: Option<u64>,
 ) -> Result<Option<T>> {
-    if int.is_none() || (lo.is_none() && hi.is_none()) {
+    let Some(p) = int else {
         return Ok(None);
-    }
+    };
     let Some((a, z)) = l
         .keys
-        .int_edges(l.kregion(page), l.count)
+        .int_edges(l.kregion(page), l.count, p)
         .map_err(|f| l.err(f))?
     else {
         return Ok(None);
