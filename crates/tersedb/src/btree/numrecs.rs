@@ -46,6 +46,9 @@
 use super::slots::{le_u16_at, le_u32_at, le_u64_at, le_word, le_words, put, Fault, SResult};
 use super::zone::{RecFold, RecNum, POW10};
 
+mod pdict;
+use pdict::PDICT;
+
 const RAW: u8 = 0;
 const FOR: u8 = 1;
 const DICT: u8 = 2;
@@ -390,7 +393,7 @@ impl NumRecs {
     /// records only (f64 records never fold from theirs), DEC always.
     #[inline]
     fn may_sum(&self, kind: u8, bytes: usize) -> bool {
-        matches!(kind, FOR | DICT | DEC) && bytes <= 9
+        matches!(kind, FOR | DICT | DEC | PDICT) && bytes <= 9
     }
 
     /// The chunk's stored sum of offsets (FOR: the offsets; DICT: each record's distance
@@ -411,10 +414,11 @@ impl NumRecs {
         };
         let w = self.w();
         let base = match c.kind {
-            FOR => chunk.get(3..3 + w),
-            _ => chunk.get(4..4 + w),
+            FOR => chunk.get(3..3 + w).map(le_word),
+            PDICT => self.pdict_base(chunk, c),
+            _ => chunk.get(4..4 + w).map(le_word),
         };
-        let base = self.word(base.ok_or(Fault("record chunk too short"))?)?;
+        let base = base.ok_or(Fault("record chunk too short"))?;
         Ok(Some(c.count as i128 * self.number(base) + offs as i128))
     }
 
@@ -486,6 +490,15 @@ impl NumRecs {
                     }
                     4 + c.param * w + packed_len(count, c.bits)
                 }
+                PDICT => {
+                    c.bits = byte(2)? as u32;
+                    c.param = byte(3)? as usize + 1;
+                    c.exc = byte(4)? as usize;
+                    if !pdict::valid(c.bits as usize, c.param, c.exc, count) {
+                        return Err(Fault("bad patched record dictionary"));
+                    }
+                    pdict::Parts::of(&c, w).end
+                }
                 DEC if self.num == Num::Float => {
                     c.param = byte(2)? as usize;
                     c.bits = byte(3)? as u32;
@@ -546,6 +559,14 @@ impl NumRecs {
                     (c.bits, c.param) = (b2 as u32, b3 + 1);
                     4 + c.param * w + packed_len(count, c.bits)
                 }
+                PDICT => {
+                    c.exc = usize::from(*region.get(at + 4)?);
+                    if !pdict::valid(b2, b3 + 1, c.exc, count) {
+                        return None;
+                    }
+                    (c.bits, c.param) = (b2 as u32, b3 + 1);
+                    pdict::Parts::of(&c, w).end
+                }
                 DEC if self.num == Num::Float && b2 < POW10.len() && b3 <= 64 => {
                     c.exc = usize::from(*region.get(at + 12)?);
                     if c.exc > count {
@@ -589,6 +610,14 @@ impl NumRecs {
                 Ok(le_word(
                     body.get(4 + code * w..4 + code * w + w).ok_or_else(bad)?,
                 ))
+            }
+            PDICT => {
+                let code = self.pdict_code(region, at, c, j)?;
+                if code >= c.param {
+                    return Err(Fault("record dictionary code out of range"));
+                }
+                let e = pdict::HEAD + code * w;
+                Ok(le_word(body.get(e..e + w).ok_or_else(bad)?))
             }
             _ => {
                 let plen = packed_len(c.count, c.bits);
@@ -652,6 +681,20 @@ impl NumRecs {
                     *e = le_word(src);
                 }
                 unpack(run(4 + c.param * w)?, c.bits, j0, out)?;
+                let entries = entries.get(..c.param).ok_or(Fault(CHUNK_OUT))?;
+                for o in out.iter_mut() {
+                    *o = *entries
+                        .get(*o as usize)
+                        .ok_or(Fault("record dictionary code out of range"))?;
+                }
+            }
+            PDICT => {
+                let mut entries = [0u64; 256];
+                let dict = part(pdict::HEAD, pdict::HEAD + c.param * w)?;
+                for (e, src) in entries.iter_mut().zip(dict.chunks_exact(w)) {
+                    *e = le_word(src);
+                }
+                self.pdict_codes(region, at, c, j0, out)?;
                 let entries = entries.get(..c.param).ok_or(Fault(CHUNK_OUT))?;
                 for o in out.iter_mut() {
                     *o = *entries
@@ -803,6 +846,20 @@ impl NumRecs {
                     let codes = words.get_mut(..n).ok_or(Fault(CHUNK_OUT))?;
                     unpack(data, c.bits, js.start, codes)?;
                     let sum = if c.bits <= 4 {
+                        self.dict_sum::<16>(entries, codes)
+                    } else {
+                        self.dict_sum::<256>(entries, codes)
+                    };
+                    acc.count += n as u64;
+                    acc.isum += sum.ok_or(Fault("record dictionary code out of range"))?;
+                    return Ok(());
+                }
+                PDICT => {
+                    let dict = at + pdict::HEAD;
+                    let entries = region.get(dict..dict + c.param * w).ok_or_else(bad)?;
+                    let codes = words.get_mut(..n).ok_or(Fault(CHUNK_OUT))?;
+                    self.pdict_codes(region, at, c, js.start, codes)?;
+                    let sum = if c.param <= 16 {
                         self.dict_sum::<16>(entries, codes)
                     } else {
                         self.dict_sum::<256>(entries, codes)
@@ -1239,7 +1296,7 @@ impl NumRecs {
         }
     }
 
-    /// Encodes 1..=255 records as one chunk, the smallest layout (ties: FOR, DEC, DICT, RAW).
+    /// Encodes 1..=255 records as one chunk, the smallest layout (ties: FOR, DEC, DICT, PDICT, RAW).
     fn encode_chunk(&self, vals: &[u64], out: &mut Vec<u8>) {
         self.encode_with(vals, None, true, out)
     }
@@ -1289,23 +1346,39 @@ impl NumRecs {
         let sample = sample.get_mut(..k).unwrap_or_default();
         sample.sort_unstable();
         let seen = 1 + sample.windows(2).filter(|p| p.first() != p.last()).count();
-        let mut sorted: Vec<u64> = Vec::new();
-        if allow(DICT) && dict_len_at(seen) < others {
-            sorted.extend(vals.iter().map(|&v| self.ordered(v)));
-            sorted.sort_unstable();
-            sorted.dedup();
+        // A patched dictionary holds them too, and needs no codes for a dominant value.
+        let pdict_floor = pdict::HEAD + seen * w;
+        // The distinct values in the values' order, each with how often it occurs.
+        let mut runs: Vec<(u64, usize)> = Vec::new();
+        if (allow(DICT) && dict_len_at(seen) < others) || (allow(PDICT) && pdict_floor < others) {
+            let mut all: Vec<u64> = vals.iter().map(|&v| self.ordered(v)).collect();
+            all.sort_unstable();
+            for o in all {
+                match runs.last_mut() {
+                    Some((v, t)) if *v == o => *t += 1,
+                    _ => runs.push((o, 1)),
+                }
+            }
         }
+        let sorted: Vec<u64> = runs.iter().map(|r| r.0).collect();
         let dict_bits = bits_for(sorted.len().max(1) as u64 - 1);
         let dict_sum = match (sorted.first(), sorted.last()) {
             (Some(lo), Some(hi)) if int_sums => sum_len(bits_for(hi - lo)),
             _ => 0,
         };
-        let dict_len = if !sorted.is_empty() && sorted.len() <= 256 {
+        let dict_len = if allow(DICT) && !sorted.is_empty() && sorted.len() <= 256 {
             dict_len_at(sorted.len()) + dict_sum
         } else {
             usize::MAX
         };
-        let best = others.min(dict_len);
+        let pd = if allow(PDICT) {
+            pdict::plan(&runs, n, w)
+        } else {
+            None
+        };
+        // (The same range as the dictionary's: a patched one holds every value too.)
+        let pd_len = pd.as_ref().map_or(usize::MAX, |p| p.len + dict_sum);
+        let best = others.min(dict_len).min(pd_len);
         out.push(n as u8);
         if best == for_len {
             out.push(FOR | (for_sum as u8) << 4);
@@ -1346,6 +1419,8 @@ impl NumRecs {
                 let sum: u128 = vals.iter().map(|&v| u128::from(self.ordered(v) - lo)).sum();
                 push_le(out, sum, dict_sum);
             }
+        } else if let Some(p) = pd.as_ref().filter(|_| best == pd_len) {
+            self.encode_pdict(vals, p, dict_sum, out);
         } else {
             out.push(RAW);
             for &v in vals {
@@ -1456,12 +1531,11 @@ impl NumRecs {
             return Some(out);
         }
         let (body, x) = self.code_in_layout(old, c, v)?;
-        // DEC keeps its exception positions and values after the codes.
-        // FOR and DICT keep their sum there.
-        let tail_at = if c.kind == DEC {
-            13 + packed_len(c.count, c.bits)
-        } else {
-            old.len().checked_sub(c.sum)?
+        // DEC and PDICT keep their exceptions after the codes; FOR and DICT their sum.
+        let tail_at = match c.kind {
+            DEC => 13 + packed_len(c.count, c.bits),
+            PDICT => pdict::Parts::of(c, self.w()).pos,
+            _ => old.len().checked_sub(c.sum)?,
         };
         let (head, tail) = (old.get(..tail_at)?, old.get(tail_at..)?);
         let mut out = Vec::with_capacity(old.len() + 9);
@@ -1485,17 +1559,19 @@ impl NumRecs {
         Some(out)
     }
 
-    /// The offset that code `x` of the FOR or DICT chunk `old` adds to its sum.
+    /// The offset that code `x` of the FOR, DICT or PDICT chunk `old` adds to its sum.
     fn code_offset(&self, old: &[u8], c: &Chunk, x: u64) -> Option<u64> {
         match c.kind {
             DICT => self.dict_offset(old.get(4..4 + c.param * self.w())?, x),
+            PDICT => self.pdict_offset(old, c, x),
             _ => Some(x),
         }
     }
 
-    /// Where the codes of the FOR, DICT or DEC chunk `old` start, and `v`'s code in its layout
-    /// as it is (inside the frame, in the dictionary, a decimal of the exponent; a DEC chunk
-    /// with exceptions takes none): `None` when `v` does not fit.
+    /// Where the codes of the FOR, DICT, PDICT or DEC chunk `old` start, and `v`'s code in its
+    /// layout as it is (inside the frame, in the dictionary or among PDICT's coded entries, a
+    /// decimal of the exponent; a DEC chunk with exceptions takes none): `None` when `v` does
+    /// not fit.
     fn code_in_layout(&self, old: &[u8], c: &Chunk, v: u64) -> Option<(usize, u64)> {
         let w = self.w();
         let (body, x) = match c.kind {
@@ -1510,6 +1586,7 @@ impl NumRecs {
                     .position(|d| Some(d) == v.to_le_bytes().get(..w))?;
                 (4 + c.param * w, code as u64)
             }
+            PDICT => self.pdict_main_code(old, c, v)?,
             DEC if c.exc == 0 => {
                 let i = dec_int(v, c.param)?;
                 let base = u64::from_le_bytes(old.get(4..12)?.try_into().ok()?);
@@ -1531,6 +1608,9 @@ impl NumRecs {
             out.get_mut(2 + j * w..2 + j * w + w)?
                 .copy_from_slice(v.to_le_bytes().get(..w)?);
             return Some(out);
+        }
+        if c.kind == PDICT {
+            return self.pdict_set(old, c, j, v);
         }
         let (body, x) = self.code_in_layout(old, c, v)?;
         if j >= c.count {
@@ -1686,7 +1766,11 @@ impl NumRecs {
             let c = self.header(region, at)?;
             self.chunk_decode(region, at, &c, out)?;
             let vals = out.get(out.len() - c.count..).unwrap_or_default();
-            self.check_sum(Self::body(region, at, &c)?, &c, vals)?;
+            let chunk = Self::body(region, at, &c)?;
+            if c.kind == PDICT {
+                self.pdict_check(chunk, &c)?;
+            }
+            self.check_sum(chunk, &c, vals)?;
             seen += c.count;
             at += c.len;
         }
@@ -1910,7 +1994,7 @@ fn dec_plan(vals: &[u64]) -> Option<DecPlan> {
 mod tests {
     use super::*;
 
-    fn list(width: u8, num: Num) -> NumRecs {
+    pub(super) fn list(width: u8, num: Num) -> NumRecs {
         NumRecs {
             width,
             num,
@@ -1918,7 +2002,7 @@ mod tests {
         }
     }
 
-    fn rng(seed: u64) -> impl FnMut() -> u64 {
+    pub(super) fn rng(seed: u64) -> impl FnMut() -> u64 {
         let mut s = seed;
         move || {
             s ^= s << 13;
@@ -1929,7 +2013,7 @@ mod tests {
     }
 
     impl NumRecs {
-        fn rec_num(&self) -> RecNum {
+        pub(super) fn rec_num(&self) -> RecNum {
             RecNum {
                 width: self.w(),
                 num: self.num,
@@ -1938,7 +2022,7 @@ mod tests {
     }
 
     /// The fold of `vals`, row by row as the query executor's row loop computes it.
-    fn fold_model(nr: NumRecs, vals: &[u64]) -> RecFold {
+    pub(super) fn fold_model(nr: NumRecs, vals: &[u64]) -> RecFold {
         let mut f = RecFold::default();
         let key = |k: i128, f: &mut RecFold| {
             f.min = Some(f.min.map_or(k, |m| m.min(k)));
@@ -1977,7 +2061,7 @@ mod tests {
 
     /// Builds a region from `vals` through inserts at random places, checks it against a Vec
     /// model after every step, then removes and overwrites.
-    fn model_check(nr: NumRecs, vals: &[u64], seed: u64) {
+    pub(super) fn model_check(nr: NumRecs, vals: &[u64], seed: u64) {
         let mut r = rng(seed);
         let mut region = vec![0u8; 64 * 1024];
         let mut model: Vec<u64> = Vec::new();
@@ -2309,7 +2393,7 @@ mod tests {
         assert_eq!(err, Fault("record chunk sum disagrees with its records"));
     }
 
-    /// Every byte of small regions of every layout (a directory, DEC with exceptions, DICT,
+    /// Every byte of small regions of every layout (a directory, DEC with exceptions, DICT, PDICT,
     /// FOR, RAW) set to a few values: reads, folds (sums and full folds), `decode_all` and the
     /// write plans give a value or a fault, never a panic (overflow checks are on in tests).
     #[test]
@@ -2337,6 +2421,20 @@ mod tests {
             (
                 list(2, Num::Signed),
                 (0..70u64).map(|k| (k * 37) as u16 as u64).collect(),
+            ),
+            // One value nine times in ten, four others: PDICT chunks with exceptions.
+            (
+                NumRecs {
+                    width: 4,
+                    num: Num::Signed,
+                    chunk: 40,
+                },
+                (0..100u64)
+                    .map(|k| match k % 10 {
+                        3 => [404u64, 0xffff_fffe, 301, 7][(k / 10 % 4) as usize],
+                        _ => 200,
+                    })
+                    .collect(),
             ),
             (
                 list(8, Num::Unsigned),
