@@ -1530,12 +1530,16 @@ impl NumRecs {
             push_le(&mut out, v.into(), self.w());
             return Some(out);
         }
+        if c.kind == PDICT {
+            return self.pdict_extend(old, c, v);
+        }
         let (body, x) = self.code_in_layout(old, c, v)?;
-        // DEC and PDICT keep their exceptions after the codes; FOR and DICT their sum.
-        let tail_at = match c.kind {
-            DEC => 13 + packed_len(c.count, c.bits),
-            PDICT => pdict::Parts::of(c, self.w()).pos,
-            _ => old.len().checked_sub(c.sum)?,
+        // DEC keeps its exception positions and values after the codes.
+        // FOR and DICT keep their sum there.
+        let tail_at = if c.kind == DEC {
+            13 + packed_len(c.count, c.bits)
+        } else {
+            old.len().checked_sub(c.sum)?
         };
         let (head, tail) = (old.get(..tail_at)?, old.get(tail_at..)?);
         let mut out = Vec::with_capacity(old.len() + 9);
@@ -1568,10 +1572,9 @@ impl NumRecs {
         }
     }
 
-    /// Where the codes of the FOR, DICT, PDICT or DEC chunk `old` start, and `v`'s code in its
-    /// layout as it is (inside the frame, in the dictionary or among PDICT's coded entries, a
-    /// decimal of the exponent; a DEC chunk with exceptions takes none): `None` when `v` does
-    /// not fit.
+    /// Where the codes of the FOR, DICT or DEC chunk `old` start, and `v`'s code in its layout
+    /// as it is (inside the frame, in the dictionary, a decimal of the exponent; a DEC chunk
+    /// with exceptions takes none): `None` when `v` does not fit.
     fn code_in_layout(&self, old: &[u8], c: &Chunk, v: u64) -> Option<(usize, u64)> {
         let w = self.w();
         let (body, x) = match c.kind {
@@ -1586,7 +1589,6 @@ impl NumRecs {
                     .position(|d| Some(d) == v.to_le_bytes().get(..w))?;
                 (4 + c.param * w, code as u64)
             }
-            PDICT => self.pdict_main_code(old, c, v)?,
             DEC if c.exc == 0 => {
                 let i = dec_int(v, c.param)?;
                 let base = u64::from_le_bytes(old.get(4..12)?.try_into().ok()?);

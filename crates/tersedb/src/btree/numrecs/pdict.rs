@@ -244,15 +244,47 @@ impl NumRecs {
             .checked_sub(self.ordered(self.pdict_base(chunk, c)?))
     }
 
-    /// Where the `b`-bit codes of the PDICT chunk `old` start and the code of `v` among them:
-    /// `None` when `v` is not one of the coded entries (appending it makes an exception).
-    pub(super) fn pdict_main_code(&self, old: &[u8], c: &Chunk, v: u64) -> Option<(usize, u64)> {
+    /// The PDICT chunk `old` with `v` appended, when `v` is one of its entries: a coded one
+    /// adds its code, another one a code of 0 and an exception at the end of the list (its
+    /// position is past every other). Its bytes are copied, not decoded and chosen again.
+    pub(super) fn pdict_extend(&self, old: &[u8], c: &Chunk, v: u64) -> Option<Vec<u8>> {
         let (w, p) = (self.w(), Parts::of(c, self.w()));
-        let coded = old.get(HEAD..HEAD + p.k * w)?;
-        let code = coded
+        let want = v.to_le_bytes();
+        let want = want.get(..w)?;
+        let code = old
+            .get(HEAD..HEAD + c.param * w)?
             .chunks_exact(w)
-            .position(|d| Some(d) == v.to_le_bytes().get(..w))?;
-        Some((p.codes, code as u64))
+            .position(|d| d == want)?;
+        let exc = code >= p.k;
+        let q = Parts::new(c.count + 1, c.bits, c.param, c.exc + usize::from(exc), w);
+        if c.count >= 255 {
+            return None;
+        }
+        let mut out = Vec::with_capacity(q.end + c.sum);
+        out.extend_from_slice(old.get(..p.pos)?);
+        out.resize(q.pos, 0);
+        if !exc {
+            put_bits(out.get_mut(q.codes..)?, c.count, c.bits, code as u64)?;
+        }
+        out.extend_from_slice(old.get(p.pos..p.xcodes)?);
+        if exc {
+            out.push(c.count as u8);
+        }
+        out.extend_from_slice(old.get(p.xcodes..p.end)?);
+        out.resize(q.end, 0);
+        if exc {
+            let x = (code - p.k) as u64;
+            put_bits(out.get_mut(q.xcodes..)?, c.exc, p.xbits, x)?;
+        }
+        out.extend_from_slice(old.get(p.end..c.len)?);
+        *out.first_mut()? += 1;
+        *out.get_mut(4)? = (c.exc + usize::from(exc)) as u8;
+        if let Some(sum) = self.stored_sum(old, c) {
+            let sum = sum + u128::from(self.pdict_offset(old, c, code as u64)?);
+            let end = out.len();
+            write_sum(out.get_mut(end.checked_sub(c.sum)?..)?, sum)?;
+        }
+        Some(out)
     }
 
     /// The PDICT chunk `old` with record `j` set to `v`, when `v` keeps the record's kind: a
@@ -541,8 +573,18 @@ mod tests {
         vals.push((-3i64) as u64);
         agree(nr, &grown, &vals, "extended");
         vals.pop();
-        // An exception can not be appended in place.
-        assert!(nr.extend(old, &c, 12).is_none());
+        // An append of another entry: one more exception, in place.
+        let ext = nr.extend(old, &c, 12).unwrap();
+        let mut grown = vec![0u8, 0];
+        grown.extend_from_slice(&ext);
+        let used = grown.len() as u16;
+        grown[..2].copy_from_slice(&used.to_le_bytes());
+        vals.push(12);
+        agree(nr, &grown, &vals, "extended by an exception");
+        assert_eq!(nr.header(&grown, 2).unwrap().exc, c.exc + 1);
+        vals.pop();
+        // A value not in the dictionary: re-encoded.
+        assert!(nr.extend(old, &c, 1234).is_none());
         // Exception to exception, coded to coded: in place; across: re-encoded.
         for (j, v, in_place) in [
             (4usize, 12u64, true),
