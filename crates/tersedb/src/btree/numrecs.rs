@@ -590,7 +590,14 @@ impl NumRecs {
     /// one). Packed values are read from a run that goes on to the region's end, so that the
     /// 8-byte read of `extract` reaches a chunk's last values (bits past them are masked).
     #[inline]
-    fn chunk_get(&self, region: &[u8], at: usize, c: &Chunk, j: usize) -> SResult<u64> {
+    fn chunk_get(
+        &self,
+        region: &[u8],
+        at: usize,
+        c: &Chunk,
+        j: usize,
+        hint: Option<&RecHint>,
+    ) -> SResult<u64> {
         let w = self.w();
         let bad = || Fault(CHUNK_OUT);
         let body = Self::body(region, at, c)?;
@@ -612,7 +619,7 @@ impl NumRecs {
                 ))
             }
             PDICT => {
-                let code = self.pdict_code(region, at, c, j)?;
+                let code = self.pdict_code(region, at, c, j, hint)?;
                 if code >= c.param {
                     return Err(Fault("record dictionary code out of range"));
                 }
@@ -1103,7 +1110,7 @@ impl NumRecs {
     /// Record `i` as its little-endian bytes (`width` of them).
     pub fn get(&self, region: &[u8], n: usize, i: usize) -> SResult<[u8; 8]> {
         let (at, c, j) = self.locate(region, n, i, false)?;
-        Ok(self.chunk_get(region, at, &c, j)?.to_le_bytes())
+        Ok(self.chunk_get(region, at, &c, j, None)?.to_le_bytes())
     }
 
     /// `get` starting from the chunk of an earlier read of the same region (scans read records
@@ -1116,7 +1123,7 @@ impl NumRecs {
         hint: &RecHint,
     ) -> SResult<[u8; 8]> {
         let (at, c, j) = self.locate_from(region, n, i, false, hint)?;
-        Ok(self.chunk_get(region, at, &c, j)?.to_le_bytes())
+        Ok(self.chunk_get(region, at, &c, j, Some(hint))?.to_le_bytes())
     }
 
     /// Encodes `vals` as chunks of at most `self.chunk` records, appended to `out`.
@@ -1360,14 +1367,14 @@ impl NumRecs {
                 }
             }
         }
-        let sorted: Vec<u64> = runs.iter().map(|r| r.0).collect();
-        let dict_bits = bits_for(sorted.len().max(1) as u64 - 1);
-        let dict_sum = match (sorted.first(), sorted.last()) {
-            (Some(lo), Some(hi)) if int_sums => sum_len(bits_for(hi - lo)),
+        let distinct = runs.len();
+        let dict_bits = bits_for(distinct.max(1) as u64 - 1);
+        let dict_sum = match (runs.first(), runs.last()) {
+            (Some(lo), Some(hi)) if int_sums => sum_len(bits_for(hi.0 - lo.0)),
             _ => 0,
         };
-        let dict_len = if allow(DICT) && !sorted.is_empty() && sorted.len() <= 256 {
-            dict_len_at(sorted.len()) + dict_sum
+        let dict_len = if allow(DICT) && distinct > 0 && distinct <= 256 {
+            dict_len_at(distinct) + dict_sum
         } else {
             usize::MAX
         };
@@ -1406,6 +1413,7 @@ impl NumRecs {
                 push_le(out, sum, dec_sum);
             }
         } else if best == dict_len {
+            let sorted: Vec<u64> = runs.iter().map(|r| r.0).collect();
             out.push(DICT | (dict_sum as u8) << 4);
             out.push(dict_bits as u8);
             out.push((sorted.len() - 1) as u8);
@@ -1420,7 +1428,7 @@ impl NumRecs {
                 push_le(out, sum, dict_sum);
             }
         } else if let Some(p) = pd.as_ref().filter(|_| best == pd_len) {
-            self.encode_pdict(vals, p, dict_sum, out);
+            self.encode_pdict(vals, &runs, p, dict_sum, out);
         } else {
             out.push(RAW);
             for &v in vals {
@@ -1882,6 +1890,9 @@ impl Edit {
 pub struct RecHint {
     at: std::cell::Cell<(usize, usize)>,
     proven: std::cell::Cell<(usize, usize)>,
+    /// In a PDICT chunk: (its offset + 1, the index of the first exception at or after the
+    /// record last read), so reads in order find their record among the exceptions in O(1).
+    exc: std::cell::Cell<(usize, usize)>,
 }
 
 /// A DEC layout for a chunk of f64 words.

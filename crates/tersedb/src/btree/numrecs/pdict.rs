@@ -25,7 +25,7 @@
 
 use super::{
     bits_for, extract, pack, packed_len, push_le, put_bits, unpack, write_sum, Chunk, NumRecs,
-    CHUNK_OUT,
+    RecHint, CHUNK_OUT,
 };
 use crate::btree::slots::{le_word, Fault, SResult};
 
@@ -84,11 +84,9 @@ impl Parts {
 }
 
 /// The PDICT layout chosen for a chunk's records.
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 pub(super) struct Plan {
     pub bits: u32,
-    /// The entries as ordered words: the `2^b` coded ones ascending, then the others ascending.
-    pub entries: Vec<u64>,
     /// Records that are exceptions.
     pub exc: usize,
     /// Bytes of the chunk without its sum.
@@ -96,57 +94,98 @@ pub(super) struct Plan {
 }
 
 /// The smallest PDICT layout of `n` records whose distinct values (ordered words, ascending)
-/// occur `runs` = (value, times) often; `None` for fewer than 2 or more than 256 values.
+/// occur `runs` = (value, times) often; `None` for fewer than 2 or more than 256 values. The
+/// histogram sorted by frequency: its first `2^b` values coded, every `b` tried.
 pub(super) fn plan(runs: &[(u64, usize)], n: usize, w: usize) -> Option<Plan> {
     let d = runs.len();
     if !(2..=256).contains(&d) {
         return None;
     }
-    // The histogram, most frequent first (ties: the smaller value).
-    let mut hist: Vec<(usize, u64)> = runs.iter().map(|&(v, t)| (t, v)).collect();
-    hist.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-    let (mut best, mut covered): (Option<(usize, u32, usize)>, usize) = (None, 0);
+    let mut times = [0usize; 256];
+    for (t, r) in times.iter_mut().zip(runs) {
+        *t = r.1;
+    }
+    let times = times.get_mut(..d)?;
+    times.sort_unstable_by(|a, b| b.cmp(a));
+    let (mut best, mut covered): (Option<Plan>, usize) = (None, 0);
     for bits in 0..=MAX_BITS {
         let k = 1usize << bits;
         if k >= d {
             break;
         }
         let from = if bits == 0 { 0 } else { k / 2 };
-        covered += hist.get(from..k)?.iter().map(|h| h.0).sum::<usize>();
+        covered += times.get(from..k)?.iter().sum::<usize>();
         let exc = n.checked_sub(covered)?;
         let len = Parts::new(n, bits, d, exc, w).end;
-        if best.is_none_or(|b| len < b.0) {
-            best = Some((len, bits, exc));
+        if best.is_none_or(|b| len < b.len) {
+            best = Some(Plan { bits, exc, len });
         }
     }
-    let (len, bits, exc) = best?;
-    let k = 1usize << bits;
-    let mut coded: Vec<u64> = hist.get(..k)?.iter().map(|h| h.1).collect();
-    let mut rest: Vec<u64> = hist.get(k..)?.iter().map(|h| h.1).collect();
-    coded.sort_unstable();
-    rest.sort_unstable();
-    coded.append(&mut rest);
-    Some(Plan {
-        bits,
-        entries: coded,
-        exc,
-        len,
-    })
+    best
+}
+
+/// Splits the distinct values `runs` into the `k` most frequent (ties: the smaller values) and
+/// the others, each ascending, into `coded` and `rest`; returns how many of each.
+fn split(
+    runs: &[(u64, usize)],
+    k: usize,
+    coded: &mut [u64; 128],
+    rest: &mut [u64; 256],
+) -> (usize, usize) {
+    let mut times = [0usize; 256];
+    for (t, r) in times.iter_mut().zip(runs) {
+        *t = r.1;
+    }
+    let d = runs.len().min(256);
+    let times = times.get_mut(..d).unwrap_or_default();
+    times.sort_unstable_by(|a, b| b.cmp(a));
+    // The k-th largest count: every value above it is coded, and values at it while room is left.
+    let edge = times.get(k.wrapping_sub(1)).copied().unwrap_or(usize::MAX);
+    let mut room = k - runs.iter().filter(|r| r.1 > edge).count().min(k);
+    let (mut a, mut b) = (0, 0);
+    for &(v, t) in runs {
+        let take = t > edge || (t == edge && room > 0);
+        if t == edge && take {
+            room -= 1;
+        }
+        let slot = if take && a < k {
+            a += 1;
+            coded.get_mut(a - 1)
+        } else {
+            b += 1;
+            rest.get_mut(b - 1)
+        };
+        if let Some(s) = slot {
+            *s = v;
+        }
+    }
+    (a, b)
 }
 
 impl NumRecs {
-    /// Appends the PDICT chunk of `vals` under `p` after its count byte, with a sum of `sum`
-    /// bytes (0: none).
-    pub(super) fn encode_pdict(&self, vals: &[u64], p: &Plan, sum: usize, out: &mut Vec<u8>) {
+    /// Appends the PDICT chunk of `vals` (whose distinct values are `runs`, as for [`plan`])
+    /// under `p` after its count byte, with a sum of `sum` bytes (0: none).
+    pub(super) fn encode_pdict(
+        &self,
+        vals: &[u64],
+        runs: &[(u64, usize)],
+        p: &Plan,
+        sum: usize,
+        out: &mut Vec<u8>,
+    ) {
         let w = self.w();
-        let k = 1usize << p.bits;
-        let parts = Parts::new(vals.len(), p.bits, p.entries.len(), p.exc, w);
+        let (mut coded, mut rest) = ([0u64; 128], [0u64; 256]);
+        let (a, b) = split(runs, 1 << p.bits, &mut coded, &mut rest);
+        let (coded, rest) = (
+            coded.get(..a).unwrap_or_default(),
+            rest.get(..b).unwrap_or_default(),
+        );
+        let parts = Parts::new(vals.len(), p.bits, a + b, p.exc, w);
         out.push(PDICT | (sum as u8) << 4);
-        out.extend_from_slice(&[p.bits as u8, (p.entries.len() - 1) as u8, p.exc as u8]);
-        for &o in &p.entries {
+        out.extend_from_slice(&[p.bits as u8, (a + b - 1) as u8, p.exc as u8]);
+        for &o in coded.iter().chain(rest) {
             push_le(out, self.unordered(o).into(), w);
         }
-        let (coded, rest) = p.entries.split_at(k.min(p.entries.len()));
         let main = |v: u64| coded.binary_search(&self.ordered(v)).ok();
         pack(
             vals.iter().map(|&v| main(v).unwrap_or(0) as u64),
@@ -154,23 +193,26 @@ impl NumRecs {
             out,
         );
         // Every value is an entry: one not coded is among the others.
-        let exceptions: Vec<(usize, u64)> = vals
-            .iter()
-            .enumerate()
-            .filter(|&(_, &v)| main(v).is_none())
-            .map(|(j, &v)| (j, rest.binary_search(&self.ordered(v)).unwrap_or(0) as u64))
-            .collect();
-        debug_assert_eq!(exceptions.len(), p.exc);
-        out.extend(exceptions.iter().map(|&(j, _)| j as u8));
-        pack(exceptions.iter().map(|&(_, x)| x), parts.xbits, out);
+        let exceptions = || vals.iter().enumerate().filter(|&(_, &v)| main(v).is_none());
+        out.extend(exceptions().map(|(j, _)| j as u8));
+        pack(
+            exceptions().map(|(_, &v)| rest.binary_search(&self.ordered(v)).unwrap_or(0) as u64),
+            parts.xbits,
+            out,
+        );
         if sum > 0 {
-            let lo = p.entries.iter().copied().min().unwrap_or(0);
-            let s: u128 = vals.iter().map(|&v| u128::from(self.ordered(v) - lo)).sum();
+            let lo = runs.first().map_or(0, |r| r.0);
+            let s: u128 = vals
+                .iter()
+                .map(|&v| u128::from(self.ordered(v) - lo))
+                .sum();
             push_le(out, s, sum);
         }
     }
 
-    /// The entry (index into the dictionary) of record `j` of the PDICT chunk at `at`.
+    /// The entry (index into the dictionary) of record `j` of the PDICT chunk at `at`. A read in
+    /// order (`hint`: the exception at or after the record read before) finds its place among
+    /// the exceptions at the hint's or the one after it; others search by halving.
     #[inline]
     pub(super) fn pdict_code(
         &self,
@@ -178,15 +220,33 @@ impl NumRecs {
         at: usize,
         c: &Chunk,
         j: usize,
+        hint: Option<&RecHint>,
     ) -> SResult<usize> {
         let p = Parts::of(c, self.w());
         let run = |a: usize| region.get(at + a..).ok_or(Fault(CHUNK_OUT));
         let pos = region
             .get(at + p.pos..at + p.xcodes)
             .ok_or(Fault(CHUNK_OUT))?;
-        Ok(match pos.binary_search(&(j as u8)) {
-            Ok(i) => p.k + extract(run(p.xcodes)?, i, p.xbits)? as usize,
-            Err(_) => extract(run(p.codes)?, j, c.bits)? as usize,
+        // The first exception at or after `j`: where `i` is when the one before it is before `j`
+        // and it is not.
+        let fits = |i: usize| {
+            i.checked_sub(1)
+                .is_none_or(|b| pos.get(b).is_some_and(|&q| usize::from(q) < j))
+                && pos.get(i).is_none_or(|&q| usize::from(q) >= j)
+        };
+        let i = match hint.map(|h| h.exc.get()) {
+            Some((a, i)) if a == at + 1 && fits(i) => i,
+            Some((a, i)) if a == at + 1 && fits(i + 1) => i + 1,
+            _ => pos.partition_point(|&q| usize::from(q) < j),
+        };
+        if let Some(h) = hint {
+            h.exc.set((at + 1, i));
+        }
+        Ok(match pos.get(i) {
+            Some(&q) if usize::from(q) == j => {
+                p.k + extract(run(p.xcodes)?, i, p.xbits)? as usize
+            }
+            _ => extract(run(p.codes)?, j, c.bits)? as usize,
         })
     }
 
@@ -352,7 +412,7 @@ impl NumRecs {
 )]
 mod tests {
     use super::super::tests::{fold_model, list, model_check, rng};
-    use super::super::{mask, Num, RecFold, RecHint};
+    use super::super::{mask, Num, RecFold};
     use super::*;
 
     const KINDS: [(u8, Num); 8] = [
@@ -414,6 +474,16 @@ mod tests {
                 nr.get(region, n, i).unwrap(),
                 v.to_le_bytes(),
                 "{what}: record {i}"
+            );
+        }
+        // Reads in order through one hint, forwards, backwards and skipping.
+        let hint = RecHint::default();
+        let order = (0..n).chain((0..n).rev()).chain((0..n).step_by(3));
+        for i in order.chain((0..n).rev().step_by(2)) {
+            assert_eq!(
+                nr.get_hinted(region, n, i, &hint).unwrap(),
+                vals[i].to_le_bytes(),
+                "{what}: record {i} through a hint"
             );
         }
         let mut all = Vec::new();
