@@ -53,6 +53,8 @@ const RAW: u8 = 0;
 const FOR: u8 = 1;
 const DICT: u8 = 2;
 const DEC: u8 = 3;
+/// The names of the layouts, by number (`DbStats::record_chunks`).
+pub const RECORD_LAYOUTS: [&str; 5] = ["raw", "for", "dict", "dec", "pdict"];
 /// The kind byte's layout bits; its high four bits count the bytes of the chunk's sum.
 const KIND: u8 = 0x0f;
 /// The directory before the chunks: a header `[0][DIR][entries u8]` (a chunk of no records).
@@ -1750,6 +1752,19 @@ impl NumRecs {
             return Err(Fault("removing a record grew its chunk"));
         }
         Self::splice(region, used, at, c.len, &out, -1)
+    }
+
+    /// Adds the region's chunks to `out`, one count per layout ([`RECORD_LAYOUTS`]).
+    pub fn chunk_layouts(&self, region: &[u8], n: usize, out: &mut [u64; 5]) -> SResult<()> {
+        let (mut at, mut seen) = (Self::chunks_at(region), 0);
+        while seen < n {
+            let c = self.header(region, at)?;
+            if let Some(k) = out.get_mut(usize::from(c.kind)) {
+                *k += 1;
+            }
+            (at, seen) = (at + c.len, seen + c.count);
+        }
+        Ok(())
     }
 
     /// Every record, as words.
