@@ -1,6 +1,6 @@
 //! Compressed numeric records: a leaf's fixed-size records (u32, u64, i16, i32, i64, f64 or opaque
 //! little-endian words of 1..=8 bytes) kept as a run of small *chunks*, each coded with whichever
-//! of four layouts is smallest for its values.
+//! of five layouts is smallest for its values.
 //!
 //! ```text
 //! region:  [used u16][directory?][chunk 0][chunk 1] ...  records in key order; `used` counts
@@ -14,9 +14,12 @@
 //!   2 DICT  [bits u8][entries - 1 u8][entries x w bytes, ascending][count codes of `bits` bits]
 //!   3 DEC   [exponent u8][bits u8][base u64][exceptions u8][count offsets of `bits` bits]
 //!           [exception positions u8, ascending][exception values u64]      (f64 records only)
-//!   sum     FOR and DICT chunks of integer records: the sum of the offsets (DICT: of each
-//!           record's distance above entry 0), 1..=9 bytes little-endian, sized for 255
-//!           offsets; chunks written before sums existed have none (kind byte 1 or 2)
+//!   4 PDICT [b u8, <= 7][entries - 1 u8][exceptions x u8][entries x w bytes][count codes of b
+//!           bits][x positions u8, ascending][x codes of xb bits]   (`pdict.rs`)
+//!   sum     FOR, DICT and PDICT chunks of integer records: the sum of the offsets (DICT: of
+//!           each record's distance above entry 0; PDICT: above its smallest entry), 1..=9 bytes
+//!           little-endian, sized for 255 offsets; chunks written before sums existed have
+//!           none (kind byte 1 or 2)
 //! ```
 //!
 //! The sum makes a SUM or AVG over whole chunks `count * base + sum`, read from the chunk's
@@ -32,14 +35,17 @@
 //! FOR is the frame of reference of the patched-FOR paper (Zukowski et al., "Super-Scalar
 //! RAM-CPU Cache Compression", section 3): every value is `base + offset`, offsets bit-packed
 //! least significant bit first. DICT is that paper's PDICT without exceptions: the chunk's
-//! distinct values, and one code per record. DEC is the decimal idea of ALP (Afroozeh et al.,
+//! distinct values, and one code per record. PDICT is the paper's patched dictionary: the
+//! `2^b` most frequent values coded in `b` bits (0 for one dominant value), the others
+//! exceptions listed by position (`pdict.rs`). DEC is the decimal idea of ALP (Afroozeh et al.,
 //! "ALP: Adaptive Lossless floating-Point Compression", as DuckDB uses it): an f64 that is a
 //! short decimal (21.35) is stored as the integer `21.35 * 10^e` (FOR-coded), and decoded as
 //! `integer / 10^e`; a value that does not come back bit for bit (NaN, -0.0, full-precision
 //! doubles) is an exception kept whole.
 //!
 //! Signed records are ordered by flipping their sign bit (FOR's base is the minimum in that
-//! order); every layout gives O(1) access to one record. A chunk holds at most
+//! order); every layout gives O(1) access to one record (PDICT after at most 8 steps of halving
+//! its exception positions). A chunk holds at most
 //! [`NumRecs::chunk`] records (255, fewer on small pages); inserts that overflow a chunk split it
 //! in two, removes never make a chunk bigger, `vacuumize` repacks the chunks full.
 
