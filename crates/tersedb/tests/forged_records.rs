@@ -165,7 +165,11 @@ fn forgeries(page: &[u8], n: usize) -> Vec<(&'static str, Vec<u8>)> {
     let bits = usize::from(region[bits_at]);
     let pdict = kind & 0x0f == 4;
     assert!(
-        (if pdict { bits == 0 } else { (1..8).contains(&bits) }) && kind >> 4 > 0,
+        (if pdict {
+            bits == 0
+        } else {
+            (1..8).contains(&bits)
+        }) && kind >> 4 > 0,
         "chunk {mid}: kind {kind:#x}"
     );
     let edit = |f: &dyn Fn(&mut [u8])| {

@@ -14,8 +14,8 @@
 //! only the plain lists have a fixed cost per record (`cost_is_exact`).
 
 use super::numrecs::NumRecs;
-pub use super::numrecs::RECORD_LAYOUTS;
 pub use super::numrecs::RecHint;
+pub use super::numrecs::RECORD_LAYOUTS;
 use super::slots::{fixed, le_word, le_words, var, Fault, SResult};
 use super::zone::{RecFold, RecNum};
 

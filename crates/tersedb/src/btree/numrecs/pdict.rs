@@ -202,10 +202,7 @@ impl NumRecs {
         );
         if sum > 0 {
             let lo = runs.first().map_or(0, |r| r.0);
-            let s: u128 = vals
-                .iter()
-                .map(|&v| u128::from(self.ordered(v) - lo))
-                .sum();
+            let s: u128 = vals.iter().map(|&v| u128::from(self.ordered(v) - lo)).sum();
             push_le(out, s, sum);
         }
     }
@@ -243,9 +240,7 @@ impl NumRecs {
             h.exc.set((at + 1, i));
         }
         Ok(match pos.get(i) {
-            Some(&q) if usize::from(q) == j => {
-                p.k + extract(run(p.xcodes)?, i, p.xbits)? as usize
-            }
+            Some(&q) if usize::from(q) == j => p.k + extract(run(p.xcodes)?, i, p.xbits)? as usize,
             _ => extract(run(p.codes)?, j, c.bits)? as usize,
         })
     }
