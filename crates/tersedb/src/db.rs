@@ -85,7 +85,7 @@ impl DbStats {
             .filter(|&(_, n)| n > 0)
             .map(|(&l, n)| (l, n))
             .collect();
-        mix.sort_by(|a, b| b.1.cmp(&a.1));
+        mix.sort_by_key(|m| std::cmp::Reverse(m.1));
         mix
     }
 
