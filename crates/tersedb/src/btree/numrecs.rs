@@ -1386,7 +1386,8 @@ impl NumRecs {
         } else {
             usize::MAX
         };
-        let pd = if allow(PDICT) {
+        let most = runs.iter().map(|r| r.1).max().unwrap_or(0);
+        let pd = if allow(PDICT) && pdict::floor(n, distinct, most, w) < others.min(dict_len) {
             pdict::plan(&runs, n, w)
         } else {
             None
