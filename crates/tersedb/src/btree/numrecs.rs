@@ -1364,21 +1364,17 @@ impl NumRecs {
         // A patched dictionary holds them too, and needs no codes for a dominant value.
         let pdict_floor = pdict::HEAD + seen * w;
         // The distinct values in the values' order, each with how often it occurs.
-        let mut runs: Vec<(u64, usize)> = Vec::new();
+        // The values sorted, in the values' order; runs of one value are its occurrences.
+        let mut all: Vec<u64> = Vec::new();
         if (allow(DICT) && dict_len_at(seen) < others) || (allow(PDICT) && pdict_floor < others) {
-            let mut all: Vec<u64> = vals.iter().map(|&v| self.ordered(v)).collect();
+            all.extend(vals.iter().map(|&v| self.ordered(v)));
             all.sort_unstable();
-            for o in all {
-                match runs.last_mut() {
-                    Some((v, t)) if *v == o => *t += 1,
-                    _ => runs.push((o, 1)),
-                }
-            }
         }
-        let distinct = runs.len();
+        let runs = || all.chunk_by(|a, b| a == b);
+        let (distinct, most) = runs().fold((0, 0), |(d, m), r| (d + 1, m.max(r.len())));
         let dict_bits = bits_for(distinct.max(1) as u64 - 1);
-        let dict_sum = match (runs.first(), runs.last()) {
-            (Some(lo), Some(hi)) if int_sums => sum_len(bits_for(hi.0 - lo.0)),
+        let dict_sum = match (all.first(), all.last()) {
+            (Some(lo), Some(hi)) if int_sums => sum_len(bits_for(hi - lo)),
             _ => 0,
         };
         let dict_len = if allow(DICT) && distinct > 0 && distinct <= 256 {
@@ -1386,14 +1382,17 @@ impl NumRecs {
         } else {
             usize::MAX
         };
-        let most = runs.iter().map(|r| r.1).max().unwrap_or(0);
         let pd = if allow(PDICT) && pdict::floor(n, distinct, most, w) < others.min(dict_len) {
-            pdict::plan(&runs, n, w)
+            // (value, occurrences) of each distinct value, ascending.
+            let counts: Vec<(u64, usize)> = runs()
+                .map(|r| (r.first().copied().unwrap_or(0), r.len()))
+                .collect();
+            pdict::plan(&counts, n, w).map(|p| (p, counts))
         } else {
             None
         };
         // (The same range as the dictionary's: a patched one holds every value too.)
-        let pd_len = pd.as_ref().map_or(usize::MAX, |p| p.len + dict_sum);
+        let pd_len = pd.as_ref().map_or(usize::MAX, |p| p.0.len + dict_sum);
         let best = others.min(dict_len).min(pd_len);
         out.push(n as u8);
         if best == for_len {
@@ -1422,7 +1421,7 @@ impl NumRecs {
                 push_le(out, sum, dec_sum);
             }
         } else if best == dict_len {
-            let sorted: Vec<u64> = runs.iter().map(|r| r.0).collect();
+            let sorted: Vec<u64> = runs().filter_map(|r| r.first().copied()).collect();
             out.push(DICT | (dict_sum as u8) << 4);
             out.push(dict_bits as u8);
             out.push((sorted.len() - 1) as u8);
@@ -1436,8 +1435,8 @@ impl NumRecs {
                 let sum: u128 = vals.iter().map(|&v| u128::from(self.ordered(v) - lo)).sum();
                 push_le(out, sum, dict_sum);
             }
-        } else if let Some(p) = pd.as_ref().filter(|_| best == pd_len) {
-            self.encode_pdict(vals, &runs, p, dict_sum, out);
+        } else if let Some((p, counts)) = pd.as_ref().filter(|_| best == pd_len) {
+            self.encode_pdict(vals, counts, p, dict_sum, out);
         } else {
             out.push(RAW);
             for &v in vals {
