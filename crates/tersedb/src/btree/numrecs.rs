@@ -1370,8 +1370,16 @@ impl NumRecs {
             all.extend(vals.iter().map(|&v| self.ordered(v)));
             all.sort_unstable();
         }
-        let runs = || all.chunk_by(|a, b| a == b);
-        let (distinct, most) = runs().fold((0, 0), |(d, m), r| (d + 1, m.max(r.len())));
+        // Distinct values, and the most occurrences of one.
+        let (mut distinct, mut most, mut run) = (usize::from(!all.is_empty()), 0, 1);
+        for p in all.windows(2) {
+            if p.first() == p.last() {
+                run += 1;
+            } else {
+                (distinct, most, run) = (distinct + 1, most.max(run), 1);
+            }
+        }
+        most = most.max(run);
         let dict_bits = bits_for(distinct.max(1) as u64 - 1);
         let dict_sum = match (all.first(), all.last()) {
             (Some(lo), Some(hi)) if int_sums => sum_len(bits_for(hi - lo)),
@@ -1384,7 +1392,8 @@ impl NumRecs {
         };
         let pd = if allow(PDICT) && pdict::floor(n, distinct, most, w) < others.min(dict_len) {
             // (value, occurrences) of each distinct value, ascending.
-            let counts: Vec<(u64, usize)> = runs()
+            let counts: Vec<(u64, usize)> = all
+                .chunk_by(|a, b| a == b)
                 .map(|r| (r.first().copied().unwrap_or(0), r.len()))
                 .collect();
             pdict::plan(&counts, n, w).map(|p| (p, counts))
@@ -1421,7 +1430,8 @@ impl NumRecs {
                 push_le(out, sum, dec_sum);
             }
         } else if best == dict_len {
-            let sorted: Vec<u64> = runs().filter_map(|r| r.first().copied()).collect();
+            let mut sorted = all;
+            sorted.dedup();
             out.push(DICT | (dict_sum as u8) << 4);
             out.push(dict_bits as u8);
             out.push((sorted.len() - 1) as u8);
