@@ -1364,24 +1364,26 @@ impl NumRecs {
         // A patched dictionary holds them too, and needs no codes for a dominant value.
         let pdict_floor = pdict::HEAD + seen * w;
         // The distinct values in the values' order, each with how often it occurs.
-        // The values sorted, in the values' order; runs of one value are its occurrences.
-        let mut all: Vec<u64> = Vec::new();
+        // The distinct values in the values' order, and the most occurrences of one.
+        let mut sorted: Vec<u64> = Vec::new();
+        let (mut run, mut most) = (1usize, 0usize);
         if (allow(DICT) && dict_len_at(seen) < others) || (allow(PDICT) && pdict_floor < others) {
-            all.extend(vals.iter().map(|&v| self.ordered(v)));
-            all.sort_unstable();
+            sorted.extend(vals.iter().map(|&v| self.ordered(v)));
+            sorted.sort_unstable();
+            sorted.dedup_by(|a, b| {
+                let same = a == b;
+                (run, most) = if same {
+                    (run + 1, most)
+                } else {
+                    (1, most.max(run))
+                };
+                same
+            });
+            most = most.max(run);
         }
-        // Distinct values, and the most occurrences of one.
-        let (mut distinct, mut most, mut run) = (usize::from(!all.is_empty()), 0, 1);
-        for p in all.windows(2) {
-            if p.first() == p.last() {
-                run += 1;
-            } else {
-                (distinct, most, run) = (distinct + 1, most.max(run), 1);
-            }
-        }
-        most = most.max(run);
+        let distinct = sorted.len();
         let dict_bits = bits_for(distinct.max(1) as u64 - 1);
-        let dict_sum = match (all.first(), all.last()) {
+        let dict_sum = match (sorted.first(), sorted.last()) {
             (Some(lo), Some(hi)) if int_sums => sum_len(bits_for(hi - lo)),
             _ => 0,
         };
@@ -1392,10 +1394,13 @@ impl NumRecs {
         };
         let pd = if allow(PDICT) && pdict::floor(n, distinct, most, w) < others.min(dict_len) {
             // (value, occurrences) of each distinct value, ascending.
-            let counts: Vec<(u64, usize)> = all
-                .chunk_by(|a, b| a == b)
-                .map(|r| (r.first().copied().unwrap_or(0), r.len()))
-                .collect();
+            let mut counts: Vec<(u64, usize)> = sorted.iter().map(|&v| (v, 0)).collect();
+            for &v in vals {
+                let i = sorted.binary_search(&self.ordered(v));
+                if let Some(c) = i.ok().and_then(|i| counts.get_mut(i)) {
+                    c.1 += 1;
+                }
+            }
             pdict::plan(&counts, n, w).map(|p| (p, counts))
         } else {
             None
@@ -1430,8 +1435,6 @@ impl NumRecs {
                 push_le(out, sum, dec_sum);
             }
         } else if best == dict_len {
-            let mut sorted = all;
-            sorted.dedup();
             out.push(DICT | (dict_sum as u8) << 4);
             out.push(dict_bits as u8);
             out.push((sorted.len() - 1) as u8);
