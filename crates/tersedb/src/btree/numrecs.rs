@@ -1363,22 +1363,29 @@ impl NumRecs {
         let seen = 1 + sample.windows(2).filter(|p| p.first() != p.last()).count();
         // A patched dictionary holds them too, and needs no codes for a dominant value.
         let pdict_floor = pdict::HEAD + seen * w;
-        // The distinct values in the values' order, each with how often it occurs.
-        // The distinct values in the values' order, and the most occurrences of one.
+        // The distinct values in the values' order, how often each occurs (a chunk holds at
+        // most 255 records: a byte each) and the most occurrences of one.
         let mut sorted: Vec<u64> = Vec::new();
-        let (mut run, mut most) = (1usize, 0usize);
+        let mut times = [0u8; 256];
+        let (mut run, mut most, mut at) = (1usize, 0usize, 0usize);
         if (allow(DICT) && dict_len_at(seen) < others) || (allow(PDICT) && pdict_floor < others) {
             sorted.extend(vals.iter().map(|&v| self.ordered(v)));
             sorted.sort_unstable();
             sorted.dedup_by(|a, b| {
                 let same = a == b;
-                (run, most) = if same {
-                    (run + 1, most)
+                if same {
+                    run += 1;
                 } else {
-                    (1, most.max(run))
-                };
+                    if let Some(t) = times.get_mut(at) {
+                        *t = run as u8;
+                    }
+                    (run, most, at) = (1, most.max(run), at + 1);
+                }
                 same
             });
+            if let Some(t) = times.get_mut(at) {
+                *t = run as u8;
+            }
             most = most.max(run);
         }
         let distinct = sorted.len();
@@ -1394,13 +1401,11 @@ impl NumRecs {
         };
         let pd = if allow(PDICT) && pdict::floor(n, distinct, most, w) < others.min(dict_len) {
             // (value, occurrences) of each distinct value, ascending.
-            let mut counts: Vec<(u64, usize)> = sorted.iter().map(|&v| (v, 0)).collect();
-            for &v in vals {
-                let i = sorted.binary_search(&self.ordered(v));
-                if let Some(c) = i.ok().and_then(|i| counts.get_mut(i)) {
-                    c.1 += 1;
-                }
-            }
+            let counts: Vec<(u64, usize)> = sorted
+                .iter()
+                .zip(times)
+                .map(|(&v, t)| (v, usize::from(t)))
+                .collect();
             pdict::plan(&counts, n, w).map(|p| (p, counts))
         } else {
             None
