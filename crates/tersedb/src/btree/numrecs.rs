@@ -912,7 +912,12 @@ impl NumRecs {
                 if seen >= n {
                     return Err(Fault("record index out of range"));
                 }
-                let c = self.header(region, at)?;
+                // Parsed from one window (`chunk_at`); `header` names the fault of one that
+                // fails there.
+                let c = match self.chunk_at(region, at) {
+                    Some(c) => c,
+                    None => self.header(region, at)?,
+                };
                 let (j0, j1) = (
                     range.start.max(seen) - seen,
                     range.end.min(seen + c.count) - seen,
