@@ -80,7 +80,8 @@ enum Command {
         block_size: Option<u16>,
         /// Record compression of a new database with fixed-size records (`--record-type` or
         /// `--record-size` up to 8): auto codes every chunk of up to 255 records with the smallest of
-        /// frame of reference, a dictionary and (f64) decimal coding; none stores them raw.
+        /// frame of reference, a dictionary, a patched dictionary (the frequent values coded,
+        /// the rare ones as exceptions) and (f64) decimal coding; none stores them raw.
         /// Default: auto (as `DbConfig::new`, Python's `create_db` and C's `tersedb_db_config`).
         #[arg(long, value_parser = ["none", "auto"])]
         record_compression: Option<String>,

@@ -1006,7 +1006,7 @@ pub fn info(file: &Path, json: bool) -> Result<(), String> {
             .map(|(name, c, s)| {
                 let z = sizes(s, page);
                 format!(
-                    "{{\"name\":{},\"key_type\":\"{}\",\"records\":{},\"record_bytes_each\":{},\"record_compression\":\"{}\",\"compression\":{},\"block_size\":{},\"codec_mix\":{{{}}},\"keys\":{},\"height\":{},\"pages\":{{\"leaf\":{},\"internal\":{},\"overflow\":{}}},\"size\":{{\"key_bytes\":{},\"record_bytes\":{},\"overhead_bytes\":{},\"total_bytes\":{}}},\"bytes_per_key\":{}}}",
+                    "{{\"name\":{},\"key_type\":\"{}\",\"records\":{},\"record_bytes_each\":{},\"record_compression\":\"{}\",\"compression\":{},\"block_size\":{},\"codec_mix\":{{{}}},\"record_mix\":{{{}}},\"keys\":{},\"height\":{},\"pages\":{{\"leaf\":{},\"internal\":{},\"overflow\":{}}},\"size\":{{\"key_bytes\":{},\"record_bytes\":{},\"overhead_bytes\":{},\"total_bytes\":{}}},\"bytes_per_key\":{}}}",
                     json_str(name),
                     crate::names::key_type(c.key_type),
                     json_str(&crate::names::records(c)),
@@ -1015,6 +1015,7 @@ pub fn info(file: &Path, json: bool) -> Result<(), String> {
                     json_str(&crate::names::compression(c)),
                     if c.key_codec.is_some() || c.auto_codec { c.block_size.to_string() } else { "null".into() },
                     s.codec_mix().iter().map(|(c, n)| format!("\"{}\":{n}", c.name())).collect::<Vec<_>>().join(","),
+                    s.record_mix().iter().map(|(l, n)| format!("\"{l}\":{n}")).collect::<Vec<_>>().join(","),
                     s.key_count, s.height, s.leaf_pages, s.branch_pages, s.overflow_pages,
                     z.keys, z.records, z.overhead, z.total,
                     if s.key_count > 0 { format!("{:.4}", s.bytes as f64 / s.key_count as f64) } else { "null".into() }
@@ -1078,10 +1079,19 @@ pub fn info(file: &Path, json: bool) -> Result<(), String> {
         );
         if c.compress_records {
             outln!(
-                "  records      {}, compressed (auto: each chunk of up to 255 records as frame of reference, dictionary{} or raw, whichever is smallest)",
+                "  records      {}, compressed (auto: each chunk of up to 255 records as frame of reference, dictionary, patched dictionary{} or raw, whichever is smallest)",
                 crate::names::records(&c),
                 if c.value_type == tersedb::ValueType::F64 { ", decimal" } else { "" }
             );
+            let mix = s.record_mix();
+            let chunks: u64 = mix.iter().map(|m| m.1).sum();
+            if chunks > 0 {
+                let parts: Vec<String> = mix
+                    .iter()
+                    .map(|(l, n)| format!("{l} {}", pct(*n, chunks)))
+                    .collect();
+                outln!("  record mix   {} (of {chunks} chunks)", parts.join(", "));
+            }
         } else {
             outln!("  records      {}", crate::names::records(&c));
         }

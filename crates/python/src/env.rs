@@ -158,8 +158,8 @@ impl Env {
     /// byte-string keys ("head-tail", ...), "none" for keys as they are; None (the default)
     /// gives integer keys "auto" (a codec chosen per block) and byte strings "head-tail".
     /// `record_compression`: "auto" compresses numeric records (each chunk of up to 255 as
-    /// frame of reference, a dictionary or, for f64, decimals, whichever is smallest), "none"
-    /// stores them raw; None (the default) compresses numeric records.
+    /// frame of reference, a dictionary, a patched dictionary or, for f64, decimals, whichever is
+    /// smallest), "none" stores them raw; None (the default) compresses numeric records.
     #[pyo3(signature = (name, key="u32", record=None, compression=None, block_size=0, record_compression=None))]
     // One argument per Python keyword of `create_db`.
     #[allow(clippy::too_many_arguments)]

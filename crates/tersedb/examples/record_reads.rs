@@ -1,10 +1,11 @@
 //! Compressed-record reads and writes phase by phase, for instruction counts: `N` time-series
-//! entries (u64 µs timestamps with jitter, BP128 keys) of three value kinds (f64 readings with
-//! two decimals, an i64 random walk, u64 codes), compressed records only; each phase is a
+//! entries (u64 µs timestamps with jitter, BP128 keys) of four value kinds (`f`: f64 readings
+//! with two decimals, `i`: an i64 random walk, `u`: u64 codes of 7 values alike, `s`: u64 status
+//! codes, one nine times in ten), compressed records only; each phase is a
 //! function of its own (`p_load_asc`, `p_load_rand`, `p_lookups`, `p_cursor`, `p_sums`,
 //! `p_minmax`, `p_groups`), so that `callgrind_annotate --inclusive=yes` gives its count.
-//! Usage: `valgrind --tool=callgrind target/release/examples/record_reads [N]` (default
-//! 200,000) after `cargo build --release -p tersedb --example record_reads`.
+//! Usage: `valgrind --tool=callgrind target/release/examples/record_reads [N] [KINDS]` (default
+//! 200,000 and `fius`) after `cargo build --release -p tersedb --example record_reads`.
 
 use tersedb::{
     CodecId, Db, DbConfig, Durability, Env, EnvOptions, KeyType, ReadTxn, RecordType, ValueType,
@@ -98,6 +99,7 @@ fn main() {
     let n: usize = std::env::args()
         .nth(1)
         .map_or(200_000, |s| s.parse().unwrap());
+    let only = std::env::args().nth(2).unwrap_or_else(|| "fius".into());
     let mut rng = fastrand::Rng::with_seed(7);
     let t0 = 1_764_000_000_000_000u64;
     let keys: Vec<u64> = (0..n as u64)
@@ -131,6 +133,19 @@ fn main() {
                 .map(|_| (rng.u64(0..7) * 100).to_le_bytes())
                 .collect(),
         ),
+        (
+            "s",
+            ValueType::U64,
+            (0..n)
+                .map(|_| match rng.u64(0..100) {
+                    0..90 => 200u64,
+                    90..95 => 404,
+                    95..98 => 301,
+                    _ => 500,
+                })
+                .map(u64::to_le_bytes)
+                .collect(),
+        ),
     ];
     let mut order = keys.clone();
     rng.shuffle(&mut order);
@@ -147,7 +162,7 @@ fn main() {
         .cache_bytes(1 << 30);
     let env = Env::create(&path, &opts).unwrap();
     let mut out = 0usize;
-    for (name, vt, vals) in &kinds {
+    for (name, vt, vals) in kinds.iter().filter(|k| only.contains(k.0)) {
         let cfg = DbConfig::raw(KeyType::U64, RecordType::Fixed(8))
             .with_codec(Some(CodecId::Bp128))
             .with_value_type(*vt)

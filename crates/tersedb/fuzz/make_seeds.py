@@ -29,6 +29,14 @@ for k in range(KINDS):
     write("pages", f"kind{k:02}-flip", bytes([k, rec, 4]) + patch(5, 40, b"\x10") + patch(6, 200, b"\x01"))
     write("pages", f"kind{k:02}-write", bytes([k, rec, 2]) + patch(4, 17, b"\x00"))
 
+# pages, record kind 5 (compressed i16 status codes, one value nine times in ten: PDICT chunks)
+# behind u32 keys, a codec (bp128), and auto on u32 and u64 keys; the patches land in leaves.
+for k in (0, 7, 29, 30):
+    write("pages", f"pdict-kind{k:02}", bytes([k, 5, 0]))
+    write("pages", f"pdict-kind{k:02}-count", bytes([k, 5, 0]) + patch(5, 12, b"\xff\xff\x00\x00"))
+    write("pages", f"pdict-kind{k:02}-flip", bytes([k, 5, 4]) + patch(5, 1000, b"\x10") + patch(6, 990, b"\x01"))
+    write("pages", f"pdict-kind{k:02}-write", bytes([k, 5, 2]) + patch(5, 1010, b"\x00"))
+
 
 # engine: ops (see tests/fuzz/engine.rs): 0 upsert, 1 insert, 2 erase [n u16][sel u8];
 # 3 run [n u16][len u8]; 4 cursor erase [n u16][step u8]; 5 commit [sel u8]; 6 abort;

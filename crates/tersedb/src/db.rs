@@ -67,9 +67,28 @@ pub struct DbStats {
     /// The leaves' compressed key blocks per codec, indexed by `CodecId as usize` (an `auto`
     /// database mixes codecs; see [`DbStats::codec_mix`]).
     pub key_blocks: [u64; 10],
+    /// The leaves' compressed record chunks per layout, indexed as [`DbStats::RECORD_LAYOUTS`]
+    /// names them (see [`DbStats::record_mix`]).
+    pub record_chunks: [u64; 5],
 }
 
 impl DbStats {
+    /// The layouts of compressed record chunks (docs/FORMAT.md), by their number.
+    pub const RECORD_LAYOUTS: [&'static str; 5] = crate::btree::records::RECORD_LAYOUTS;
+
+    /// The layouts of the leaves' compressed record chunks and how many chunks each codes, most
+    /// used first (empty for plain records).
+    pub fn record_mix(&self) -> Vec<(&'static str, u64)> {
+        let mut mix: Vec<(&'static str, u64)> = Self::RECORD_LAYOUTS
+            .iter()
+            .zip(self.record_chunks)
+            .filter(|&(_, n)| n > 0)
+            .map(|(&l, n)| (l, n))
+            .collect();
+        mix.sort_by_key(|m| std::cmp::Reverse(m.1));
+        mix
+    }
+
     /// The codecs of the leaves' key blocks and how many blocks each codes, most used first
     /// (empty for uncompressed keys).
     pub fn codec_mix(&self) -> Vec<(CodecId, u64)> {

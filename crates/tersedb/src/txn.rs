@@ -356,6 +356,9 @@ pub(crate) fn stats(src: &dyn PageSource, spec: &Spec, e: &Entry) -> Result<DbSt
                 l.keys
                     .codec_blocks(l.kregion(page), &mut s.key_blocks)
                     .map_err(|f| l.err(f))?;
+                l.recs
+                    .chunk_layouts(l.rregion(page), l.count, &mut s.record_chunks)
+                    .map_err(|f| l.err(f))?;
             } else {
                 s.branch_keys += l.count as u64;
             }

@@ -6,7 +6,9 @@
 //! cursors, folds (SUM/MIN/MAX/AVG/COUNT) and row queries give the records of the good file or
 //! `Corrupted`, never a record shifted from another key, and never panic; `check` reports every
 //! forgery. A forged stored sum is the one edit reads cannot see (a SUM over whole chunks reads
-//! it instead of the records): `check` holds it against the records.
+//! it instead of the records): `check` holds it against the records. PDICT chunks (status
+//! codes) are forged the same ways and in their exception count; exception positions out of
+//! order (values, not structure: reads may answer them) are for `check` to report.
 
 use tersedb::storage::meta::seal;
 use tersedb::storage::MemStorage;
@@ -21,12 +23,15 @@ enum Vals {
     Ints,
     /// f64 records 21.0 + (k % 5) / 10: DEC chunks with a stored sum.
     Decimals,
+    /// u64 status codes, 200 nine times in ten: PDICT chunks (0-bit codes, exceptions) with a
+    /// stored sum.
+    Status,
 }
 
 impl Vals {
     fn config(self) -> DbConfig {
         let vt = match self {
-            Vals::Ints => ValueType::U64,
+            Vals::Ints | Vals::Status => ValueType::U64,
             Vals::Decimals => ValueType::F64,
         };
         DbConfig::raw(KeyType::U64, RecordType::Fixed(8))
@@ -39,6 +44,12 @@ impl Vals {
         match self {
             Vals::Ints => (1_000_000 + k % 5).to_le_bytes().to_vec(),
             Vals::Decimals => (21.0 + (k % 5) as f64 / 10.0).to_le_bytes().to_vec(),
+            Vals::Status => match k % 10 {
+                3 => [404u64, 500, 301][(k / 10 % 3) as usize],
+                _ => 200,
+            }
+            .to_le_bytes()
+            .to_vec(),
         }
     }
 }
@@ -118,6 +129,11 @@ fn chunks(region: &[u8], n: usize) -> (Vec<ChunkAt>, Vec<(usize, usize)>) {
                 1 => 3 + w + packed_len(count, b2),
                 2 => 4 + (b3 + 1) * w + packed_len(count, b2),
                 3 => 13 + packed_len(count, b3) + 9 * usize::from(region[at + 12]),
+                4 => {
+                    let (d, x) = (b3 + 1, usize::from(region[at + 4]));
+                    let xbits = (usize::BITS - (d - (1 << b2) - 1).leading_zeros()) as usize;
+                    5 + d * w + packed_len(count, b2) + x + packed_len(x, xbits)
+                }
                 k => panic!("layout {k}"),
             };
         out.push((at, count, len));
@@ -139,15 +155,21 @@ fn forgeries(page: &[u8], n: usize) -> Vec<(&'static str, Vec<u8>)> {
         "a leaf of {} chunks, directory {dir:?}",
         cs.len()
     );
-    // A full chunk in the middle, its bits below 8 so that one record less keeps its length.
+    // A full chunk in the middle, its bits below 8 so that one record less keeps its length
+    // (PDICT: 0 bits, the codes of the frequent value take no bytes).
     let mid = cs.len() / 2;
     let (at, count, len) = cs[mid];
     assert!(count >= 8, "chunk {mid}: {count} records");
     let kind = region[at + 1];
     let bits_at = if kind & 0x0f == 3 { at + 3 } else { at + 2 };
     let bits = usize::from(region[bits_at]);
+    let pdict = kind & 0x0f == 4;
     assert!(
-        (1..8).contains(&bits) && kind >> 4 > 0,
+        (if pdict {
+            bits == 0
+        } else {
+            (1..8).contains(&bits)
+        }) && kind >> 4 > 0,
         "chunk {mid}: kind {kind:#x}"
     );
     let edit = |f: &dyn Fn(&mut [u8])| {
@@ -159,7 +181,11 @@ fn forgeries(page: &[u8], n: usize) -> Vec<(&'static str, Vec<u8>)> {
     let after = cs.iter().find(|c| c.0 > e.1).unwrap().0;
     let dir_at = dir.iter().position(|&d| d == e).unwrap();
     let used = u16_at(region, 0);
-    vec![
+    let mut out = vec![];
+    if pdict {
+        out.push(("exception count", edit(&|r| r[at + 4] -= 1)));
+    }
+    out.extend(vec![
         // One record less, the chunk as long: every later record would shift by one.
         ("count, same length", edit(&|r| r[at] -= 1)),
         (
@@ -187,7 +213,23 @@ fn forgeries(page: &[u8], n: usize) -> Vec<(&'static str, Vec<u8>)> {
             "stored sum",
             edit(&|r| r[at + len - usize::from(kind >> 4)] ^= 1),
         ),
-    ]
+    ]);
+    out
+}
+
+/// Leaf `page` with two exception positions of its middle PDICT chunk swapped (not sealed).
+fn positions_swapped(page: &[u8], n: usize) -> Vec<u8> {
+    let base = region_at(page);
+    let (cs, _) = chunks(&page[base..], n);
+    let (at, count, _) = cs[cs.len() / 2];
+    let r = &page[base + at..];
+    assert_eq!((r[1] & 0x0f, r[2]), (4, 0), "a PDICT chunk of 0-bit codes");
+    let (d, x) = (usize::from(r[3]) + 1, usize::from(r[4]));
+    assert!(x >= 2 && x < count);
+    let pos = base + at + 5 + d * 8;
+    let mut p = page.to_vec();
+    p.swap(pos, pos + 1);
+    p
 }
 
 /// Queries over the whole database and over key ranges inside and around leaf `m`.
@@ -281,7 +323,7 @@ fn reads(
 
 #[test]
 fn forged_record_chunks_give_corrupted_never_a_wrong_record() {
-    for vals in [Vals::Ints, Vals::Decimals] {
+    for vals in [Vals::Ints, Vals::Decimals, Vals::Status] {
         let (file, leaves) = file_of(vals);
         assert!(leaves.len() >= 5, "{vals:?}: {} leaves", leaves.len());
         let (id, keys) = &leaves[leaves.len() / 2];
@@ -318,6 +360,34 @@ fn forged_record_chunks_give_corrupted_never_a_wrong_record() {
                 .unwrap();
             let report = env.check().unwrap();
             assert!(!report.faults.is_empty(), "{what}: check found nothing");
+        }
+        if let Vals::Status = vals {
+            let mut page = positions_swapped(&file[at..at + PAGE], keys.len());
+            seal(*id, &mut page);
+            let mut bad = file.clone();
+            bad[at..at + PAGE].copy_from_slice(&page);
+            let env = Env::open_with_storage(Box::new(MemStorage::from_bytes(bad)), &opts(), false)
+                .unwrap();
+            let r = env.begin_read().unwrap();
+            let db = r.open_db("d").unwrap();
+            for &k in keys {
+                match r.get(&db, k) {
+                    Ok(_) | Err(Error::Corrupted { .. }) => {}
+                    Err(e) => panic!("{e}"),
+                }
+            }
+            for q in queries(keys) {
+                match run(&env, &q) {
+                    Ok(_) | Err(Error::Corrupted { .. }) => {}
+                    Err(e) => panic!("{q}: {e}"),
+                }
+            }
+            drop(r);
+            let report = env.check().unwrap();
+            assert!(
+                report.to_string().contains("exceptions out of order"),
+                "{report}"
+            );
         }
     }
 }

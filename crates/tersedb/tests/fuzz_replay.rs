@@ -85,6 +85,21 @@ fn query_seeds_and_regressions() {
     replay("query", query::run);
 }
 
+/// The `pages` templates of record kind 5 (status codes, one value nine times in ten) hold PDICT
+/// chunks, so its seeds and random inputs damage that layout.
+#[test]
+fn pages_status_templates_hold_pdict_chunks() {
+    for kind in [0u8, 7, 29, 30] {
+        let img = pages::template(kind, 5);
+        let store = tersedb::storage::MemStorage::from_bytes(img);
+        let opts = tersedb::EnvOptions::default().page_size(pages::PAGE);
+        let env = tersedb::Env::open_with_storage(Box::new(store), &opts, false).unwrap();
+        let r = env.begin_read().unwrap();
+        let mix = r.stats(&r.open_db("d").unwrap()).unwrap().record_mix();
+        assert!(mix.iter().any(|m| m.0 == "pdict"), "kind {kind}: {mix:?}");
+    }
+}
+
 #[test]
 fn pages_random_damage() {
     random("pages", 200, pages::run, |rng| {

@@ -1,5 +1,6 @@
 //! The query executor against a model: random data (u32 keys plain and with every codec, u64
-//! keys, every record value type, records plain or compressed) on small and default pages, random generated queries (also
+//! keys, every record value type, records plain or compressed, spread or one value nine times in
+//! ten: PDICT chunks) on small and default pages, random generated queries (also
 //! printed and re-parsed), answered by the engine and by a `BTreeMap` with plain iterator
 //! arithmetic and SQL's three-valued logic. Seeded: prints the seed; re-run with `SEED=n`;
 //! more cases with `TERSEDB_LONG=1`.
@@ -352,8 +353,9 @@ fn data() -> impl Strategy<Value = Data> {
         prop_oneof![Just(0u16), 2u16..20],
         1u64..4000,
         any::<bool>(),
+        any::<bool>(),
     )
-        .prop_flat_map(|((kt, codec), vt, small, bs, span, compressed)| {
+        .prop_flat_map(|((kt, codec), vt, small, bs, span, compressed, skewed)| {
             let extreme = match kt {
                 KeyType::U32 => vec![u32::MAX as u64, u32::MAX as u64 - 1, 0],
                 _ => vec![u64::MAX, u64::MAX - 1, u32::MAX as u64 + 1, 0],
@@ -363,10 +365,16 @@ fn data() -> impl Strategy<Value = Data> {
                 1 => prop::sample::select(extreme),
             ];
             let n = if small { 0..400usize } else { 0..2500usize };
+            // Skewed records: one value nine times in ten (compressed: PDICT chunks).
+            let rec = if skewed {
+                prop_oneof![9 => Just(7u64 << 8 | 2), 1 => any::<u64>()].boxed()
+            } else {
+                any::<u64>().boxed()
+            };
             (
                 Just((kt, codec, vt, small, bs, span, compressed)),
                 prop::collection::vec(key, n.clone()),
-                prop::collection::vec(any::<u64>(), 2500),
+                prop::collection::vec(rec, 2500),
             )
         })
         .prop_map(

@@ -1,6 +1,6 @@
 //! Compressed numeric records: a leaf's fixed-size records (u32, u64, i16, i32, i64, f64 or opaque
 //! little-endian words of 1..=8 bytes) kept as a run of small *chunks*, each coded with whichever
-//! of four layouts is smallest for its values.
+//! of five layouts is smallest for its values.
 //!
 //! ```text
 //! region:  [used u16][directory?][chunk 0][chunk 1] ...  records in key order; `used` counts
@@ -14,9 +14,12 @@
 //!   2 DICT  [bits u8][entries - 1 u8][entries x w bytes, ascending][count codes of `bits` bits]
 //!   3 DEC   [exponent u8][bits u8][base u64][exceptions u8][count offsets of `bits` bits]
 //!           [exception positions u8, ascending][exception values u64]      (f64 records only)
-//!   sum     FOR and DICT chunks of integer records: the sum of the offsets (DICT: of each
-//!           record's distance above entry 0), 1..=9 bytes little-endian, sized for 255
-//!           offsets; chunks written before sums existed have none (kind byte 1 or 2)
+//!   4 PDICT [b u8, <= 7][entries - 1 u8][exceptions x u8][entries x w bytes][count codes of b
+//!           bits][x positions u8, ascending][x codes of xb bits]   (`pdict.rs`)
+//!   sum     FOR, DICT and PDICT chunks of integer records: the sum of the offsets (DICT: of
+//!           each record's distance above entry 0; PDICT: above its smallest entry), 1..=9 bytes
+//!           little-endian, sized for 255 offsets; chunks written before sums existed have
+//!           none (kind byte 1 or 2)
 //! ```
 //!
 //! The sum makes a SUM or AVG over whole chunks `count * base + sum`, read from the chunk's
@@ -32,24 +35,32 @@
 //! FOR is the frame of reference of the patched-FOR paper (Zukowski et al., "Super-Scalar
 //! RAM-CPU Cache Compression", section 3): every value is `base + offset`, offsets bit-packed
 //! least significant bit first. DICT is that paper's PDICT without exceptions: the chunk's
-//! distinct values, and one code per record. DEC is the decimal idea of ALP (Afroozeh et al.,
+//! distinct values, and one code per record. PDICT is the paper's patched dictionary: the
+//! `2^b` most frequent values coded in `b` bits (0 for one dominant value), the others
+//! exceptions listed by position (`pdict.rs`). DEC is the decimal idea of ALP (Afroozeh et al.,
 //! "ALP: Adaptive Lossless floating-Point Compression", as DuckDB uses it): an f64 that is a
 //! short decimal (21.35) is stored as the integer `21.35 * 10^e` (FOR-coded), and decoded as
 //! `integer / 10^e`; a value that does not come back bit for bit (NaN, -0.0, full-precision
 //! doubles) is an exception kept whole.
 //!
 //! Signed records are ordered by flipping their sign bit (FOR's base is the minimum in that
-//! order); every layout gives O(1) access to one record. A chunk holds at most
+//! order); every layout gives O(1) access to one record (PDICT after at most 8 steps of halving
+//! its exception positions). A chunk holds at most
 //! [`NumRecs::chunk`] records (255, fewer on small pages); inserts that overflow a chunk split it
 //! in two, removes never make a chunk bigger, `vacuumize` repacks the chunks full.
 
 use super::slots::{le_u16_at, le_u32_at, le_u64_at, le_word, le_words, put, Fault, SResult};
 use super::zone::{RecFold, RecNum, POW10};
 
+mod pdict;
+use pdict::PDICT;
+
 const RAW: u8 = 0;
 const FOR: u8 = 1;
 const DICT: u8 = 2;
 const DEC: u8 = 3;
+/// The names of the layouts, by number (`DbStats::record_chunks`).
+pub const RECORD_LAYOUTS: [&str; 5] = ["raw", "for", "dict", "dec", "pdict"];
 /// The kind byte's layout bits; its high four bits count the bytes of the chunk's sum.
 const KIND: u8 = 0x0f;
 /// The directory before the chunks: a header `[0][DIR][entries u8]` (a chunk of no records).
@@ -390,7 +401,7 @@ impl NumRecs {
     /// records only (f64 records never fold from theirs), DEC always.
     #[inline]
     fn may_sum(&self, kind: u8, bytes: usize) -> bool {
-        matches!(kind, FOR | DICT | DEC) && bytes <= 9
+        matches!(kind, FOR | DICT | DEC | PDICT) && bytes <= 9
     }
 
     /// The chunk's stored sum of offsets (FOR: the offsets; DICT: each record's distance
@@ -411,10 +422,11 @@ impl NumRecs {
         };
         let w = self.w();
         let base = match c.kind {
-            FOR => chunk.get(3..3 + w),
-            _ => chunk.get(4..4 + w),
+            FOR => chunk.get(3..3 + w).map(le_word),
+            PDICT => self.pdict_base(chunk, c),
+            _ => chunk.get(4..4 + w).map(le_word),
         };
-        let base = self.word(base.ok_or(Fault("record chunk too short"))?)?;
+        let base = base.ok_or(Fault("record chunk too short"))?;
         Ok(Some(c.count as i128 * self.number(base) + offs as i128))
     }
 
@@ -486,6 +498,15 @@ impl NumRecs {
                     }
                     4 + c.param * w + packed_len(count, c.bits)
                 }
+                PDICT => {
+                    c.bits = byte(2)? as u32;
+                    c.param = byte(3)? as usize + 1;
+                    c.exc = byte(4)? as usize;
+                    if !pdict::valid(c.bits as usize, c.param, c.exc, count) {
+                        return Err(Fault("bad patched record dictionary"));
+                    }
+                    pdict::Parts::of(&c, w).end
+                }
                 DEC if self.num == Num::Float => {
                     c.param = byte(2)? as usize;
                     c.bits = byte(3)? as u32;
@@ -546,6 +567,14 @@ impl NumRecs {
                     (c.bits, c.param) = (b2 as u32, b3 + 1);
                     4 + c.param * w + packed_len(count, c.bits)
                 }
+                PDICT => {
+                    c.exc = usize::from(*region.get(at + 4)?);
+                    if !pdict::valid(b2, b3 + 1, c.exc, count) {
+                        return None;
+                    }
+                    (c.bits, c.param) = (b2 as u32, b3 + 1);
+                    pdict::Parts::of(&c, w).end
+                }
                 DEC if self.num == Num::Float && b2 < POW10.len() && b3 <= 64 => {
                     c.exc = usize::from(*region.get(at + 12)?);
                     if c.exc > count {
@@ -569,7 +598,14 @@ impl NumRecs {
     /// one). Packed values are read from a run that goes on to the region's end, so that the
     /// 8-byte read of `extract` reaches a chunk's last values (bits past them are masked).
     #[inline]
-    fn chunk_get(&self, region: &[u8], at: usize, c: &Chunk, j: usize) -> SResult<u64> {
+    fn chunk_get(
+        &self,
+        region: &[u8],
+        at: usize,
+        c: &Chunk,
+        j: usize,
+        hint: Option<&RecHint>,
+    ) -> SResult<u64> {
         let w = self.w();
         let bad = || Fault(CHUNK_OUT);
         let body = Self::body(region, at, c)?;
@@ -589,6 +625,14 @@ impl NumRecs {
                 Ok(le_word(
                     body.get(4 + code * w..4 + code * w + w).ok_or_else(bad)?,
                 ))
+            }
+            PDICT => {
+                let code = self.pdict_code(region, at, c, j, hint)?;
+                if code >= c.param {
+                    return Err(Fault("record dictionary code out of range"));
+                }
+                let e = pdict::HEAD + code * w;
+                Ok(le_word(body.get(e..e + w).ok_or_else(bad)?))
             }
             _ => {
                 let plen = packed_len(c.count, c.bits);
@@ -652,6 +696,20 @@ impl NumRecs {
                     *e = le_word(src);
                 }
                 unpack(run(4 + c.param * w)?, c.bits, j0, out)?;
+                let entries = entries.get(..c.param).ok_or(Fault(CHUNK_OUT))?;
+                for o in out.iter_mut() {
+                    *o = *entries
+                        .get(*o as usize)
+                        .ok_or(Fault("record dictionary code out of range"))?;
+                }
+            }
+            PDICT => {
+                let mut entries = [0u64; 256];
+                let dict = part(pdict::HEAD, pdict::HEAD + c.param * w)?;
+                for (e, src) in entries.iter_mut().zip(dict.chunks_exact(w)) {
+                    *e = le_word(src);
+                }
+                self.pdict_codes(region, at, c, j0, out)?;
                 let entries = entries.get(..c.param).ok_or(Fault(CHUNK_OUT))?;
                 for o in out.iter_mut() {
                     *o = *entries
@@ -811,6 +869,20 @@ impl NumRecs {
                     acc.isum += sum.ok_or(Fault("record dictionary code out of range"))?;
                     return Ok(());
                 }
+                PDICT => {
+                    let dict = at + pdict::HEAD;
+                    let entries = region.get(dict..dict + c.param * w).ok_or_else(bad)?;
+                    let codes = words.get_mut(..n).ok_or(Fault(CHUNK_OUT))?;
+                    self.pdict_codes(region, at, c, js.start, codes)?;
+                    let sum = if c.param <= 16 {
+                        self.dict_sum::<16>(entries, codes)
+                    } else {
+                        self.dict_sum::<256>(entries, codes)
+                    };
+                    acc.count += n as u64;
+                    acc.isum += sum.ok_or(Fault("record dictionary code out of range"))?;
+                    return Ok(());
+                }
                 _ => {}
             }
         }
@@ -840,7 +912,12 @@ impl NumRecs {
                 if seen >= n {
                     return Err(Fault("record index out of range"));
                 }
-                let c = self.header(region, at)?;
+                // Parsed from one window (`chunk_at`); `header` names the fault of one that
+                // fails there.
+                let c = match self.chunk_at(region, at) {
+                    Some(c) => c,
+                    None => self.header(region, at)?,
+                };
                 let (j0, j1) = (
                     range.start.max(seen) - seen,
                     range.end.min(seen + c.count) - seen,
@@ -1046,7 +1123,7 @@ impl NumRecs {
     /// Record `i` as its little-endian bytes (`width` of them).
     pub fn get(&self, region: &[u8], n: usize, i: usize) -> SResult<[u8; 8]> {
         let (at, c, j) = self.locate(region, n, i, false)?;
-        Ok(self.chunk_get(region, at, &c, j)?.to_le_bytes())
+        Ok(self.chunk_get(region, at, &c, j, None)?.to_le_bytes())
     }
 
     /// `get` starting from the chunk of an earlier read of the same region (scans read records
@@ -1059,7 +1136,7 @@ impl NumRecs {
         hint: &RecHint,
     ) -> SResult<[u8; 8]> {
         let (at, c, j) = self.locate_from(region, n, i, false, hint)?;
-        Ok(self.chunk_get(region, at, &c, j)?.to_le_bytes())
+        Ok(self.chunk_get(region, at, &c, j, Some(hint))?.to_le_bytes())
     }
 
     /// Encodes `vals` as chunks of at most `self.chunk` records, appended to `out`.
@@ -1239,7 +1316,7 @@ impl NumRecs {
         }
     }
 
-    /// Encodes 1..=255 records as one chunk, the smallest layout (ties: FOR, DEC, DICT, RAW).
+    /// Encodes 1..=255 records as one chunk, the smallest layout (ties: FOR, DEC, DICT, PDICT, RAW).
     fn encode_chunk(&self, vals: &[u64], out: &mut Vec<u8>) {
         self.encode_with(vals, None, true, out)
     }
@@ -1289,23 +1366,58 @@ impl NumRecs {
         let sample = sample.get_mut(..k).unwrap_or_default();
         sample.sort_unstable();
         let seen = 1 + sample.windows(2).filter(|p| p.first() != p.last()).count();
+        // A patched dictionary holds them too, and needs no codes for a dominant value.
+        let pdict_floor = pdict::HEAD + seen * w;
+        // The distinct values in the values' order, how often each occurs (a chunk holds at
+        // most 255 records: a byte each) and the most occurrences of one.
         let mut sorted: Vec<u64> = Vec::new();
-        if allow(DICT) && dict_len_at(seen) < others {
+        let mut times = [0u8; 256];
+        let (mut run, mut most, mut at) = (1usize, 0usize, 0usize);
+        if (allow(DICT) && dict_len_at(seen) < others) || (allow(PDICT) && pdict_floor < others) {
             sorted.extend(vals.iter().map(|&v| self.ordered(v)));
             sorted.sort_unstable();
-            sorted.dedup();
+            sorted.dedup_by(|a, b| {
+                let same = a == b;
+                if same {
+                    run += 1;
+                } else {
+                    if let Some(t) = times.get_mut(at) {
+                        *t = run as u8;
+                    }
+                    (run, most, at) = (1, most.max(run), at + 1);
+                }
+                same
+            });
+            if let Some(t) = times.get_mut(at) {
+                *t = run as u8;
+            }
+            most = most.max(run);
         }
-        let dict_bits = bits_for(sorted.len().max(1) as u64 - 1);
+        let distinct = sorted.len();
+        let dict_bits = bits_for(distinct.max(1) as u64 - 1);
         let dict_sum = match (sorted.first(), sorted.last()) {
             (Some(lo), Some(hi)) if int_sums => sum_len(bits_for(hi - lo)),
             _ => 0,
         };
-        let dict_len = if !sorted.is_empty() && sorted.len() <= 256 {
-            dict_len_at(sorted.len()) + dict_sum
+        let dict_len = if allow(DICT) && distinct > 0 && distinct <= 256 {
+            dict_len_at(distinct) + dict_sum
         } else {
             usize::MAX
         };
-        let best = others.min(dict_len);
+        let pd = if allow(PDICT) && pdict::floor(n, distinct, most, w) < others.min(dict_len) {
+            // (value, occurrences) of each distinct value, ascending.
+            let counts: Vec<(u64, usize)> = sorted
+                .iter()
+                .zip(times)
+                .map(|(&v, t)| (v, usize::from(t)))
+                .collect();
+            pdict::plan(&counts, n, w).map(|p| (p, counts))
+        } else {
+            None
+        };
+        // (The same range as the dictionary's: a patched one holds every value too.)
+        let pd_len = pd.as_ref().map_or(usize::MAX, |p| p.0.len + dict_sum);
+        let best = others.min(dict_len).min(pd_len);
         out.push(n as u8);
         if best == for_len {
             out.push(FOR | (for_sum as u8) << 4);
@@ -1346,6 +1458,8 @@ impl NumRecs {
                 let sum: u128 = vals.iter().map(|&v| u128::from(self.ordered(v) - lo)).sum();
                 push_le(out, sum, dict_sum);
             }
+        } else if let Some((p, counts)) = pd.as_ref().filter(|_| best == pd_len) {
+            self.encode_pdict(vals, counts, p, dict_sum, out);
         } else {
             out.push(RAW);
             for &v in vals {
@@ -1455,6 +1569,9 @@ impl NumRecs {
             push_le(&mut out, v.into(), self.w());
             return Some(out);
         }
+        if c.kind == PDICT {
+            return self.pdict_extend(old, c, v);
+        }
         let (body, x) = self.code_in_layout(old, c, v)?;
         // DEC keeps its exception positions and values after the codes.
         // FOR and DICT keep their sum there.
@@ -1485,10 +1602,11 @@ impl NumRecs {
         Some(out)
     }
 
-    /// The offset that code `x` of the FOR or DICT chunk `old` adds to its sum.
+    /// The offset that code `x` of the FOR, DICT or PDICT chunk `old` adds to its sum.
     fn code_offset(&self, old: &[u8], c: &Chunk, x: u64) -> Option<u64> {
         match c.kind {
             DICT => self.dict_offset(old.get(4..4 + c.param * self.w())?, x),
+            PDICT => self.pdict_offset(old, c, x),
             _ => Some(x),
         }
     }
@@ -1531,6 +1649,9 @@ impl NumRecs {
             out.get_mut(2 + j * w..2 + j * w + w)?
                 .copy_from_slice(v.to_le_bytes().get(..w)?);
             return Some(out);
+        }
+        if c.kind == PDICT {
+            return self.pdict_set(old, c, j, v);
         }
         let (body, x) = self.code_in_layout(old, c, v)?;
         if j >= c.count {
@@ -1662,6 +1783,19 @@ impl NumRecs {
         Self::splice(region, used, at, c.len, &out, -1)
     }
 
+    /// Adds the region's chunks to `out`, one count per layout ([`RECORD_LAYOUTS`]).
+    pub fn chunk_layouts(&self, region: &[u8], n: usize, out: &mut [u64; 5]) -> SResult<()> {
+        let (mut at, mut seen) = (Self::chunks_at(region), 0);
+        while seen < n {
+            let c = self.header(region, at)?;
+            if let Some(k) = out.get_mut(usize::from(c.kind)) {
+                *k += 1;
+            }
+            (at, seen) = (at + c.len, seen + c.count);
+        }
+        Ok(())
+    }
+
     /// Every record, as words.
     pub fn decode_all(&self, region: &[u8], n: usize, out: &mut Vec<u64>) -> SResult<()> {
         if n == 0 {
@@ -1686,7 +1820,11 @@ impl NumRecs {
             let c = self.header(region, at)?;
             self.chunk_decode(region, at, &c, out)?;
             let vals = out.get(out.len() - c.count..).unwrap_or_default();
-            self.check_sum(Self::body(region, at, &c)?, &c, vals)?;
+            let chunk = Self::body(region, at, &c)?;
+            if c.kind == PDICT {
+                self.pdict_check(chunk, &c)?;
+            }
+            self.check_sum(chunk, &c, vals)?;
             seen += c.count;
             at += c.len;
         }
@@ -1796,6 +1934,9 @@ impl Edit {
 pub struct RecHint {
     at: std::cell::Cell<(usize, usize)>,
     proven: std::cell::Cell<(usize, usize)>,
+    /// In a PDICT chunk: (its offset + 1, the index of the first exception at or after the
+    /// record last read), so reads in order find their record among the exceptions in O(1).
+    exc: std::cell::Cell<(usize, usize)>,
 }
 
 /// A DEC layout for a chunk of f64 words.
@@ -1910,7 +2051,7 @@ fn dec_plan(vals: &[u64]) -> Option<DecPlan> {
 mod tests {
     use super::*;
 
-    fn list(width: u8, num: Num) -> NumRecs {
+    pub(super) fn list(width: u8, num: Num) -> NumRecs {
         NumRecs {
             width,
             num,
@@ -1918,7 +2059,7 @@ mod tests {
         }
     }
 
-    fn rng(seed: u64) -> impl FnMut() -> u64 {
+    pub(super) fn rng(seed: u64) -> impl FnMut() -> u64 {
         let mut s = seed;
         move || {
             s ^= s << 13;
@@ -1929,7 +2070,7 @@ mod tests {
     }
 
     impl NumRecs {
-        fn rec_num(&self) -> RecNum {
+        pub(super) fn rec_num(&self) -> RecNum {
             RecNum {
                 width: self.w(),
                 num: self.num,
@@ -1938,7 +2079,7 @@ mod tests {
     }
 
     /// The fold of `vals`, row by row as the query executor's row loop computes it.
-    fn fold_model(nr: NumRecs, vals: &[u64]) -> RecFold {
+    pub(super) fn fold_model(nr: NumRecs, vals: &[u64]) -> RecFold {
         let mut f = RecFold::default();
         let key = |k: i128, f: &mut RecFold| {
             f.min = Some(f.min.map_or(k, |m| m.min(k)));
@@ -1977,7 +2118,7 @@ mod tests {
 
     /// Builds a region from `vals` through inserts at random places, checks it against a Vec
     /// model after every step, then removes and overwrites.
-    fn model_check(nr: NumRecs, vals: &[u64], seed: u64) {
+    pub(super) fn model_check(nr: NumRecs, vals: &[u64], seed: u64) {
         let mut r = rng(seed);
         let mut region = vec![0u8; 64 * 1024];
         let mut model: Vec<u64> = Vec::new();
@@ -2309,7 +2450,7 @@ mod tests {
         assert_eq!(err, Fault("record chunk sum disagrees with its records"));
     }
 
-    /// Every byte of small regions of every layout (a directory, DEC with exceptions, DICT,
+    /// Every byte of small regions of every layout (a directory, DEC with exceptions, DICT, PDICT,
     /// FOR, RAW) set to a few values: reads, folds (sums and full folds), `decode_all` and the
     /// write plans give a value or a fault, never a panic (overflow checks are on in tests).
     #[test]
@@ -2337,6 +2478,20 @@ mod tests {
             (
                 list(2, Num::Signed),
                 (0..70u64).map(|k| (k * 37) as u16 as u64).collect(),
+            ),
+            // One value nine times in ten, four others: PDICT chunks with exceptions.
+            (
+                NumRecs {
+                    width: 4,
+                    num: Num::Signed,
+                    chunk: 40,
+                },
+                (0..100u64)
+                    .map(|k| match k % 10 {
+                        3 => [404u64, 0xffff_fffe, 301, 7][(k / 10 % 4) as usize],
+                        _ => 200,
+                    })
+                    .collect(),
             ),
             (
                 list(8, Num::Unsigned),

@@ -15,6 +15,7 @@
 
 use super::numrecs::NumRecs;
 pub use super::numrecs::RecHint;
+pub use super::numrecs::RECORD_LAYOUTS;
 use super::slots::{fixed, le_word, le_words, var, Fault, SResult};
 use super::zone::{RecFold, RecNum};
 
@@ -294,6 +295,15 @@ impl RecordList {
                 self.remove(region, n, i)?;
                 self.insert(region, n - 1, i, raw)
             }
+        }
+    }
+
+    /// Adds the list's compressed record chunks to `out`, one count per layout (RAW, FOR,
+    /// DICT, DEC, PDICT: [`RECORD_LAYOUTS`]); nothing for plain lists.
+    pub fn chunk_layouts(&self, region: &[u8], n: usize, out: &mut [u64; 5]) -> SResult<()> {
+        match *self {
+            RecordList::Packed(p) => p.chunk_layouts(region, n, out),
+            _ => Ok(()),
         }
     }
 

@@ -27,8 +27,9 @@ pub const PAGE: usize = 1024;
 /// List kinds: u32, u64, Binary(6), then 9 codecs, then 8 string schemes, then the 9 codecs on
 /// u64 keys, then `auto` on u32 and on u64 keys.
 pub const KINDS: u8 = 3 + 9 + 8 + 9 + 2;
-/// Record kinds: none, u32, variable, then compressed f64 and compressed u32.
-pub const RECORDS: u8 = 5;
+/// Record kinds: none, u32, variable, then compressed f64, compressed u32 and compressed i16
+/// status codes (one value nine times in ten: PDICT chunks).
+pub const RECORDS: u8 = 6;
 /// Most steps any scan or cursor walk takes (the templates hold fewer keys).
 const MAX_STEPS: usize = 5000;
 
@@ -37,6 +38,7 @@ fn config(kind: u8, records: u8) -> DbConfig {
         0 => RecordType::None,
         1 | 4 => RecordType::Fixed(4),
         2 => RecordType::Variable,
+        5 => RecordType::Fixed(2),
         _ => RecordType::Fixed(8),
     };
     let cfg = match kind % KINDS {
@@ -61,6 +63,9 @@ fn config(kind: u8, records: u8) -> DbConfig {
             .with_compressed_records(true),
         4 => cfg
             .with_value_type(ValueType::U32)
+            .with_compressed_records(true),
+        5 => cfg
+            .with_value_type(ValueType::I16)
             .with_compressed_records(true),
         _ => cfg,
     }
@@ -99,6 +104,13 @@ fn value(i: u32, rec: RecordType) -> Vec<u8> {
         // f64 readings with two decimals, every 17th a full-precision double (an exception).
         RecordType::Fixed(8) if i % 17 == 0 => f64::from(i).sqrt().to_le_bytes().to_vec(),
         RecordType::Fixed(8) => (f64::from(i % 5000) / 100.0).to_le_bytes().to_vec(),
+        // Status codes, 200 nine times in ten, some negative.
+        RecordType::Fixed(2) => match i % 10 {
+            3 => [404i16, -500, 301][(i / 10 % 3) as usize],
+            _ => 200,
+        }
+        .to_le_bytes()
+        .to_vec(),
         RecordType::Fixed(n) => {
             let mut v = i.to_le_bytes().to_vec();
             v.resize(n as usize, 0);

@@ -6,10 +6,11 @@
 //! in MB/s of decoded 32-bit values.
 //!
 //! The automatic choice is the engine's own: the column stored as the compressed u32 records of
-//! a database keyed by row number (`DbConfig::with_compressed_records`, which picks RAW, FOR or
-//! DICT, the paper's PDICT without exceptions, per chunk of up to 255 records), measured through
-//! the public API only: bytes are `DbStats::leaf_record_bytes`, speed is `SUM(record)` folded
-//! inside the tree (chunk by chunk, keys skipped). Which layout each chunk took is not public.
+//! a database keyed by row number (`DbConfig::with_compressed_records`, which picks RAW, FOR,
+//! DICT (the paper's PDICT without exceptions) or PDICT with exceptions, per chunk of up to 255
+//! records), measured through the public API only: bytes are `DbStats::leaf_record_bytes`, speed
+//! is `SUM(record)` folded inside the tree (chunk by chunk, keys skipped); `DbStats::record_mix`
+//! counts the chunks of each layout.
 //! Loading costs about a microsecond per record, so the database holds the first
 //! [`ENGINE_ROWS`] rows at most (the method then says so): the columns are drawn from the same
 //! distribution throughout, and a chunk's layout depends only on its own 128 values.
@@ -230,7 +231,7 @@ pub fn run(opts: &Options, scale: &Scale) -> Result<(), String> {
         "Table 2 (per column): TPC-H LINEITEM, {} rows as 32-bit integers; ratio = raw 4-byte column / compressed",
         scale.rows
     ));
-    t.note(&format!("engine auto: the engine's compressed u32 records (RAW / FOR / DICT per chunk of up to 255) of the first {} rows at most, bytes of the leaves' record lists, speed of SUM(record) in the tree", ENGINE_ROWS.min(scale.rows)));
+    t.note(&format!("engine auto: the engine's compressed u32 records (RAW / FOR / DICT / PDICT per chunk of up to 255) of the first {} rows at most, bytes of the leaves' record lists, speed of SUM(record) in the tree", ENGINE_ROWS.min(scale.rows)));
     for (name, values) in &cols {
         pfor_row(&t, scale, name, "PFOR", values, false)?;
         let mut sorted = values.clone();
