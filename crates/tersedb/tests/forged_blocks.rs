@@ -6,6 +6,8 @@
 //! against the one before: a cursor either way, row queries and `check` give `Corrupted`,
 //! never a key out of order.
 
+mod common;
+
 use tersedb::storage::meta::seal;
 use tersedb::storage::MemStorage;
 use tersedb::{CodecId, DbConfig, Env, EnvOptions, Error, KeyType, RecordType};
@@ -309,22 +311,7 @@ fn form_file(cfg: DbConfig, step: u64, base: u64, n: u64) -> (Vec<u8>, Vec<(u64,
         w.put(&db, &kb(cfg, k), &rec(k)).unwrap();
     }
     w.commit().unwrap();
-    let r = env.begin_read().unwrap();
-    let mut leaves = Vec::new();
-    let mut blocks = tersedb::scan::Blocks::default();
-    let mut buf = tersedb::scan::KeyBuffer::default();
-    r.scan_leaves(&db, &[(0, u64::MAX)], false, &mut |leaf, _| {
-        leaf.blocks(&mut blocks, 0, u64::MAX)?;
-        let mut ks = Vec::new();
-        for b in blocks.iter() {
-            let bk = leaf.keys(&b, &mut buf)?;
-            ks.extend((0..bk.len()).filter_map(|i| bk.get(i)));
-        }
-        leaves.push((leaf.page_id(), ks));
-        Ok(true)
-    })
-    .unwrap();
-    drop(r);
+    let leaves = common::leaves_with_keys(&env, &db);
     drop(env);
     (store.snapshot(), leaves)
 }

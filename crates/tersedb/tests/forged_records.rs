@@ -10,6 +10,8 @@
 //! codes) are forged the same ways and in their exception count; exception positions out of
 //! order (values, not structure: reads may answer them) are for `check` to report.
 
+mod common;
+
 use tersedb::storage::meta::seal;
 use tersedb::storage::MemStorage;
 use tersedb::{CodecId, DbConfig, Env, EnvOptions, Error, KeyType, RecordType, ValueType};
@@ -68,22 +70,7 @@ fn file_of(vals: Vals) -> (Vec<u8>, Vec<(u64, Vec<u64>)>) {
         w.put(&db, k, &vals.value(k)).unwrap();
     }
     w.commit().unwrap();
-    let r = env.begin_read().unwrap();
-    let mut leaves = Vec::new();
-    let mut blocks = tersedb::scan::Blocks::default();
-    let mut buf = tersedb::scan::KeyBuffer::default();
-    r.scan_leaves(&db, &[(0, u64::MAX)], false, &mut |leaf, _| {
-        leaf.blocks(&mut blocks, 0, u64::MAX)?;
-        let mut ks = Vec::new();
-        for b in blocks.iter() {
-            let bk = leaf.keys(&b, &mut buf)?;
-            ks.extend((0..bk.len()).filter_map(|i| bk.get(i)));
-        }
-        leaves.push((leaf.page_id(), ks));
-        Ok(true)
-    })
-    .unwrap();
-    drop(r);
+    let leaves = common::leaves_with_keys(&env, &db);
     drop(env);
     (store.snapshot(), leaves)
 }

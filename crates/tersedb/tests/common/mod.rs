@@ -2,7 +2,7 @@
 #![allow(dead_code)]
 
 use tersedb::storage::MemStorage;
-use tersedb::{Env, EnvOptions};
+use tersedb::{Db, Env, EnvOptions};
 
 /// The storage a test environment lives in, so it can be reopened.
 pub type Store = MemStorage;
@@ -89,4 +89,25 @@ impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
+}
+
+/// Every leaf of `db` with its integer keys, in key order (the forged-page tests pick a leaf to
+/// damage and know which keys it held).
+pub fn leaves_with_keys(env: &Env, db: &Db) -> Vec<(u64, Vec<u64>)> {
+    let r = env.begin_read().unwrap();
+    let mut leaves = Vec::new();
+    let mut blocks = tersedb::scan::Blocks::default();
+    let mut buf = tersedb::scan::KeyBuffer::default();
+    r.scan_leaves(db, &[(0, u64::MAX)], false, &mut |leaf, _| {
+        leaf.blocks(&mut blocks, 0, u64::MAX)?;
+        let mut ks = Vec::new();
+        for b in blocks.iter() {
+            let bk = leaf.keys(&b, &mut buf)?;
+            ks.extend((0..bk.len()).filter_map(|i| bk.get(i)));
+        }
+        leaves.push((leaf.page_id(), ks));
+        Ok(true)
+    })
+    .unwrap();
+    leaves
 }
