@@ -259,6 +259,16 @@ impl RecordList {
         }
     }
 
+    /// Record `i` as a little-endian u64 (a branch's child ids, `Fixed(8)`: read in place, a
+    /// lookup's descent takes one per level).
+    #[inline]
+    pub fn u64_at(&self, region: &[u8], n: usize, i: usize) -> SResult<u64> {
+        match *self {
+            RecordList::Fixed(8) if i < n => fixed::get(region, 8, i).map(super::slots::le_u64),
+            _ => Ok(super::slots::le_u64(&self.get(region, n, i)?)),
+        }
+    }
+
     /// `get` for reads in order (scans, cursors): `hint` remembers where the last read of this
     /// region was, so a compressed list walks at most one chunk header per read.
     #[inline]
