@@ -607,6 +607,22 @@ impl DbState {
             checked: None,
         }
     }
+
+    /// `ConfigMismatch` unless `db`'s config is the entry's: compared once per handle.
+    #[inline]
+    fn check(&mut self, db: &Db) -> Result<()> {
+        if !self
+            .checked
+            .as_ref()
+            .is_some_and(|c| Arc::ptr_eq(c, &db.name))
+        {
+            if self.entry.config != db.config() {
+                return Err(mismatch(db, self.entry.config));
+            }
+            self.checked = Some(db.name.clone());
+        }
+        Ok(())
+    }
 }
 
 /// The write transaction (one at a time per environment).
@@ -715,9 +731,7 @@ impl WriteTxn {
             .dbs
             .get_mut(&db.name)
             .ok_or_else(|| Error::DbNotFound(db.name.to_string()))?;
-        if s.entry.config != db.config() {
-            return Err(mismatch(db, s.entry.config));
-        }
+        s.check(db)?;
         Ok(s)
     }
 
@@ -885,12 +899,7 @@ impl WriteTxn {
                 v.insert(DbState::new(entry))
             }
         };
-        if !s.checked.as_ref().is_some_and(|c| Arc::ptr_eq(c, &db.name)) {
-            if s.entry.config != db.config() {
-                return Err(mismatch(db, s.entry.config));
-            }
-            s.checked = Some(db.name.clone());
-        }
+        s.check(db)?;
         Ok((pages, s))
     }
 

@@ -10,6 +10,23 @@ use common::{assert_clean, contents, mem_env, reopen_mem, seed};
 use std::collections::BTreeMap;
 use tersedb::{CodecId, DbConfig, KeyType, RecordType};
 
+/// COUNT, MIN, MAX and SUM of the keys in `[a, b]` as the model has them.
+fn assert_fold<V>(
+    r: &tersedb::ReadTxn,
+    db: &tersedb::Db,
+    model: &BTreeMap<u64, V>,
+    a: u64,
+    b: u64,
+    what: &str,
+) {
+    let sel: Vec<u64> = model.range(a..=b).map(|(&k, _)| k).collect();
+    let f = r.fold_keys(db, a, b, true).unwrap();
+    assert_eq!(f.count, sel.len() as u64, "{what} [{a}, {b}]");
+    assert_eq!(f.min, sel.first().copied());
+    assert_eq!(f.max, sel.last().copied());
+    assert_eq!(f.sum, sel.iter().map(|&k| k as u128).sum::<u128>());
+}
+
 /// Keys users keep: nanosecond timestamps of events (jittered, ~1 ms apart, so blocks span more
 /// than 2^32 ns and are cut), microsecond timestamps, 64-bit random ids and keys at the top of
 /// the range.
@@ -110,12 +127,7 @@ fn u64_keys_match_a_model_for_every_codec() {
                 if a > b {
                     std::mem::swap(&mut a, &mut b);
                 }
-                let sel: Vec<u64> = model.range(a..=b).map(|(&k, _)| k).collect();
-                let f = r.fold_keys(&db, a, b, true).unwrap();
-                assert_eq!(f.count, sel.len() as u64, "{codec:?} [{a}, {b}]");
-                assert_eq!(f.min, sel.first().copied());
-                assert_eq!(f.max, sel.last().copied());
-                assert_eq!(f.sum, sel.iter().map(|&k| k as u128).sum::<u128>());
+                assert_fold(&r, &db, &model, a, b, &format!("{codec:?}"));
             }
         }
         // Retention: the oldest half of the timestamps first, then most of the rest at random.
@@ -321,12 +333,7 @@ fn u64_leaves_across_32_bit_frames_match_a_model() {
                     if a > b {
                         std::mem::swap(&mut a, &mut b);
                     }
-                    let sel: Vec<u64> = model.range(a..=b).map(|(&k, _)| k).collect();
-                    let f = r.fold_keys(&db, a, b, true).unwrap();
-                    assert_eq!(f.count, sel.len() as u64, "{codec:?} [{a}, {b}]");
-                    assert_eq!(f.min, sel.first().copied());
-                    assert_eq!(f.max, sel.last().copied());
-                    assert_eq!(f.sum, sel.iter().map(|&k| k as u128).sum::<u128>());
+                    assert_fold(&r, &db, model, a, b, &format!("{codec:?}"));
                 }
             };
         check_reads(&env, &model, &mut rng);

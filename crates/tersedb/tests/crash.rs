@@ -129,29 +129,44 @@ fn crash_at_every_sync_point_with(opts: EnvOptions, cfg: DbConfig) {
     drop(env);
     let total = disk.sync_count();
     assert!(total >= 17, "create + two syncs per commit: {total}");
-    for k in 1..=total {
+    each_crash(&disk, 1..=total, &opts(), commit_step, |k, mode, got| {
         let done = &states.iter().rev().find(|(s, _)| *s <= k).unwrap().1;
         let next = states.iter().find(|(s, _)| *s > k).map(|s| &s.1);
+        if mode == CrashMode::DropUnsynced {
+            assert!(
+                got == done,
+                "sync point {k} {mode:?}: not the last committed state"
+            );
+        } else {
+            assert!(
+                got == done || Some(got) == next,
+                "sync point {k} {mode:?}: unknown state"
+            );
+        }
+    });
+}
+
+/// Opens the file as a crash at each sync point of `points` leaves it, in every mode, hands its
+/// entries to `expect` (which asserts what that crash may leave), and checks that the file is
+/// clean and takes a commit (`step`, the test's commit).
+fn each_crash(
+    disk: &FaultyStorage,
+    points: std::ops::RangeInclusive<u64>,
+    opts: &EnvOptions,
+    step: impl Fn(&Env, &mut Model, u64) -> tersedb::Result<()>,
+    mut expect: impl FnMut(u64, CrashMode, &Model),
+) {
+    for k in points {
         for mode in [
             CrashMode::DropUnsynced,
             CrashMode::TornLast,
             CrashMode::RandomSubset(k),
         ] {
             let img = disk.crash_image(k, mode);
-            let env = Env::open_with_storage(Box::new(MemStorage::from_bytes(img)), &opts(), false)
+            let env = Env::open_with_storage(Box::new(MemStorage::from_bytes(img)), opts, false)
                 .unwrap_or_else(|e| panic!("sync point {k} {mode:?}: open failed: {e}"));
             let got = contents(&env);
-            if mode == CrashMode::DropUnsynced {
-                assert!(
-                    &got == done,
-                    "sync point {k} {mode:?}: not the last committed state"
-                );
-            } else {
-                assert!(
-                    &got == done || Some(&got) == next,
-                    "sync point {k} {mode:?}: unknown state"
-                );
-            }
+            expect(k, mode, &got);
             let report = env.check().unwrap();
             assert!(
                 report.is_clean(),
@@ -159,7 +174,7 @@ fn crash_at_every_sync_point_with(opts: EnvOptions, cfg: DbConfig) {
                 report.faults
             );
             let mut m = got.clone();
-            commit_step(&env, &mut m, 100).unwrap();
+            step(&env, &mut m, 100).unwrap();
             assert_eq!(
                 contents(&env),
                 m,
@@ -193,30 +208,15 @@ fn crash_during_a_shrink_loses_nothing() {
     let total = disk.sync_count();
     println!("{rep:?}, sync points {start}..={total}");
     assert!(total >= start + 6, "a move and two release commits");
-    for k in start..=total {
-        for mode in [
-            CrashMode::DropUnsynced,
-            CrashMode::TornLast,
-            CrashMode::RandomSubset(k),
-        ] {
-            let img = disk.crash_image(k, mode);
-            let env = Env::open_with_storage(Box::new(MemStorage::from_bytes(img)), &opts(), false)
-                .unwrap_or_else(|e| panic!("sync point {k} {mode:?}: open failed: {e}"));
-            assert!(
-                contents(&env) == model,
-                "sync point {k} {mode:?}: entries changed"
-            );
-            let report = env.check().unwrap();
-            assert!(
-                report.is_clean(),
-                "sync point {k} {mode:?}: {:?}",
-                report.faults
-            );
-            let mut m = model.clone();
-            commit_step(&env, &mut m, 100).unwrap();
-            assert_eq!(contents(&env), m, "sync point {k} {mode:?}: write after");
-        }
-    }
+    each_crash(
+        &disk,
+        start..=total,
+        &opts(),
+        commit_step,
+        |k, mode, got| {
+            assert!(got == &model, "sync point {k} {mode:?}: entries changed");
+        },
+    );
 }
 
 #[test]

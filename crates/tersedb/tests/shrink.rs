@@ -8,23 +8,10 @@
 
 mod common;
 
-use common::{clustered, TempDir};
+use common::{clustered, file_len, seed_or, u32_keys, TempDir};
 use std::collections::BTreeMap;
 use std::path::Path;
 use tersedb::{CodecId, DbConfig, Env, EnvOptions, KeyType, RecordType};
-
-fn seed() -> u64 {
-    let s = std::env::var("SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(15);
-    println!("SEED={s}");
-    s
-}
-
-fn file_len(p: &Path) -> u64 {
-    std::fs::metadata(p).unwrap().len()
-}
 
 /// 1 KiB pages (the smallest compressed leaves allow): files of a few hundred pages.
 fn opts() -> EnvOptions {
@@ -50,17 +37,12 @@ fn checked_keys(path: &Path) -> Vec<u32> {
     let env = Env::open(path, &opts()).unwrap();
     let rep = env.check().unwrap();
     assert!(rep.is_clean(), "{:?}", rep.faults);
-    let r = env.begin_read().unwrap();
-    let db = r.open_db("k").unwrap();
-    r.iter(&db)
-        .unwrap()
-        .map(|e| e.unwrap().0.as_key().as_u32().unwrap())
-        .collect()
+    u32_keys(&env, "k")
 }
 
 #[test]
 fn closing_after_random_loads_and_erases_gives_the_file_back() {
-    let s = seed();
+    let s = seed_or(15);
     let n = 100_000;
     for codec in [
         None,
@@ -137,7 +119,7 @@ fn closing_after_random_loads_and_erases_gives_the_file_back() {
 
 #[test]
 fn reading_never_changes_the_file_and_the_option_turns_the_shrink_off() {
-    let mut rng = fastrand::Rng::with_seed(seed());
+    let mut rng = fastrand::Rng::with_seed(seed_or(15));
     let mut keys = clustered(60_000, &mut rng);
     rng.shuffle(&mut keys);
     let dir = TempDir::new("read");
@@ -185,12 +167,7 @@ fn reading_never_changes_the_file_and_the_option_turns_the_shrink_off() {
 
 fn checked_keys_of(env: &Env) -> Vec<u32> {
     assert!(env.check().unwrap().is_clean());
-    let r = env.begin_read().unwrap();
-    let db = r.open_db("k").unwrap();
-    r.iter(&db)
-        .unwrap()
-        .map(|e| e.unwrap().0.as_key().as_u32().unwrap())
-        .collect()
+    u32_keys(env, "k")
 }
 
 type Values = BTreeMap<u64, Vec<u8>>;
@@ -220,7 +197,7 @@ fn values(r: &tersedb::ReadTxn) -> (Values, Vec<u32>) {
 /// gives them back.
 #[test]
 fn shrink_moves_overflow_chains_and_spares_open_readers() {
-    let mut rng = fastrand::Rng::with_seed(seed());
+    let mut rng = fastrand::Rng::with_seed(seed_or(15));
     let dir = TempDir::new("explicit");
     let path = dir.file("f");
     let o = EnvOptions::default().page_size(4096);

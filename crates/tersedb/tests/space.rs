@@ -7,19 +7,10 @@
 
 mod common;
 
-use common::{clustered, TempDir};
+use common::{clustered, file_len, seed_or, u32_keys, TempDir};
 use std::collections::BTreeMap;
 use std::path::Path;
 use tersedb::{compact_file, CodecId, DbConfig, Env, EnvOptions, KeyType, RecordType};
-
-fn seed() -> u64 {
-    let s = std::env::var("SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(11);
-    println!("SEED={s}");
-    s
-}
 
 const CODECS: [Option<CodecId>; 6] = [
     None,
@@ -60,22 +51,9 @@ fn live(env: &Env) -> (u64, u64) {
     (s.bytes, s.leaf_key_bytes)
 }
 
-fn file_len(p: &Path) -> u64 {
-    std::fs::metadata(p).unwrap().len()
-}
-
-fn keys_of(env: &Env) -> Vec<u32> {
-    let r = env.begin_read().unwrap();
-    let db = r.open_db("k").unwrap();
-    r.iter(&db)
-        .unwrap()
-        .map(|e| e.unwrap().0.as_key().as_u32().unwrap())
-        .collect()
-}
-
 #[test]
 fn random_loads_erases_and_compaction_stay_compact() {
-    let s = seed();
+    let s = seed_or(11);
     let n = 60_000;
     for codec in CODECS {
         let mut rng = fastrand::Rng::with_seed(s);
@@ -124,7 +102,7 @@ fn random_loads_erases_and_compaction_stay_compact() {
         assert!(rep.is_clean(), "{}: {:?}", name(codec), rep.faults);
         let mut survivors = order[erased..].to_vec();
         survivors.sort_unstable();
-        assert_eq!(keys_of(&env), survivors);
+        assert_eq!(u32_keys(&env, "k"), survivors);
         let fresh = load(&dir.file("fresh"), codec, &survivors, 10_000);
         let (_, fresh_keys) = live(&fresh);
         drop(fresh);
@@ -166,7 +144,7 @@ fn random_loads_erases_and_compaction_stay_compact() {
         assert!(cr <= 1.05, "{}: compacted {cr:.3}x", name(codec));
         let env = Env::open(&path, &EnvOptions::default()).unwrap();
         assert!(env.check().unwrap().is_clean());
-        assert_eq!(keys_of(&env), survivors);
+        assert_eq!(u32_keys(&env, "k"), survivors);
         assert_eq!(env.begin_read().unwrap().list_dbs().unwrap(), dbs_before);
     }
 }
@@ -221,7 +199,7 @@ fn records_survive_compaction_and_crash_before_rename_keeps_the_old_file() {
             .create_db("vals", DbConfig::raw(KeyType::U64, RecordType::Variable))
             .unwrap();
         let b = w.create_db("set", config(Some(CodecId::Bp128))).unwrap();
-        let mut rng = fastrand::Rng::with_seed(seed());
+        let mut rng = fastrand::Rng::with_seed(seed_or(11));
         for _ in 0..5_000 {
             let k = rng.u64(..1 << 40);
             let len = if rng.u8(..10) == 0 {
@@ -295,7 +273,7 @@ fn compaction_refuses_a_file_in_use() {
 /// of a fresh load of the survivors (before packing at commit: up to 1.7x).
 #[test]
 fn packing_at_commit_keeps_every_entry() {
-    let s = seed();
+    let s = seed_or(11);
     let configs: [(&str, DbConfig); 4] = [
         (
             "u64-f64",

@@ -33,6 +33,31 @@ pub fn seed() -> u64 {
     s
 }
 
+/// [`seed`] with a fixed default (tests whose size bounds were set on one seed's data).
+pub fn seed_or(default: u64) -> u64 {
+    let s = std::env::var("SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default);
+    println!("SEED={s}");
+    s
+}
+
+/// The length of the file at `p`.
+pub fn file_len(p: &std::path::Path) -> u64 {
+    std::fs::metadata(p).unwrap().len()
+}
+
+/// The keys of a u32 database, in key order.
+pub fn u32_keys(env: &Env, name: &str) -> Vec<u32> {
+    let r = env.begin_read().unwrap();
+    let db = r.open_db(name).unwrap();
+    r.iter(&db)
+        .unwrap()
+        .map(|e| e.unwrap().0.as_key().as_u32().unwrap())
+        .collect()
+}
+
 /// `check` finds nothing wrong with the environment.
 pub fn assert_clean(env: &Env) {
     let report = env.check().unwrap();
