@@ -345,7 +345,7 @@ impl RawCursor {
     ) -> Result<()> {
         while self.path.len() < MAX_DEPTH {
             let page = src.page(id)?;
-            let l = Layout::read(&page, id, spec)?;
+            let l = Layout::open(&page, id, spec)?;
             if l.leaf {
                 let i = if left { 0 } else { l.count.saturating_sub(1) };
                 self.leaf = Some(Frame {
@@ -522,7 +522,7 @@ impl RawCursor {
         let mut id = root;
         while self.path.len() < MAX_DEPTH {
             let page = src.page(id)?;
-            let l = Layout::read(&page, id, spec)?;
+            let l = Layout::open(&page, id, spec)?;
             if l.leaf {
                 let (i, found) = match l.search(&page, probe)? {
                     Ok(i) => (i, true),

@@ -38,7 +38,7 @@ fn node<S: PageSource + ?Sized>(
         return Err(super::node::corrupt(id, "tree too deep"));
     }
     let page = src.page(id)?;
-    let l = Layout::read(&page, id, spec)?;
+    let l = Layout::open(&page, id, spec)?;
     if l.leaf {
         return leaf(&page, &l, fs, out);
     }

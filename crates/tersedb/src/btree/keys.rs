@@ -204,6 +204,19 @@ impl KeyList {
         }
     }
 
+    /// Proves what reads of the list of `n` keys rely on beyond the block or key they look
+    /// at: a compressed list's block index in key order, its offsets ascending and its counts
+    /// adding up to `n` ([`Packed::prove`]). Run once per page buffer by [`Layout::open`]
+    /// (`super::node`); the reads after it (misses, range folds and scans, cursors entering
+    /// the leaf) trust the index and check only the blocks they decode. The other kinds hold
+    /// nothing a read trusts beyond what it reads.
+    pub fn prove(&self, region: &[u8], n: usize) -> SResult<()> {
+        match self {
+            KeyList::Packed(p) => p.prove(region, n),
+            _ => Ok(()),
+        }
+    }
+
     /// Bytes one more key of `key_len` bytes takes.
     #[inline]
     pub fn cost(&self, key_len: usize) -> usize {
@@ -383,7 +396,7 @@ impl KeyList {
                 let last = n.checked_sub(1).and_then(|z| self.int_at(region, n, z));
                 Ok(self.int_at(region, n, 0).zip(last))
             }
-            KeyList::Packed(p) => p.miss_edges(region, n, miss),
+            KeyList::Packed(p) => p.miss_edges(region, miss),
             _ => Ok(None),
         }
     }
@@ -441,8 +454,7 @@ impl KeyList {
                     }
                 } else {
                     // Entering the leaf (or the cache was dropped): the cursor goes on to
-                    // blocks the search did not look at, so their order is proven once.
-                    p.prove(region, n)?;
+                    // blocks the search did not look at, in the order `prove` proved.
                     (0, 0)
                 };
                 c.keys.resize(super::packed::MAX_BLOCK_KEYS, 0);

@@ -569,27 +569,6 @@ fn prove_order_fixed<const W: bool, const B: bool, const A: bool>(
     Ok(blocks)
 }
 
-/// What a read over blocks `from..` relies on in the blocks it skipped, checked locally: the
-/// last non-empty block before `from` lies below `lo` (the search's neighbour), and the key
-/// counts add up to the node's `n` (a count forged anywhere would shift slots and COUNTs).
-/// One pass over the count fields. A read over part of a leaf takes this instead of
-/// [`prove_order`], whose full walk cost 10k instructions per boundary leaf of a range query
-/// (16 KiB BP128 leaves of ~360 blocks: +28% on `bench --queries` range queries); with the
-/// walk's own check that the blocks it visits ascend, a block moved far from the range (out
-/// of the search's way) is what it does not catch.
-fn check_skipped(region: &[u8], h: Hdr, from: usize, lo: u64, n: usize) -> SResult<()> {
-    if count_all(region, h) != n {
-        return Err(COUNTS_DISAGREE);
-    }
-    let before = (0..from.min(h.nb))
-        .rev()
-        .find(|&b| d_count(region, h, b) > 0);
-    if before.is_some_and(|b| d_last(region, h, b) >= lo) {
-        return Err(Fault("compressed block index out of key order"));
-    }
-    Ok(())
-}
-
 /// Sum of the key counts of every block: the count fields read straight from the descriptor
 /// area (half the instructions of a [`slot_base`] over all blocks); 0 when the index lies
 /// past the region, which [`Packed::hdr`] refuses.
@@ -619,50 +598,6 @@ fn count_sum(descs: &[u8], dl: usize) -> usize {
         DESC_WIDE => sum::<DESC_WIDE>(descs),
         _ => sum::<17>(descs),
     }
-}
-
-/// What [`count_edges`] finds: keys, non-empty blocks, smallest first and largest last key.
-type CountEdges = (usize, usize, Option<(u64, u64)>);
-
-/// Key count, non-empty blocks and the smallest first and largest last key of a list's
-/// non-empty blocks (`None` when empty), in one pass over the descriptors read as chunks: a
-/// whole-leaf COUNT, whose MIN and MAX then hold whatever the order of the index.
-fn count_edges(region: &[u8], h: Hdr) -> SResult<CountEdges> {
-    let descs = region
-        .get(h.hs..h.pstart())
-        .ok_or(Fault("compressed key list longer than its region"))?;
-    let (mut keys, mut blocks, mut lo, mut hi) = (0usize, 0usize, u64::MAX, 0u64);
-    for d in descs.chunks_exact(h.dl) {
-        let Some(&[_, _, c0, c1, v0, v1, v2, v3, w0, w1, w2, w3]) = d.first_chunk::<12>() else {
-            return Err(Fault("compressed key list longer than its region"));
-        };
-        let count = usize::from(u16::from_le_bytes([c0, c1]) & 0x1ff);
-        if count == 0 {
-            continue;
-        }
-        let (first, last) = if h.wide {
-            let Some(&[.., l0, l1, l2, l3]) = d.first_chunk::<DESC_WIDE>() else {
-                return Err(Fault("compressed key list longer than its region"));
-            };
-            let first = u64::from_le_bytes([v0, v1, v2, v3, w0, w1, w2, w3]);
-            (
-                first,
-                first.wrapping_add(u64::from(u32::from_le_bytes([l0, l1, l2, l3]))),
-            )
-        } else {
-            (
-                h.base
-                    .wrapping_add(u64::from(u32::from_le_bytes([v0, v1, v2, v3]))),
-                h.base
-                    .wrapping_add(u64::from(u32::from_le_bytes([w0, w1, w2, w3]))),
-            )
-        };
-        keys += count;
-        blocks += 1;
-        lo = lo.min(first);
-        hi = hi.max(last);
-    }
-    Ok((keys, blocks, (blocks > 0).then_some((lo, hi))))
 }
 
 /// Sum of the key counts of blocks `0..b`: a record lookup's slot walks half the index on
@@ -1874,15 +1809,14 @@ impl Packed {
     }
 
     /// [`Packed::key_range`] after a lookup of `p` missed, with what the miss relied on proven:
-    /// the whole index in order ([`prove_order`]: no other block could hold `p`) and the block
-    /// the search looked in decoding to its descriptor's keys ([`check_decoded`]: its first,
-    /// last and count, which sent the search on or let the codec's search answer, are the
-    /// payload's). A miss then is one; a hit needs none of it (the key found is the probe).
-    /// Costs a walk of the descriptors and one block decode, on misses only.
+    /// the block the search looked in decoding to its descriptor's keys ([`check_decoded`]:
+    /// its first, last and count, which sent the search on or let the codec's search answer,
+    /// are the payload's). The index itself is in order ([`Packed::prove`], once per page), so
+    /// no other block could hold `p`: a miss then is one; a hit needs none of it (the key
+    /// found is the probe). Costs one or two block decodes, on misses only.
     #[inline(never)]
-    pub fn miss_edges(&self, region: &[u8], n: usize, p: u64) -> SResult<Option<(u64, u64)>> {
+    pub fn miss_edges(&self, region: &[u8], p: u64) -> SResult<Option<(u64, u64)>> {
         let h = self.hdr(region)?;
-        prove_order(region, h, n)?;
         // The block `p` belongs to, and when `p` lies above its keys (by its last key) the
         // next non-empty block, whose first key the search answered with.
         let mut vals = [0u32; MAX_BLOCK_KEYS];
@@ -1896,8 +1830,10 @@ impl Packed {
         self.key_range(region)
     }
 
-    /// Proves the block index in order ([`prove_order`]): for reads that go on to blocks other
-    /// than the one a search found (a cursor entering the leaf).
+    /// Proves the block index in order, its offsets ascending and its counts adding up to `n`
+    /// ([`prove_order`]): what every read trusts in the blocks it does not decode (a miss, a
+    /// range's folds and scans, a cursor going on to the next block). Taken once per page
+    /// buffer ([`KeyList::prove`] through `Layout::open`), before any of those reads.
     pub fn prove(&self, region: &[u8], n: usize) -> SResult<()> {
         prove_order(region, self.hdr(region)?, n).map(|_| ())
     }
@@ -1941,11 +1877,6 @@ impl Packed {
         };
         let ps = h.pstart();
         let (mut keys, mut sum, mut blocks) = (0u64, 0u128, 0u64);
-        // The edges the caller took from the first and last non-empty blocks are the minimum
-        // and maximum only when those blocks ascend: checked in the same pass.
-        // `floor`: the least first key the next block may have. One flag, checked after the
-        // loop (no branch per block).
-        let (mut floor, mut bad) = (0u64, false);
         // The descriptor fields read directly (`block_at`'s checks and empty-block handling
         // cost as much as the BP128 kernel here), each descriptor as one fixed-size chunk (a
         // checked read per field cost 10M instructions more over `bench --queries`' folds);
@@ -1992,12 +1923,6 @@ impl Packed {
                     u32::from_le_bytes([w0, w1, w2, w3]),
                 )
             };
-            let (kfirst, klast) = (
-                base.wrapping_add(start as u64),
-                base.wrapping_add(last as u64),
-            );
-            bad |= (kfirst < floor) | (kfirst > klast);
-            floor = klast.saturating_add(1);
             let d = Descriptor {
                 start,
                 count,
@@ -2015,9 +1940,6 @@ impl Packed {
             keys += count as u64;
             sum += s as u128 + base as u128 * count as u128;
             blocks += 1;
-        }
-        if bad {
-            return Err(Fault("compressed block index out of key order"));
         }
         Ok(Some((keys, sum, blocks)))
     }
@@ -2327,11 +2249,6 @@ impl Packed {
             self.seek_block(region, lo)?
         };
         let mut start = slot_base(region, h, b0.min(h.nb));
-        // The walk checks the blocks it lists ascend, and the block it stops at; the ones
-        // before the block the search found are checked locally.
-        if !full {
-            check_skipped(region, h, b0, lo, n)?;
-        }
         for b in b0..h.nb {
             let blk = block_at(region, h, b)?;
             let count = blk.desc.count as usize;
@@ -2396,12 +2313,11 @@ impl Packed {
     /// counts between them: a range inside one leaf costs two block searches and a loop over
     /// the count fields, not a visit of every block. Blocks partly in the range count as
     /// decoded (searched), the others overlapping it as answered from the index.
-    fn count_range(&self, region: &[u8], n: usize, fs: FoldSpec, out: &mut KeyFold) -> SResult<()> {
+    fn count_range(&self, region: &[u8], fs: FoldSpec, out: &mut KeyFold) -> SResult<()> {
         let h = self.hdr(region)?;
         let (b0, j0, v0) = self.lower_bound(region, h, fs.lo)?;
-        // The count between the two bounds trusts the descriptors between them (in order:
-        // checked with the counts below) and the skipped ones before them.
-        check_skipped(region, h, b0, fs.lo, n)?;
+        // The count between the two bounds trusts the descriptors between them, which
+        // `prove` proved in order with counts adding up to `n`.
         let Some(min) = v0.filter(|&v| v <= fs.hi) else {
             return Ok(());
         };
@@ -2427,23 +2343,10 @@ impl Packed {
                 .ok_or(Fault("compressed block index out of order"))?
         };
         let (mut count, mut blocks) = (0usize, 0u64);
-        let mut floor = 0u64;
-        let mut bad = false;
-        // Through b1: the block the end's search answered with must lie above the range.
-        for b in b0..(b1 + 1).min(h.nb) {
+        for b in b0..last_b {
             let c = d_count(region, h, b);
-            if c > 0 {
-                let (first, last) = (d_first(region, h, b), d_last(region, h, b));
-                bad |= (first < floor) | (first > last);
-                floor = last.saturating_add(1);
-            }
-            if b < last_b {
-                count += c;
-                blocks += u64::from(c > 0);
-            }
-        }
-        if bad {
-            return Err(Fault("compressed block index out of order"));
+            count += c;
+            blocks += u64::from(c > 0);
         }
         let last_count = d_count(region, h, last_b);
         let end = if last_b == b1 { j1 } else { last_count };
@@ -2503,23 +2406,14 @@ impl Packed {
             if let Some((first, last)) = self.key_range(region)? {
                 if first >= fs.lo && last <= fs.hi {
                     if !fs.sum {
-                        // MIN and MAX are the first and last blocks' only when the index is
-                        // in order: the smallest first and largest last key must be them.
-                        let (keys, blocks, edges) = count_edges(region, self.hdr(region)?)?;
-                        if keys != n {
-                            return Err(COUNTS_DISAGREE);
-                        }
-                        if edges != Some((first, last)) {
-                            return Err(Fault("compressed block index out of key order"));
-                        }
+                        // The index is proven in order with counts adding up to `n`: MIN
+                        // and MAX are the first and last blocks' edges.
+                        let (_, blocks) = self.counts(region)?;
                         out.blocks_skipped += blocks as u64;
                         out.add(n as u64, 0, first, last);
                         return Ok(());
                     }
                     if let Some((keys, sum, blocks)) = self.sum_all(region, summer)? {
-                        if keys != n as u64 {
-                            return Err(COUNTS_DISAGREE);
-                        }
                         out.blocks_decoded += blocks;
                         out.add(keys, sum, first, last);
                         return Ok(());
@@ -2528,7 +2422,7 @@ impl Packed {
             }
         }
         if !fs.sum {
-            return self.count_range(region, n, fs, out);
+            return self.count_range(region, fs, out);
         }
         let mut buf = [0u32; MAX_BLOCK_KEYS];
         // Start at the block holding `lo` (the index is searched, not walked).
@@ -2537,11 +2431,8 @@ impl Packed {
         } else {
             self.seek_block(region, fs.lo)?
         };
-        // The blocks before `lo`'s and after `hi`'s are skipped on their descriptors' word:
-        // the ones before are checked locally, the walk checks the ones it visits ascend
-        // (and so the minimum and maximum are the first and last keys added).
-        check_skipped(region, self.hdr(region)?, from, fs.lo, n)?;
-        let mut floor = 0u64;
+        // The blocks before `lo`'s and after `hi`'s are skipped on the index's word (proven
+        // in order by `prove`: the minimum and maximum are the first and last keys added).
         // This list's part, added to `out` once at the end: keys arrive in ascending order, so
         // the first key added is the minimum and the last the maximum.
         let mut part = KeyFold::default();
@@ -2560,10 +2451,6 @@ impl Packed {
                 return Ok(true);
             }
             let (first, last) = (blk.first, blk.last);
-            if first < floor || first > last {
-                return Err(Fault("compressed block index out of key order"));
-            }
-            floor = last.saturating_add(1);
             if last < fs.lo {
                 return Ok(true);
             }

@@ -293,7 +293,7 @@ fn node<S: PageSource + ?Sized>(
         ));
     }
     let page = src.page(id)?;
-    let l = Layout::read(&page, id, spec)?;
+    let l = Layout::open(&page, id, spec)?;
     if l.leaf {
         walk.enter(id, fence)?;
         return visit(&LeafScan::new(&page, l, fence)?, ivs);

@@ -87,7 +87,7 @@ impl FenceRef {
     ) -> Result<Option<Vec<u8>>> {
         let Some((id, i)) = r else { return Ok(None) };
         let page = src.page(id)?;
-        let l = Layout::read(&page, id, spec)?;
+        let l = Layout::open(&page, id, spec)?;
         Ok(Some(key_bytes(&page, &l, i)?))
     }
 
@@ -184,7 +184,7 @@ fn find<S: PageSource + ?Sized, T>(
     let (mut lo, mut hi) = (None::<u64>, None::<u64>);
     for _ in 0..MAX_DEPTH {
         let page = src.page(id)?;
-        let l = Layout::read(&page, id, spec)?;
+        let l = Layout::open(&page, id, spec)?;
         let est = match (lo, hi) {
             (Some(a), Some(b)) if b > a => Some((a, b - 1)),
             _ => None,

@@ -83,7 +83,78 @@ pub enum Durability {
 
 /// A page's bytes, shared between the cache and readers. Always exactly `page_size` long.
 #[doc(hidden)]
-pub type Page = Arc<[u8]>;
+pub type Page = Arc<PageBuf>;
+
+/// The bytes of one page and whether the layer above has proven their structure.
+///
+/// The bytes of a shared page never change (the writer changes only pages it holds alone, see
+/// [`PageBuf::bytes_mut`]), so a proof of what they hold lasts as long as the buffer: the
+/// B-tree layer proves a node once (its lists' indexes in order, their counts adding up) and
+/// marks the buffer, and the reads after it, in any thread, rely on the mark instead of
+/// checking again. A page read from the file, copied, or written starts unproven.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct PageBuf {
+    bytes: Box<[u8]>,
+    proven: std::sync::atomic::AtomicBool,
+}
+
+impl PageBuf {
+    /// Whether [`PageBuf::set_proven`] was called on these bytes.
+    #[inline]
+    pub fn proven(&self) -> bool {
+        self.proven.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// Marks the bytes as proven by the layer that owns them (see the type's docs).
+    #[inline]
+    pub fn set_proven(&self) {
+        self.proven
+            .store(true, std::sync::atomic::Ordering::Release);
+    }
+
+    /// The bytes, to change: the proof no longer holds.
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        *self.proven.get_mut() = false;
+        &mut self.bytes
+    }
+}
+
+impl std::ops::Deref for PageBuf {
+    type Target = [u8];
+    #[inline]
+    fn deref(&self) -> &[u8] {
+        &self.bytes
+    }
+}
+
+impl AsRef<[u8]> for PageBuf {
+    fn as_ref(&self) -> &[u8] {
+        &self.bytes
+    }
+}
+
+/// A copy starts unproven (it is about to be changed).
+impl Clone for PageBuf {
+    fn clone(&self) -> Self {
+        PageBuf::from(&self.bytes[..])
+    }
+}
+
+impl From<Vec<u8>> for PageBuf {
+    fn from(v: Vec<u8>) -> Self {
+        PageBuf {
+            bytes: v.into_boxed_slice(),
+            proven: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+}
+
+impl From<&[u8]> for PageBuf {
+    fn from(v: &[u8]) -> Self {
+        PageBuf::from(v.to_vec())
+    }
+}
 
 /// All file I/O goes through this trait, so tests can run on memory and inject faults.
 ///
@@ -155,3 +226,33 @@ pub use file::FileStorage;
 pub use mem::MemStorage;
 #[doc(hidden)]
 pub use pager::{FreeView, MetaCheck, Pager, PagerOptions, ReadPages, Sharing, WritePages};
+
+#[cfg(test)]
+#[allow(clippy::indexing_slicing)]
+mod tests {
+    use super::*;
+
+    /// A proof lasts while the bytes do: changing them or copying them starts unproven.
+    #[test]
+    fn a_page_proof_ends_when_its_bytes_change_or_are_copied() {
+        let mut page = Page::new(PageBuf::from(vec![7u8; 64]));
+        assert!(!page.proven(), "a page read or built starts unproven");
+        page.set_proven();
+        assert!(page.proven());
+        let shared = page.clone();
+        assert!(
+            shared.proven(),
+            "clones of the Arc share the buffer and its proof"
+        );
+        // Shared: the writer gets a private copy, unproven; the reader's buffer keeps its proof.
+        Arc::make_mut(&mut page).bytes_mut()[0] = 1;
+        assert!(!page.proven());
+        assert!(shared.proven() && shared[0] == 7);
+        // Alone: changed in place, the proof ends.
+        page.set_proven();
+        Arc::make_mut(&mut page).bytes_mut()[1] = 2;
+        assert!(!page.proven());
+        assert_eq!(&page[..3], &[1, 2, 7]);
+        assert!(!PageBuf::clone(&shared).proven(), "a copy starts unproven");
+    }
+}

@@ -40,7 +40,7 @@
 
 use super::meta::{self, Meta};
 use super::readers::{ReaderScan, ReaderSlot};
-use super::{Durability, Page, PageKind, PageSink, PageSource, Storage, PAGE_KIND_OFFSET};
+use super::{Durability, Page, PageBuf, PageKind, PageSink, PageSource, Storage, PAGE_KIND_OFFSET};
 use crate::error::{Error, PageId, Result};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -647,7 +647,7 @@ impl Pager {
             .read_at(id * self.page_size as u64, &mut buf)
             .map_err(|e| io_read_err(id, e))?;
         meta::verify(id, &buf)?;
-        let page: Page = buf.into();
+        let page: Page = Page::new(buf.into());
         self.cache.put(id, page.clone());
         Ok(page)
     }
@@ -1085,7 +1085,7 @@ impl WritePages {
                 meta::put(&mut p, at, &e.page.to_le_bytes());
                 meta::put(&mut p, at + 8, &e.freed_by.to_le_bytes());
             }
-            out.push((id, p.into()));
+            out.push((id, Page::new(p.into())));
         }
         out.sort_unstable_by_key(|(id, _)| *id);
         let m = Meta {
@@ -1100,10 +1100,10 @@ impl WritePages {
         // The meta's copy goes with the data pages, before the first sync: whenever the meta
         // page itself may be on disk (torn or whole), so is its copy.
         let slot = (txn % 2) as usize;
-        let mut pager_pages = vec![(m.copy(slot), m.to_copy_page(m.copy(slot)).into())];
+        let mut pager_pages = vec![(m.copy(slot), Page::new(m.to_copy_page(m.copy(slot)).into()))];
         if upgrade {
             let o = m.copy(1 - slot);
-            pager_pages.push((o, self.base.to_copy_page(o).into()));
+            pager_pages.push((o, Page::new(self.base.to_copy_page(o).into())));
         }
         out.extend(pager_pages);
         out.sort_unstable_by_key(|(id, _)| *id);
@@ -1122,7 +1122,7 @@ impl WritePages {
         };
         for (id, page) in out.iter_mut() {
             // When the layer above still holds these bytes, a private copy is sealed.
-            let p = Arc::make_mut(page);
+            let p = Arc::make_mut(page).bytes_mut();
             meta::seal(*id, p);
             pager.storage.write_at(*id * ps as u64, p).map_err(fail)?;
         }
@@ -1206,13 +1206,13 @@ impl PageSink for WritePages {
     fn alloc(&mut self) -> Result<PageId> {
         let id = self.take_page();
         self.dirty
-            .insert(id, vec![0u8; self.pager.page_size].into());
+            .insert(id, Page::new(vec![0u8; self.pager.page_size].into()));
         Ok(id)
     }
     fn page_mut(&mut self, id: PageId) -> Result<&mut [u8]> {
         match self.dirty.get_mut(&id) {
             // Copies only if a caller still holds a clone of the page.
-            Some(p) => Ok(Arc::make_mut(p)),
+            Some(p) => Ok(Arc::make_mut(p).bytes_mut()),
             // The layer above writes only pages it allocated or copied in this transaction:
             // anything else means a damaged tree or free list (e.g. a free-list entry naming a
             // page the tree still uses, which was allocated and then freed again).
@@ -1231,7 +1231,7 @@ impl PageSink for WritePages {
         }
         let src = self.page(id)?;
         let new = self.take_page();
-        self.dirty.insert(new, Page::from(&src[..]));
+        self.dirty.insert(new, Page::new(PageBuf::from(&src[..])));
         self.free(id)?;
         Ok(new)
     }

@@ -32,7 +32,7 @@ impl MemSink {
     /// Makes every dirty page clean (a "commit"); freed pages stay free for reuse.
     pub fn commit(&mut self) {
         for (id, p) in self.dirty.drain() {
-            self.clean.insert(id, Page::from(p));
+            self.clean.insert(id, Page::new(p.into()));
         }
     }
 
@@ -53,7 +53,7 @@ impl PageSource for MemSink {
     }
     fn page(&self, id: PageId) -> Result<Page> {
         if let Some(p) = self.dirty.get(&id) {
-            return Ok(Page::from(p.as_slice()));
+            return Ok(Page::new(p.as_slice().into()));
         }
         self.clean
             .get(&id)

@@ -2,6 +2,7 @@
 //! commit/abort visibility, write cursor erase.
 
 use super::mem_pages::MemPager;
+use crate::storage::Page;
 use crate::txn::{ReadTxn, WriteTxn};
 use crate::{DbConfig, Durability, Error, Key, KeyBuf, KeyType, RecordType};
 
@@ -179,7 +180,7 @@ fn check_finds_clean_trees_and_broken_order() {
     let (a, b) = (bytes[16..20].to_vec(), bytes[20..24].to_vec());
     bytes[16..20].copy_from_slice(&b);
     bytes[20..24].copy_from_slice(&a);
-    st.pages.insert(victim, bytes.into());
+    st.pages.insert(victim, Page::new(bytes.into()));
     *p.state.lock().unwrap() = std::sync::Arc::new(st);
     let snap = p.read();
     let mut rep = CheckReport::default();
@@ -278,7 +279,7 @@ fn flipped_bytes_never_panic() {
                 if rng.u8(0..4) == 0 {
                     b[at] = [0, 0xff, 1, 2][rng.usize(0..4)];
                 }
-                st.pages.insert(id, b.into());
+                st.pages.insert(id, Page::new(b.into()));
             }
             *p.state.lock().unwrap() = std::sync::Arc::new(st);
             let r = env.begin_read().unwrap();
