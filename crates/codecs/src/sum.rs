@@ -165,8 +165,31 @@ impl BlockSum {
             let pad = (crate::vertical::FRAME - n) as u64 * d.last as u64;
             return Some((d.start as u64).wrapping_add(t).wrapping_sub(pad));
         }
-        bp128_sum_scalar(d, payload)
+        bp128_scalar_by_value(d.start, d.count, d.last, d.size, d.bits, payload)
     }
+}
+
+/// [`bp128_sum_scalar`] with the descriptor passed by value and out of line: the block sum is
+/// inlined into loops over many blocks, where a descriptor whose address escapes to a call
+/// must be kept in memory on every block (spilled around the kernel call).
+#[cold]
+#[inline(never)]
+fn bp128_scalar_by_value(
+    start: u32,
+    count: u32,
+    last: u32,
+    size: u32,
+    bits: u8,
+    payload: &[u8],
+) -> Option<u64> {
+    let d = crate::Descriptor {
+        start,
+        count,
+        last,
+        size,
+        bits,
+    };
+    bp128_sum_scalar(&d, payload)
 }
 
 /// A BP128 block's frame: `(b, n)` when the descriptor and payload are consistent.
