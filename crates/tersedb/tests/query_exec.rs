@@ -555,7 +555,7 @@ fn select_items_naming_missing_aggregates() {
 
 /// A query built in code has not been through the parser, whose tree depth limit keeps the
 /// executor's recursion short: one deeper than the parser allows is refused as a query error,
-/// also when it is far deeper than any stack (measured without recursion).
+/// also when it is far deeper than any stack (the measuring walk stops at the limit).
 #[test]
 fn code_built_queries_deeper_than_the_parser_allows_are_refused() {
     use tersedb::query::{CmpOp, Expr, Pred};

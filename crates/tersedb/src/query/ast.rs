@@ -623,38 +623,38 @@ impl Query {
         }
     }
     /// Whether the query's tree (conditions, operators, literals and subqueries along one path)
-    /// is deeper than `max`. Walked with a stack on the heap, so a tree built in code as deep as
-    /// memory allows is measured without deep recursion; the walk stops at the first path past
-    /// `max`. A parsed query is never deeper than the parser's `MAX_TREE_DEPTH`.
+    /// is deeper than `max`. The walk stops at the first level past `max`, so it recurses at
+    /// most `max + 2` calls deep however deep a tree built in code is; it allocates nothing (it
+    /// runs before every query: a heap stack was one of a small COUNT's four allocations). A
+    /// parsed query is never deeper than the parser's `MAX_TREE_DEPTH`.
     pub fn deeper_than(&self, max: usize) -> bool {
-        enum N<'q> {
-            Q(&'q Query),
-            P(&'q Pred),
-            E(&'q Expr),
+        fn query(q: &Query, d: usize, max: usize) -> bool {
+            d > max || q.filter.as_ref().is_some_and(|p| pred(p, d, max))
         }
-        let mut todo = vec![(N::Q(self), 0usize)];
-        while let Some((n, d)) = todo.pop() {
+        fn pred(p: &Pred, d: usize, max: usize) -> bool {
             if d > max {
                 return true;
             }
-            match n {
-                N::Q(q) => todo.extend(q.filter.iter().map(|p| (N::P(p), d))),
-                N::P(Pred::And(a, b) | Pred::Or(a, b)) => {
-                    todo.extend([(N::P(a), d + 1), (N::P(b), d + 1)])
-                }
-                N::P(Pred::Not(a)) => todo.push((N::P(a), d + 1)),
-                N::P(Pred::Cmp { value, .. }) => todo.push((N::E(value), d + 1)),
-                N::P(Pred::Between { lo, hi, .. }) => {
-                    todo.extend([(N::E(lo), d + 1), (N::E(hi), d + 1)])
-                }
-                N::P(Pred::In { list, .. }) => todo.extend(list.iter().map(|e| (N::E(e), d + 1))),
-                N::P(Pred::Like { .. }) => {}
-                N::E(Expr::Bin { l, r, .. }) => todo.extend([(N::E(l), d + 1), (N::E(r), d + 1)]),
-                N::E(Expr::Subquery(q)) => todo.push((N::Q(q), d + 1)),
-                N::E(Expr::Int(_) | Expr::Float(_) | Expr::Str(_)) => {}
+            match p {
+                Pred::And(a, b) | Pred::Or(a, b) => pred(a, d + 1, max) || pred(b, d + 1, max),
+                Pred::Not(a) => pred(a, d + 1, max),
+                Pred::Cmp { value, .. } => expr(value, d + 1, max),
+                Pred::Between { lo, hi, .. } => expr(lo, d + 1, max) || expr(hi, d + 1, max),
+                Pred::In { list, .. } => list.iter().any(|e| expr(e, d + 1, max)),
+                Pred::Like { .. } => false,
             }
         }
-        false
+        fn expr(e: &Expr, d: usize, max: usize) -> bool {
+            if d > max {
+                return true;
+            }
+            match e {
+                Expr::Bin { l, r, .. } => expr(l, d + 1, max) || expr(r, d + 1, max),
+                Expr::Subquery(q) => query(q, d + 1, max),
+                Expr::Int(_) | Expr::Float(_) | Expr::Str(_) => false,
+            }
+        }
+        query(self, 0, max)
     }
 
     /// How deep the printed query nests, counted as the parser counts against its limit
