@@ -314,7 +314,9 @@ fn damaged_blocks_are_errors_not_panics() {
 }
 
 /// In-tree COUNT/SUM/MIN/MAX over random ranges against a sorted Vec: every codec, plain u32
-/// and u64 leaves, with and without SUM (then whole blocks come from the index).
+/// and u64 leaves (u64 keys spread past 2^32, so compressed lists take the wide form), with
+/// and without SUM (then whole blocks come from the index); then again after erasing most
+/// keys at random (blocks with gaps, runs of whole blocks broken by emptied ones).
 #[test]
 fn fold_keys_matches_a_model() {
     let mut rng = fastrand::Rng::with_seed(seed());
@@ -326,40 +328,73 @@ fn fold_keys_matches_a_model() {
     cfgs.push(DbConfig::raw(KeyType::U32, RecordType::None).with_auto_codec(true));
     cfgs.push(DbConfig::raw(KeyType::U64, RecordType::Fixed(2)));
     cfgs.push(DbConfig::raw(KeyType::U64, RecordType::Fixed(2)).with_auto_codec(true));
+    cfgs.push(DbConfig::raw(KeyType::U64, RecordType::None).with_codec(Some(CodecId::Bp128)));
     for c in cfgs {
         let (env, _store) = mem_env(4096);
         let mut w = env.begin_write().unwrap();
         let db = w.create_db("k", c).unwrap();
-        let keys = clustered(rng.usize(0..30_000), &mut rng);
-        let rec = vec![0u8; if c.key_type == KeyType::U64 { 2 } else { 0 }];
+        let wide = c.key_type == KeyType::U64;
+        let mut keys: Vec<u64> = clustered(rng.usize(0..30_000), &mut rng)
+            .into_iter()
+            .map(|k| if wide { (k as u64) << 20 } else { k as u64 })
+            .collect();
+        let rec = vec![
+            0u8;
+            if c.record_type == RecordType::Fixed(2) {
+                2
+            } else {
+                0
+            }
+        ];
+        let key = |k: u64| {
+            if wide {
+                tersedb::KeyBuf::U64(k)
+            } else {
+                tersedb::KeyBuf::U32(k as u32)
+            }
+        };
         for &k in &keys {
-            w.insert(&db, k, &rec).unwrap();
+            w.insert(&db, key(k).as_key(), &rec).unwrap();
         }
         w.commit().unwrap();
-        let r = env.begin_read().unwrap();
-        let top = keys.last().copied().unwrap_or(0) as u64;
-        for i in 0..300 {
-            let (a, b) = match i {
-                0 => (0, u64::MAX),
-                1 => (top + 1, u64::MAX),
-                2 => (top, top),
-                _ => {
-                    let a = rng.u64(0..top + 2);
-                    (a, a + rng.u64(0..top / 4 + 2))
-                }
-            };
-            let sel: Vec<u64> = keys
-                .iter()
-                .map(|&k| k as u64)
-                .filter(|&k| k >= a && k <= b)
-                .collect();
-            for sum in [true, false] {
-                let f = r.fold_keys(&db, a, b, sum).unwrap();
-                assert_eq!(f.count, sel.len() as u64, "{c:?} [{a}, {b}]");
-                assert_eq!(f.min, sel.first().copied());
-                assert_eq!(f.max, sel.last().copied());
-                if sum {
-                    assert_eq!(f.sum, sel.iter().map(|&k| k as u128).sum::<u128>());
+        for erased in [false, true] {
+            if erased {
+                let mut w = env.begin_write().unwrap();
+                keys.retain(|&k| {
+                    let keep = rng.u8(0..10) < 4;
+                    if !keep {
+                        assert!(w.erase(&db, key(k).as_key()).unwrap());
+                    }
+                    keep
+                });
+                w.commit().unwrap();
+            }
+            let r = env.begin_read().unwrap();
+            let top = keys.last().copied().unwrap_or(0);
+            for i in 0..300 {
+                let (a, b) = match i {
+                    0 => (0, u64::MAX),
+                    1 => (top + 1, u64::MAX),
+                    2 => (top, top),
+                    _ => {
+                        let a = rng.u64(0..top + 2);
+                        (a, a + rng.u64(0..top / 4 + 2))
+                    }
+                };
+                let sel: Vec<u64> = keys.iter().copied().filter(|&k| k >= a && k <= b).collect();
+                for sum in [true, false] {
+                    let f = r.fold_keys(&db, a, b, sum).unwrap();
+                    let what = format!("{c:?} erased {erased} [{a}, {b}]");
+                    assert_eq!(f.count, sel.len() as u64, "{what}");
+                    assert_eq!(f.min, sel.first().copied(), "{what}");
+                    assert_eq!(f.max, sel.last().copied(), "{what}");
+                    if sum {
+                        assert_eq!(
+                            f.sum,
+                            sel.iter().map(|&k| k as u128).sum::<u128>(),
+                            "{what}"
+                        );
+                    }
                 }
             }
         }

@@ -600,6 +600,18 @@ fn count_sum(descs: &[u8], dl: usize) -> usize {
     }
 }
 
+/// What [`Packed::sum_blocks`] adds up over a run of blocks.
+#[derive(Clone, Copy, Debug)]
+struct RunSum {
+    keys: u64,
+    sum: u128,
+    blocks: u64,
+    /// The last key of the run's last non-empty block.
+    last: u64,
+    /// The first block not summed (past the run's end), or the list's block count.
+    end: usize,
+}
+
 /// Sum of the key counts of blocks `0..b`: a record lookup's slot walks half the index on
 /// average, so the counts are read as [`count_all`] reads them (a checked read per block
 /// took ~490 instructions per lookup in leaves of compressed records, `examples/record_reads`).
@@ -1838,35 +1850,42 @@ impl Packed {
         prove_order(region, self.hdr(region)?, n).map(|_| ())
     }
 
-    /// Keys, exact sum and non-empty blocks of a whole list, each block summed in registers
-    /// by `summer` straight from its descriptor: the SUM of a leaf wholly inside the range.
-    /// `None` when `summer` declines a block (then the caller takes the general path). Out of
-    /// line: inlined into `fold_range` its loop spilled more (folds 3% more instructions).
+    /// Keys, exact sum, non-empty blocks and last key of the blocks from `start` on whose
+    /// keys are all at most `hi` (every block for a leaf wholly inside a SUM's range; the
+    /// whole blocks after a range's first block), each summed in registers by `summer`
+    /// straight from its descriptor, and the block it stopped at. The caller knows the blocks
+    /// from `start` on hold no key below the range (the index is proven in order). `None`
+    /// when `summer` declines a block (then the caller takes the general path). Out of line:
+    /// inlined into `fold_range` its loop spilled more (folds 3% more instructions).
     #[inline(never)]
-    fn sum_all(
+    fn sum_blocks(
         &self,
         region: &[u8],
+        start: usize,
+        hi: u64,
         summer: impl Fn(CodecId) -> Option<BlockSum>,
-    ) -> SResult<Option<(u64, u128, u64)>> {
+    ) -> SResult<Option<RunSum>> {
         let h = self.hdr(region)?;
+        let run = (start, hi);
         match (h.wide, h.based(), self.auto) {
-            (false, false, false) => Self::sum_all_in::<false, false, false>(region, h, summer),
-            (false, true, false) => Self::sum_all_in::<false, true, false>(region, h, summer),
-            (true, _, false) => Self::sum_all_in::<true, false, false>(region, h, summer),
-            (false, false, true) => Self::sum_all_in::<false, false, true>(region, h, summer),
-            (false, true, true) => Self::sum_all_in::<false, true, true>(region, h, summer),
-            (true, _, true) => Self::sum_all_in::<true, false, true>(region, h, summer),
+            (false, false, false) => Self::sum_in::<false, false, false>(region, h, run, summer),
+            (false, true, false) => Self::sum_in::<false, true, false>(region, h, run, summer),
+            (true, _, false) => Self::sum_in::<true, false, false>(region, h, run, summer),
+            (false, false, true) => Self::sum_in::<false, false, true>(region, h, run, summer),
+            (false, true, true) => Self::sum_in::<false, true, true>(region, h, run, summer),
+            (true, _, true) => Self::sum_in::<true, false, true>(region, h, run, summer),
         }
     }
 
-    /// [`Packed::sum_all`] for one layout (see [`Hdr::fixed`]): a list of one codec chooses its
-    /// block sum once.
+    /// [`Packed::sum_blocks`] for one layout (see [`Hdr::fixed`]): a list of one codec
+    /// chooses its block sum once.
     #[inline(always)]
-    fn sum_all_in<const W: bool, const B: bool, const A: bool>(
+    fn sum_in<const W: bool, const B: bool, const A: bool>(
         region: &[u8],
         h: Hdr,
+        (start, hi): (usize, u64),
         summer: impl Fn(CodecId) -> Option<BlockSum>,
-    ) -> SResult<Option<(u64, u128, u64)>> {
+    ) -> SResult<Option<RunSum>> {
         let h = h.fixed::<W, B, A>();
         let one = match h.codec {
             Some(c) if !A => match summer(c) {
@@ -1876,7 +1895,7 @@ impl Packed {
             _ => None,
         };
         let ps = h.pstart();
-        let (mut keys, mut sum, mut blocks) = (0u64, 0u128, 0u64);
+        let (mut keys, mut sum, mut blocks, mut last_key) = (0u64, 0u128, 0u64, 0u64);
         // The descriptor fields read directly (`block_at`'s checks and empty-block handling
         // cost as much as the BP128 kernel here), each descriptor as one fixed-size chunk (a
         // checked read per field cost 10M instructions more over `bench --queries`' folds);
@@ -1890,7 +1909,12 @@ impl Packed {
                 .and_then(|d| d.first_chunk::<2>())
                 .map_or(h.data_end, |&o| usize::from(u16::from_le_bytes(o)))
         };
-        for (b, chunk) in descs.chunks_exact(h.dl).enumerate() {
+        let run_descs = descs
+            .get(h.dl * start..)
+            .ok_or(Fault("block range out of range"))?;
+        let mut stop = h.nb;
+        for (i, chunk) in run_descs.chunks_exact(h.dl).enumerate() {
+            let b = start + i;
             let Some(&[o0, o1, c0, c1, v0, v1, v2, v3, w0, w1, w2, w3]) = chunk.first_chunk::<12>()
             else {
                 return Err(Fault("compressed key list longer than its region"));
@@ -1923,6 +1947,10 @@ impl Packed {
                     u32::from_le_bytes([w0, w1, w2, w3]),
                 )
             };
+            if base.wrapping_add(last as u64) > hi {
+                stop = b;
+                break;
+            }
             let d = Descriptor {
                 start,
                 count,
@@ -1940,8 +1968,15 @@ impl Packed {
             keys += count as u64;
             sum += s as u128 + base as u128 * count as u128;
             blocks += 1;
+            last_key = base.wrapping_add(last as u64);
         }
-        Ok(Some((keys, sum, blocks)))
+        Ok(Some(RunSum {
+            keys,
+            sum,
+            blocks,
+            last: last_key,
+            end: stop,
+        }))
     }
 
     /// Adds the list's non-empty blocks to `out`, one count per codec (`CodecId as usize`).
@@ -2413,9 +2448,9 @@ impl Packed {
                         out.add(n as u64, 0, first, last);
                         return Ok(());
                     }
-                    if let Some((keys, sum, blocks)) = self.sum_all(region, summer)? {
-                        out.blocks_decoded += blocks;
-                        out.add(keys, sum, first, last);
+                    if let Some(r) = self.sum_blocks(region, 0, u64::MAX, summer)? {
+                        out.blocks_decoded += r.blocks;
+                        out.add(r.keys, r.sum, first, last);
                         return Ok(());
                     }
                 }
@@ -2445,17 +2480,23 @@ impl Packed {
             part.sum += sum;
             max = last;
         };
-        let walked = self.walk_blocks(region, from, |_, blk| {
+        // From the first whole block on, the blocks up to `hi` are summed as one run (the loop
+        // of a whole leaf's SUM).
+        let h = self.hdr(region)?;
+        let mut b = from;
+        while b < h.nb {
+            let blk = block_at(region, h, b)?;
             let d = &blk.desc;
+            b += 1;
             if d.count == 0 {
-                return Ok(true);
+                continue;
             }
             let (first, last) = (blk.first, blk.last);
             if last < fs.lo {
-                return Ok(true);
+                continue;
             }
             if first > fs.hi {
-                return Ok(false);
+                break;
             }
             let payload = region
                 .get(blk.at.clone())
@@ -2468,10 +2509,11 @@ impl Packed {
                 }
             };
             if first >= fs.lo && last <= fs.hi {
-                if !fs.sum {
-                    part.blocks_skipped += 1;
-                    add(d.count as u64, 0, first, last);
-                    return Ok(true);
+                if let Some(r) = self.sum_blocks(region, b - 1, fs.hi, summer)? {
+                    part.blocks_decoded += r.blocks;
+                    add(r.keys, r.sum, first, r.last);
+                    b = r.end;
+                    continue;
                 }
                 part.blocks_decoded += 1;
                 if let Some(s) = summer(blk.codec).and_then(|b| b.sum(d, payload)) {
@@ -2482,13 +2524,13 @@ impl Packed {
                         first,
                         last,
                     );
-                    return Ok(true);
+                    continue;
                 }
                 // Decode (SIMD, prefix sum fused) into the L1-resident buffer and add up.
                 let n = self.decode_block_at(region, &blk, &mut buf)?;
                 let s = tersedb_codecs::sum::sum_u32(head(&buf, n)?) as u128;
                 add(n as u64, based(n as u64, s), first, last);
-                return Ok(true);
+                continue;
             }
             // A boundary block: decode it and take the keys in range.
             let n = self.decode_block_at(region, &blk, &mut buf)?;
@@ -2505,14 +2547,13 @@ impl Packed {
                 let c = run.len() as u64;
                 add(c, based(c, s), key(*lo), key(*hi));
             }
-            Ok(true)
-        });
+        }
         out.blocks_decoded += part.blocks_decoded;
         out.blocks_skipped += part.blocks_skipped;
         if part.count > 0 {
             out.add(part.count, part.sum, min, max);
         }
-        walked
+        Ok(())
     }
 }
 
