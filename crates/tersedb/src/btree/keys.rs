@@ -206,14 +206,31 @@ impl KeyList {
 
     /// Proves what reads of the list of `n` keys rely on beyond the block or key they look
     /// at: a compressed list's block index in key order, its offsets ascending and its counts
-    /// adding up to `n` ([`Packed::prove`]). Run once per page buffer by [`Layout::open`]
-    /// (`super::node`); the reads after it (misses, range folds and scans, cursors entering
-    /// the leaf) trust the index and check only the blocks they decode. The other kinds hold
-    /// nothing a read trusts beyond what it reads.
+    /// adding up to `n` ([`Packed::prove`]); a plain integer list's keys strictly ascending
+    /// (the separators of every integer tree's branches: a descent takes the child its search
+    /// finds). Run once per page buffer by `Layout::open` (`super::node`); the reads after it
+    /// (misses, range folds and scans, cursors entering the leaf, descents) trust the order
+    /// and check only the blocks they decode. Byte-string lists are not proven here (their
+    /// reads check what they compare, and never read out of bounds).
     pub fn prove(&self, region: &[u8], n: usize) -> SResult<()> {
-        match self {
-            KeyList::Packed(p) => p.prove(region, n),
-            _ => Ok(()),
+        fn ascending<const W: usize>(region: &[u8], n: usize, at: fn([u8; W]) -> u64) -> bool {
+            let keys = region.get(..W * n).unwrap_or_default().as_chunks::<W>().0;
+            // `|`-folded, no branch per key.
+            !keys
+                .iter()
+                .zip(keys.iter().skip(1))
+                .fold(false, |bad, (&a, &b)| bad | (at(a) >= at(b)))
+        }
+        let ok = match self {
+            KeyList::Packed(p) => return p.prove(region, n),
+            KeyList::U32 => ascending::<4>(region, n, |b| u32::from_le_bytes(b) as u64),
+            KeyList::U64 => ascending::<8>(region, n, u64::from_le_bytes),
+            _ => true,
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(Fault("keys out of order"))
         }
     }
 
