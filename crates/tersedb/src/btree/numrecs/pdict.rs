@@ -24,8 +24,8 @@
 //! first of the coded entries or the first of the others, as DICT's is above its entry 0.
 
 use super::{
-    bits_for, extract, pack, packed_len, push_le, put_bits, unpack, write_sum, Chunk, NumRecs,
-    RecHint, CHUNK_OUT,
+    bits_for, extract, pack, packed_len, push_le, put_bits, unpack, word_in, write_sum, Chunk,
+    NumRecs, RecHint, CHUNK_OUT,
 };
 use crate::btree::slots::{le_word, Fault, SResult};
 
@@ -295,10 +295,11 @@ impl NumRecs {
 
     /// The smallest entry of the PDICT chunk `chunk` as a word (the base of its sum): the first
     /// coded entry or the first of the others.
+    #[inline]
     pub(super) fn pdict_base(&self, chunk: &[u8], c: &Chunk) -> Option<u64> {
         let (w, k) = (self.w(), 1usize << c.bits.min(MAX_BITS));
-        let a = le_word(chunk.get(HEAD..HEAD + w)?);
-        let b = le_word(chunk.get(HEAD + k * w..HEAD + k * w + w)?);
+        let a = word_in(chunk, HEAD, w)?;
+        let b = word_in(chunk, HEAD + k * w, w)?;
         Some(if self.ordered(a) <= self.ordered(b) {
             a
         } else {
@@ -311,7 +312,7 @@ impl NumRecs {
     pub(super) fn pdict_offset(&self, chunk: &[u8], c: &Chunk, code: u64) -> Option<u64> {
         let w = self.w();
         let at = HEAD + usize::try_from(code).ok()? * w;
-        let e = le_word(chunk.get(at..at + w)?);
+        let e = word_in(chunk, at, w)?;
         self.ordered(e)
             .checked_sub(self.ordered(self.pdict_base(chunk, c)?))
     }
