@@ -935,6 +935,11 @@ impl NumRecs {
                     return Ok(());
                 }
                 PDICT => {
+                    if let Some(sum) = self.pdict_sum0(region, at, c, js.clone())? {
+                        acc.count += n as u64;
+                        acc.isum += sum;
+                        return Ok(());
+                    }
                     let dict = at + pdict::HEAD;
                     let entries = region.get(dict..dict + c.param * w).ok_or_else(bad)?;
                     let codes = words.get_mut(..n).ok_or(Fault(CHUNK_OUT))?;
