@@ -2576,6 +2576,42 @@ mod tests {
         }
     }
 
+    /// A directory entry forged to the offset of the next entry's chunk (the start of a
+    /// stretch a read through the same hint proved): reads in either order, through one hint,
+    /// give the model's record or a fault, never the record of the chunk the entry points at.
+    #[test]
+    fn an_entry_forged_to_a_proven_start_is_proven() {
+        let nr = NumRecs {
+            width: 8,
+            num: Num::Unsigned,
+            chunk: 16,
+        };
+        // Full chunks of equal counts, each of its own values.
+        let vals: Vec<u64> = (0..160u64).map(|k| 1000 * (k / 16) + k % 16).collect();
+        let mut region = Vec::new();
+        nr.encode_all(&vals, &mut region);
+        let entries: Vec<(usize, usize)> = NumRecs::dir_entries(&region).collect();
+        assert_eq!(entries.len(), 9, "an entry for every chunk after the first");
+        for e in 0..entries.len() - 1 {
+            let mut forged = region.clone();
+            let next = entries[e + 1].1 as u16;
+            forged[5 + DIR_ENTRY * e + 4..5 + DIR_ENTRY * e + 6]
+                .copy_from_slice(&next.to_le_bytes());
+            let n = vals.len();
+            for order in [false, true] {
+                let hint = RecHint::default();
+                let mut wrong = 0;
+                for k in 0..n {
+                    let i = if order { n - 1 - k } else { k };
+                    if let Ok(got) = nr.get_hinted(&forged, n, i, &hint) {
+                        wrong += usize::from(u64::from_le_bytes(got) != vals[i]);
+                    }
+                }
+                assert_eq!(wrong, 0, "entry {e} forged, reads reversed: {order}");
+            }
+        }
+    }
+
     #[test]
     fn a_forged_sum_fails_check() {
         let nr = list(8, Num::Signed);
