@@ -3,8 +3,9 @@
 //! each a function of its own (`p_lookups`, `p_sums`), so that `callgrind_annotate
 //! --inclusive=yes` gives each one's count; with `time` it also prints each phase's wall clock
 //! (medians of 9 rounds).
-//! Usage: `valgrind --tool=callgrind target/release/examples/series_c [N] [raw|cmp] [time]`
-//! (default 200,000 and `cmp`) after `cargo build --release -p tersedb --example series_c`.
+//! Usage: `valgrind --tool=callgrind target/release/examples/series_c [N] [raw|cmp] [time|rand]`
+//! (default 200,000 and `cmp`; `rand` adds the bench's random-order load, `p_load_rand`) after
+//! `cargo build --release -p tersedb --example series_c`.
 
 use std::time::Instant;
 use tersedb::{Db, DbConfig, Durability, Env, EnvOptions, KeyType, ReadTxn, RecordType, ValueType};
@@ -18,6 +19,21 @@ fn p_load(env: &Env, cfg: DbConfig, keys: &[u32], vals: &[u32]) -> Db {
     }
     w.commit().unwrap();
     db
+}
+
+/// The bench's random-order load: `rows` in their order, 100,000 per write transaction.
+#[inline(never)]
+fn p_load_rand(env: &Env, cfg: DbConfig, rows: &[(u32, u32)]) {
+    let mut w = env.begin_write().unwrap();
+    let db = w.create_db("rand", cfg).unwrap();
+    for (j, (k, v)) in rows.iter().enumerate() {
+        if j > 0 && j % 100_000 == 0 {
+            w.commit().unwrap();
+            w = env.begin_write().unwrap();
+        }
+        w.insert(&db, *k, &v.to_le_bytes()).unwrap();
+    }
+    w.commit().unwrap();
 }
 
 #[inline(never)]
@@ -60,6 +76,7 @@ fn main() {
         .map_or(200_000, |s| s.parse().unwrap());
     let compressed = std::env::args().nth(2).is_none_or(|s| s != "raw");
     let time = std::env::args().nth(3).is_some_and(|s| s == "time");
+    let rand = std::env::args().nth(3).is_some_and(|s| s == "rand");
     let mut rng = fastrand::Rng::with_seed(7);
     let mut t = 1_764_000_000u32;
     let keys: Vec<u32> = (0..n)
@@ -103,6 +120,11 @@ fn main() {
         .with_value_type(ValueType::U32)
         .with_compressed_records(compressed);
     let db = p_load(&env, cfg, &keys, &vals);
+    if rand {
+        let mut rows: Vec<(u32, u32)> = keys.iter().copied().zip(vals.iter().copied()).collect();
+        rng.shuffle(&mut rows);
+        p_load_rand(&env, cfg, &rows);
+    }
     let r = env.begin_read().unwrap();
     let mut out = 0usize;
     if time {
