@@ -7,7 +7,8 @@
 //!                                             every byte of the region in use, itself included
 //!                                             (no records: nothing, 0)
 //! directory: [0][0x0f][entries u8][entries x (first record u32, offset u16)]   optional: the
-//!           start of every 4th chunk, so a point read walks a few chunk headers, not all
+//!           start of every chunk (every 4th in regions written before), so a point
+//!           read walks one chunk header (or a few), not all
 //! chunk:   [count u8, 1..=255][kind u8: sum bytes << 4 | layout][body][sum]
 //!   0 RAW   count x w bytes, little-endian
 //!   1 FOR   [bits u8][base: w bytes][count offsets of `bits` bits]
@@ -65,8 +66,13 @@ pub const RECORD_LAYOUTS: [&str; 5] = ["raw", "for", "dict", "dec", "pdict"];
 const KIND: u8 = 0x0f;
 /// The directory before the chunks: a header `[0][DIR][entries u8]` (a chunk of no records).
 const DIR: u8 = 0x0f;
-/// A region of at least twice this many chunks gets a directory entry every this many chunks.
-const DIR_EVERY: usize = 4;
+/// A region of at least three chunks gets a directory entry every this many chunks. Every
+/// chunk: a point read then parses one chunk header and proves it against the next entry
+/// without a walk (every 4th chunk, as written before, cost a lookup of series c ~220 more
+/// instructions, every 2nd ~80; an entry is 6 bytes per chunk of up to 255 records, ~0.02
+/// bytes per record; docs/BENCHMARKS.md, "Point reads and whole-chunk sums"). Readers take
+/// any spacing.
+const DIR_EVERY: usize = 1;
 /// Bytes of a directory entry: the chunk's first record u32, its offset in the region u16.
 const DIR_ENTRY: usize = 6;
 
@@ -287,6 +293,18 @@ fn extract_tail(data: &[u8], byte: usize, shift: usize, bits: u32) -> SResult<u6
     Ok((u128::from_le_bytes(b) >> shift) as u64 & mask(bits))
 }
 
+/// The `w`-byte little-endian word at `at` of `bytes` (`w` 1..=8), `None` when it passes the
+/// end: one 8-byte read masked to `w` bytes while 8 bytes remain. `le_word` of a length known
+/// only at run time is a `memcpy` call: two of them per whole PDICT chunk were a fifth of a
+/// range SUM's record fold (`examples/series_c`).
+#[inline(always)]
+fn word_in(bytes: &[u8], at: usize, w: usize) -> Option<u64> {
+    match bytes.get(at..).and_then(|s| s.first_chunk::<8>()) {
+        Some(b) if w <= 8 => Some(u64::from_le_bytes(*b) & mask(8 * w as u32)),
+        _ => bytes.get(at..at.checked_add(w)?).map(le_word),
+    }
+}
+
 /// A directory entry (`DIR_ENTRY` bytes): the chunk's first record and its offset (a short
 /// slice reads as 0s: callers pass whole entries).
 fn read_entry(e: &[u8]) -> (usize, usize) {
@@ -406,13 +424,22 @@ impl NumRecs {
 
     /// The chunk's stored sum of offsets (FOR: the offsets; DICT: each record's distance
     /// above the first entry, in the records' order); `None` without one.
+    #[inline]
     fn stored_sum(&self, chunk: &[u8], c: &Chunk) -> Option<u128> {
-        let b = chunk.get(c.len.checked_sub(c.sum)?..c.len)?;
+        let from = c.len.checked_sub(c.sum)?;
+        // Up to 8 bytes: the chunk's last 8 bytes in one read, shifted down (a byte loop of
+        // run-time length is a `memcpy` call per chunk).
+        if let (1..=8, Some(from8)) = (c.sum, c.len.checked_sub(8)) {
+            let b = chunk.get(from8..c.len)?.first_chunk::<8>()?;
+            return Some(u128::from(u64::from_le_bytes(*b) >> (8 * (8 - c.sum))));
+        }
+        let b = chunk.get(from..c.len)?;
         (c.sum > 0).then(|| read_sum(b))
     }
 
     /// The sum of every record of a chunk with a stored sum: `count * base + offsets`, the
     /// base being FOR's frame or DICT's first entry; `None` without a stored sum.
+    #[inline]
     fn records_sum(&self, chunk: &[u8], c: &Chunk) -> SResult<Option<i128>> {
         if self.num == Num::Float || c.kind == DEC {
             return Ok(None);
@@ -422,12 +449,53 @@ impl NumRecs {
         };
         let w = self.w();
         let base = match c.kind {
-            FOR => chunk.get(3..3 + w).map(le_word),
+            FOR => word_in(chunk, 3, w),
             PDICT => self.pdict_base(chunk, c),
-            _ => chunk.get(4..4 + w).map(le_word),
+            _ => word_in(chunk, 4, w),
         };
         let base = base.ok_or(Fault("record chunk too short"))?;
         Ok(Some(c.count as i128 * self.number(base) + offs as i128))
+    }
+
+    /// `records_sum` for a fold's whole chunks, read in place from the region: the stored
+    /// sum (up to 8 bytes: the last 8 bytes of the chunk in one read, shifted down) and the
+    /// base (one 8-byte read masked to the record's width). `None` where those reads pass the
+    /// region or the chunk has no sum of up to 8 bytes: `fold_chunk` then takes the chunk.
+    /// The checks of a general read per chunk were most of a range SUM's record fold.
+    #[inline(always)]
+    fn whole_sum(&self, region: &[u8], at: usize, c: &Chunk) -> Option<i128> {
+        if !(1..=8).contains(&c.sum) {
+            return None;
+        }
+        let w = self.w();
+        let end = at + c.len;
+        // The bytes before the sum (there are at least 8 before a chunk's end once past the
+        // region's first chunk) are shifted out.
+        let tail = region.get(end.checked_sub(8)?..end)?.first_chunk::<8>()?;
+        let offs = u64::from_le_bytes(*tail) >> (8 * (8 - c.sum));
+        let wm = mask(8 * w as u32);
+        let word = |o: usize| {
+            region
+                .get(at + o..)?
+                .first_chunk::<8>()
+                .map(|b| u64::from_le_bytes(*b) & wm)
+        };
+        // The bases lie in the chunk (`chunk_at` sized it past its entries).
+        let base = match c.kind {
+            FOR => word(3)?,
+            DICT => word(4)?,
+            PDICT => {
+                let k = 1usize << c.bits.min(7);
+                let (a, b) = (word(pdict::HEAD)?, word(pdict::HEAD + k * w)?);
+                if self.ordered(a) <= self.ordered(b) {
+                    a
+                } else {
+                    b
+                }
+            }
+            _ => return None,
+        };
+        Some(c.count as i128 * self.number(base) + i128::from(offs))
     }
 
     /// The offset a DICT chunk's `code` stands for: its entry's distance above entry 0.
@@ -597,7 +665,7 @@ impl NumRecs {
     /// Record `j` of the chunk at `at` as a word (a point read; `chunk_words` is the bulk
     /// one). Packed values are read from a run that goes on to the region's end, so that the
     /// 8-byte read of `extract` reaches a chunk's last values (bits past them are masked).
-    #[inline]
+    #[inline(always)]
     fn chunk_get(
         &self,
         region: &[u8],
@@ -611,9 +679,9 @@ impl NumRecs {
         let body = Self::body(region, at, c)?;
         let run = |a: usize| region.get(at + a..).ok_or_else(bad);
         match c.kind {
-            RAW => Ok(le_word(body.get(2 + j * w..2 + j * w + w).ok_or_else(bad)?)),
+            RAW => word_in(body, 2 + j * w, w).ok_or_else(bad),
             FOR => {
-                let base = self.ordered(le_word(body.get(3..3 + w).ok_or_else(bad)?));
+                let base = self.ordered(word_in(body, 3, w).ok_or_else(bad)?);
                 let off = extract(run(3 + w)?, j, c.bits)?;
                 Ok(self.unordered(base.wrapping_add(off)))
             }
@@ -622,17 +690,14 @@ impl NumRecs {
                 if code >= c.param {
                     return Err(Fault("record dictionary code out of range"));
                 }
-                Ok(le_word(
-                    body.get(4 + code * w..4 + code * w + w).ok_or_else(bad)?,
-                ))
+                word_in(body, 4 + code * w, w).ok_or_else(bad)
             }
             PDICT => {
                 let code = self.pdict_code(region, at, c, j, hint)?;
                 if code >= c.param {
                     return Err(Fault("record dictionary code out of range"));
                 }
-                let e = pdict::HEAD + code * w;
-                Ok(le_word(body.get(e..e + w).ok_or_else(bad)?))
+                word_in(body, pdict::HEAD + code * w, w).ok_or_else(bad)
             }
             _ => {
                 let plen = packed_len(c.count, c.bits);
@@ -870,6 +935,11 @@ impl NumRecs {
                     return Ok(());
                 }
                 PDICT => {
+                    if let Some(sum) = self.pdict_sum0(region, at, c, js.clone())? {
+                        acc.count += n as u64;
+                        acc.isum += sum;
+                        return Ok(());
+                    }
                     let dict = at + pdict::HEAD;
                     let entries = region.get(dict..dict + c.param * w).ok_or_else(bad)?;
                     let codes = words.get_mut(..n).ok_or(Fault(CHUNK_OUT))?;
@@ -908,6 +978,8 @@ impl NumRecs {
             // ended in.
             let (start, past) = Self::walk_from(region, n, range.start, hint.at.get());
             let (mut at, mut seen) = start;
+            // COUNT and SUM of integers: whole chunks from their stored sums.
+            let whole = acc.skip_extremes && self.num != Num::Float;
             while seen < range.end {
                 if seen >= n {
                     return Err(Fault("record index out of range"));
@@ -922,7 +994,15 @@ impl NumRecs {
                     range.start.max(seen) - seen,
                     range.end.min(seen + c.count) - seen,
                 );
-                if j0 < j1 {
+                if j0 == 0 && j1 == c.count && whole {
+                    match self.whole_sum(region, at, &c) {
+                        Some(s) => {
+                            acc.count += c.count as u64;
+                            acc.isum += s;
+                        }
+                        None => self.fold_chunk(region, at, &c, j0..j1, rn, acc, words)?,
+                    }
+                } else if j0 < j1 {
                     self.fold_chunk(region, at, &c, j0..j1, rn, acc, words)?;
                 }
                 if range.end <= seen + c.count {
@@ -1004,6 +1084,11 @@ impl NumRecs {
     /// proves the chunks from there on (`prove`) unless the hint's proven stretch holds both
     /// the start and that chunk, and leaves the hint at the chunk. The stretch proven is then
     /// the walk's: from its start to where the proof stopped.
+    ///
+    /// A start counts as inside the stretch only when it is the stretch's own start (offset
+    /// and first record) or the hint's chunk (found by a walk inside it): a directory entry
+    /// forged to the offset where the stretch begins, with another first record, is proven
+    /// (with an entry for every chunk, a forged offset is always some stretch's start).
     #[inline(always)]
     fn prove_walk(
         &self,
@@ -1014,11 +1099,12 @@ impl NumRecs {
         c: &Chunk,
         hint: &RecHint,
     ) -> SResult<()> {
-        let (lo, hi) = hint.proven.get();
-        if !(lo <= start.0 && at < hi) {
+        let (lo, first, hi) = hint.proven.get();
+        let known = start == (lo, first) || start == hint.at.get();
+        if !(known && lo <= start.0 && at < hi) {
             // The chunk itself was parsed by the walk: the proof starts after it.
             let to = self.prove_after(region, n, past, (at + c.len, seen + c.count))?;
-            hint.proven.set((start.0, to));
+            hint.proven.set((start.0, start.1, to));
         }
         hint.at.set((at, seen));
         Ok(())
@@ -1064,7 +1150,7 @@ impl NumRecs {
     /// region's end: `used` and the node's count). A read trusts where it starts (the first
     /// chunk, a directory entry or a hint) and the counts of the chunks it walks: a forged
     /// count, length or entry shows here as a fault. Returns the offset proven up to.
-    #[inline]
+    #[inline(always)]
     fn prove(
         &self,
         region: &[u8],
@@ -1120,9 +1206,15 @@ impl NumRecs {
         Err(Fault("record index out of range"))
     }
 
-    /// Record `i` as its little-endian bytes (`width` of them).
+    /// Record `i` as its little-endian bytes (`width` of them): a point read. `locate` with
+    /// nothing to remember (no hint), in one body: the walk from the directory, the proof of
+    /// the chunks from the one found to the next directory entry, one record decoded.
     pub fn get(&self, region: &[u8], n: usize, i: usize) -> SResult<[u8; 8]> {
-        let (at, c, j) = self.locate(region, n, i, false)?;
+        let (start, past) = Self::walk_from(region, n, i, (0, 0));
+        let (at, c, j) = self.find(region, n, i, false, start)?;
+        let next = i - j + c.count;
+        let stop = Self::stop_after(region, n, next, past);
+        self.prove(region, at + c.len, next, stop)?;
         Ok(self.chunk_get(region, at, &c, j, None)?.to_le_bytes())
     }
 
@@ -1141,13 +1233,19 @@ impl NumRecs {
 
     /// Encodes `vals` as chunks of at most `self.chunk` records, appended to `out`.
     pub fn encode_all(&self, vals: &[u64], out: &mut Vec<u8>) {
+        self.encode_spaced(vals, DIR_EVERY, out);
+    }
+
+    /// `encode_all` with a directory entry every `every` chunks (tests write the spacing of
+    /// older files with it).
+    fn encode_spaced(&self, vals: &[u64], every: usize, out: &mut Vec<u8>) {
         let start = out.len();
         let cap = self.chunk.max(1) as usize;
         let mut chunks = Vec::with_capacity(vals.len().div_ceil(cap) * (3 + cap * self.w()));
-        // (first record, offset in `chunks`) of every DIR_EVERY-th chunk after the first.
+        // (first record, offset in `chunks`) of every `every`-th chunk after the first.
         let mut marks = Vec::new();
         for (k, part) in vals.chunks(cap).enumerate() {
-            if k > 0 && k % DIR_EVERY == 0 {
+            if k > 0 && k % every.max(1) == 0 {
                 marks.push((k * cap, chunks.len()));
             }
             self.encode_chunk(part, &mut chunks);
@@ -1927,13 +2025,14 @@ impl Edit {
 }
 
 /// Where the last record read from a region was: (chunk offset, index of its first record),
-/// and the stretch of chunks `[from, to)` last proven to agree with the directory and the
-/// node's count (`NumRecs::prove`: once per stretch between directory entries, not per
-/// read). Belongs to one region (one leaf page); scans and cursors keep one per leaf.
+/// and the stretch of chunks last proven to agree with the directory and the node's count,
+/// `(from, its first record, to)` (`NumRecs::prove`: once per stretch between directory
+/// entries, not per read). Belongs to one region (one leaf page); scans and cursors keep one
+/// per leaf.
 #[derive(Clone, Debug, Default)]
 pub struct RecHint {
     at: std::cell::Cell<(usize, usize)>,
-    proven: std::cell::Cell<(usize, usize)>,
+    proven: std::cell::Cell<(usize, usize, usize)>,
     /// In a PDICT chunk: (its offset + 1, the index of the first exception at or after the
     /// record last read), so reads in order find their record among the exceptions in O(1).
     exc: std::cell::Cell<(usize, usize)>,
@@ -2334,7 +2433,8 @@ mod tests {
                 .unwrap();
             (f.count, f.float_sum())
         };
-        assert_eq!(nr.header(&region, 2).unwrap().kind, DEC);
+        let first = NumRecs::chunks_at(&region);
+        assert_eq!(nr.header(&region, first).unwrap().kind, DEC);
         let seq: f64 = vals.iter().map(|&v| f64::from_bits(v)).sum();
         assert_ne!(seq, 550.0);
         assert_eq!(sum(&region, 1000, 0..1000), (1000, 550.0));
@@ -2433,18 +2533,98 @@ mod tests {
         }
     }
 
+    /// Regions whose directory names every 2nd, 4th (as written before every chunk got an
+    /// entry) or 7th chunk, or none, read, fold and check as the model says: readers take any
+    /// spacing.
+    #[test]
+    fn any_directory_spacing_reads() {
+        let mut r = rng(12);
+        let codes: Vec<u64> = (0..3000)
+            .map(|_| [200u64, 200, 200, 200, 200, 200, 200, 200, 404, 500][(r() % 10) as usize])
+            .collect();
+        let walk: Vec<u64> = (0..3000).map(|k| 1_000_000 + k * 3 + r() % 5).collect();
+        for (w, num, vals) in [(4u8, Num::Unsigned, &codes), (8, Num::Signed, &walk)] {
+            let nr = NumRecs {
+                width: w,
+                num,
+                chunk: 64,
+            };
+            let n = vals.len();
+            for every in [1, 2, 4, 7, 1000] {
+                let mut region = Vec::new();
+                nr.encode_spaced(vals, every, &mut region);
+                let entries = NumRecs::dir_size(&region).unwrap_or(0);
+                assert_eq!(entries, if every > 50 { 0 } else { (n / 64) / every });
+                let mut all = Vec::new();
+                nr.decode_all(&region, n, &mut all).unwrap();
+                assert_eq!(&all, vals, "every {every}");
+                for i in (0..n).step_by(13) {
+                    let got = nr.get(&region, n, i).unwrap();
+                    assert_eq!(&got[..w as usize], &vals[i].to_le_bytes()[..w as usize]);
+                }
+                for (a, z) in [(0, n), (5, 2000), (64, 128), (100, 101)] {
+                    let mut f = RecFold {
+                        skip_extremes: true,
+                        ..RecFold::default()
+                    };
+                    nr.fold(&region, n, a..z, nr.rec_num(), &mut f, &RecHint::default())
+                        .unwrap();
+                    let want = fold_model(nr, &vals[a..z]);
+                    assert_eq!((f.count, f.isum), (want.count, want.isum), "{a}..{z}");
+                }
+            }
+        }
+    }
+
+    /// A directory entry forged to the offset of the next entry's chunk (the start of a
+    /// stretch a read through the same hint proved): reads in either order, through one hint,
+    /// give the model's record or a fault, never the record of the chunk the entry points at.
+    #[test]
+    fn an_entry_forged_to_a_proven_start_is_proven() {
+        let nr = NumRecs {
+            width: 8,
+            num: Num::Unsigned,
+            chunk: 16,
+        };
+        // Full chunks of equal counts, each of its own values.
+        let vals: Vec<u64> = (0..160u64).map(|k| 1000 * (k / 16) + k % 16).collect();
+        let mut region = Vec::new();
+        nr.encode_all(&vals, &mut region);
+        let entries: Vec<(usize, usize)> = NumRecs::dir_entries(&region).collect();
+        assert_eq!(entries.len(), 9, "an entry for every chunk after the first");
+        for e in 0..entries.len() - 1 {
+            let mut forged = region.clone();
+            let next = entries[e + 1].1 as u16;
+            forged[5 + DIR_ENTRY * e + 4..5 + DIR_ENTRY * e + 6]
+                .copy_from_slice(&next.to_le_bytes());
+            let n = vals.len();
+            for order in [false, true] {
+                let hint = RecHint::default();
+                let mut wrong = 0;
+                for k in 0..n {
+                    let i = if order { n - 1 - k } else { k };
+                    if let Ok(got) = nr.get_hinted(&forged, n, i, &hint) {
+                        wrong += usize::from(u64::from_le_bytes(got) != vals[i]);
+                    }
+                }
+                assert_eq!(wrong, 0, "entry {e} forged, reads reversed: {order}");
+            }
+        }
+    }
+
     #[test]
     fn a_forged_sum_fails_check() {
         let nr = list(8, Num::Signed);
         let vals: Vec<u64> = (0..300u64).map(|k| (k * 7) % 1000).collect();
         let mut region = Vec::new();
         nr.encode_all(&vals, &mut region);
-        let c = nr.header(&region, 2).unwrap();
+        let first = NumRecs::chunks_at(&region);
+        let c = nr.header(&region, first).unwrap();
         assert_eq!(c.kind, FOR);
         assert!(c.sum > 0, "integer FOR chunks carry a sum");
         let mut all = Vec::new();
         nr.decode_all(&region, vals.len(), &mut all).unwrap();
-        region[2 + c.len - c.sum] ^= 1;
+        region[first + c.len - c.sum] ^= 1;
         all.clear();
         let err = nr.decode_all(&region, vals.len(), &mut all).unwrap_err();
         assert_eq!(err, Fault("record chunk sum disagrees with its records"));
@@ -2597,21 +2777,23 @@ mod tests {
             .collect();
         let f = size(list(8, Num::Float), &temps);
         assert!(f < 1.5, "decimal floats take {f} bytes each");
-        // Eight distinct wide values: DICT, 3 bits each plus the dictionary.
+        // Eight distinct wide values: DICT, 3 bits each plus the dictionary and the chunk's
+        // directory entry.
         let few: Vec<u64> = (0..1280).map(|_| (r() % 8) << 50).collect();
         let d = size(list(8, Num::Unsigned), &few);
-        assert!(d < 1.0, "eight distinct values take {d} bytes each");
+        assert!(d < 1.05, "eight distinct values take {d} bytes each");
         // Small signed deltas around a large value: FOR in sign-flipped order.
         let near: Vec<u64> = (0..1280)
             .map(|_| (-1_000_000i64 + (r() % 200) as i64) as u64)
             .collect();
         let s = size(list(8, Num::Signed), &near);
-        // (1.05 for the offsets and frames, plus 2 bytes of each chunk's sum.)
-        assert!(s < 1.12, "signed values within 200 take {s} bytes each");
-        // Random 64-bit words cost what they are, plus the chunk header.
+        // (1.05 for the offsets and frames, plus 2 bytes of each chunk's sum and 6 of its
+        // directory entry.)
+        assert!(s < 1.17, "signed values within 200 take {s} bytes each");
+        // Random 64-bit words cost what they are, plus the chunk header and directory entry.
         let wide: Vec<u64> = (0..1280).map(|_| r()).collect();
         let raw = size(list(8, Num::Unsigned), &wide);
-        assert!((8.0..8.05).contains(&raw), "random words take {raw}");
+        assert!((8.0..8.07).contains(&raw), "random words take {raw}");
     }
 
     /// The per-thread plan of the last chunk edit is for one list: the same chunk in an f64

@@ -582,15 +582,26 @@ fn count_all(region: &[u8], h: Hdr) -> usize {
 fn count_sum(descs: &[u8], dl: usize) -> usize {
     // The descriptor length as a constant: fixed-size arrays, no bounds check per block
     // (callgrind: 3.7k instructions per 16 KiB BP128 leaf with a checked chunk per block).
+    // The count as bits 16..25 of one 4-byte load (two byte loads, a mask and a shift per
+    // block before), four blocks at a time into four sums: a lookup in a leaf of compressed
+    // records (~140 blocks) spent ~560 instructions here (`examples/series_c`).
     fn sum<const DL: usize>(descs: &[u8]) -> usize {
+        #[inline(always)]
+        fn count<const DL: usize>(d: &[u8; DL]) -> u32 {
+            d.first_chunk::<4>()
+                .map_or(0, |b| (u32::from_le_bytes(*b) >> 16) & 0x1ff)
+        }
         let (blocks, _) = descs.as_chunks::<DL>();
-        blocks
-            .iter()
-            .map(|d| match d.first_chunk::<4>() {
-                Some(&[_, _, c0, c1]) => usize::from(u16::from_le_bytes([c0, c1]) & 0x1ff),
-                None => 0,
-            })
-            .sum()
+        let (quads, rest) = blocks.as_chunks::<4>();
+        let mut s = [0u32; 4];
+        for [a, b, c, d] in quads {
+            s[0] += count(a);
+            s[1] += count(b);
+            s[2] += count(c);
+            s[3] += count(d);
+        }
+        let tail: u32 = rest.iter().map(count).sum();
+        (s.iter().sum::<u32>() + tail) as usize
     }
     match dl {
         DESC => sum::<DESC>(descs),
