@@ -344,12 +344,12 @@ fn block_at(region: &[u8], h: Hdr, b: usize) -> SResult<Block> {
     // The descriptor as one fixed-size chunk and the next one's offset: one bounds check
     // each (a checked read per field cost the scan paths ~5% of their instructions).
     let at = h.hs + h.dl * b;
-    let Some(&[o0, o1, c0, c1, v0, v1, v2, v3, w0, w1, w2, w3]) =
-        region.get(at..).and_then(|d| d.first_chunk::<12>())
-    else {
+    let Some(d) = region.get(at..).and_then(|d| d.first_chunk::<12>()) else {
         return Err(Fault("compressed key list longer than its region"));
     };
-    let off = usize::from(u16::from_le_bytes([o0, o1]));
+    // Each field as one load (see `le16`).
+    let (o, cb, v, w) = (le16(d, 0), le16(d, 2), le32(d, 4), le32(d, 8));
+    let off = usize::from(o);
     let end = if b + 1 < h.nb {
         le_u16_at(region, at + h.dl) as usize
     } else {
@@ -358,20 +358,15 @@ fn block_at(region: &[u8], h: Hdr, b: usize) -> SResult<Block> {
     if off > end || end > h.data_end {
         return Err(Fault("compressed block offsets out of order"));
     }
-    let cb = u16::from_le_bytes([c0, c1]);
     let count = (cb & 0x1ff) as u32;
     let (base, start, last) = if h.wide() {
         (
-            u64::from_le_bytes([v0, v1, v2, v3, w0, w1, w2, w3]),
+            u64::from(v) | u64::from(w) << 32,
             0,
             le_u32_at(region, at + 12),
         )
     } else {
-        (
-            h.base,
-            u32::from_le_bytes([v0, v1, v2, v3]),
-            u32::from_le_bytes([w0, w1, w2, w3]),
-        )
+        (h.base, v, w)
     };
     let (kfirst, klast) = (
         base.checked_add(start as u64),
