@@ -1,7 +1,8 @@
 //! The executor's cost on small ranges, for profiling: on 2M ClusterData-like keys, a
 //! pre-parsed `SELECT SUM(key) ... BETWEEN` over 0.1% of the keys against `fold_keys` over the
-//! same ranges, per leaf kind.
-//! `cargo run --release -p tersedb --example query_overhead [codec|none] [range in 1/1000]`.
+//! same ranges, per leaf kind (or COUNT with `count`; a fixed number of rounds for callgrind).
+//! `cargo run --release -p tersedb --example query_overhead [codec|none] [range in 1/1000]
+//! [rounds] [sum|count]`.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -32,6 +33,9 @@ fn main() -> tersedb::Result<()> {
         .nth(2)
         .and_then(|s| s.parse().ok())
         .unwrap_or(1);
+    let rounds_arg: Option<usize> = std::env::args().nth(3).and_then(|s| s.parse().ok());
+    let sum = std::env::args().nth(4).as_deref() != Some("count");
+    let agg = if sum { "SUM" } else { "COUNT" };
     let n = 2_000_000usize;
     let mut rng = fastrand::Rng::with_seed(1);
     let mut keys = Vec::with_capacity(n);
@@ -59,12 +63,12 @@ fn main() -> tersedb::Result<()> {
         .iter()
         .map(|(a, b)| {
             Query::parse(&format!(
-                "SELECT SUM(key) FROM db WHERE key BETWEEN {a} AND {b}"
+                "SELECT {agg}(key) FROM db WHERE key BETWEEN {a} AND {b}"
             ))
             .unwrap()
         })
         .collect();
-    let rounds = 2000 / per_mille.max(1);
+    let rounds = rounds_arg.unwrap_or(2000 / per_mille.max(1));
     for _ in 0..3 {
         let a0 = ALLOCS.load(Ordering::Relaxed);
         let t = Instant::now();
@@ -80,7 +84,8 @@ fn main() -> tersedb::Result<()> {
         let mut f = 0u128;
         for _ in 0..rounds {
             for &(a, b) in &ranges {
-                f += r.fold_keys(&db, a as u64, b as u64, true)?.sum;
+                let kf = r.fold_keys(&db, a as u64, b as u64, sum)?;
+                f += if sum { kf.sum } else { kf.count as u128 };
             }
         }
         let tf = t.elapsed().as_secs_f64() / (rounds * queries.len()) as f64;
