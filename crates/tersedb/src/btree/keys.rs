@@ -206,12 +206,14 @@ impl KeyList {
 
     /// Proves what reads of the list of `n` keys rely on beyond the block or key they look
     /// at: a compressed list's block index in key order, its offsets ascending and its counts
-    /// adding up to `n` ([`Packed::prove`]); a plain integer list's keys strictly ascending
-    /// (the separators of every integer tree's branches: a descent takes the child its search
-    /// finds). Run once per page buffer by `Layout::open` (`super::node`); the reads after it
-    /// (misses, range folds and scans, cursors entering the leaf, descents) trust the order
-    /// and check only the blocks they decode. Byte-string lists are not proven here (their
-    /// reads check what they compare, and never read out of bounds).
+    /// adding up to `n` ([`Packed::prove`]); any other list's keys strictly ascending (the
+    /// separators of every tree's branches: a descent takes the child its search finds; a
+    /// byte-string leaf's keys, which a binary search compares only some of, so that a forged
+    /// order could hide a key from a lookup). Run once per page buffer by `Layout::open`
+    /// (`super::node`); the reads after it (misses, range folds and scans, cursors entering the
+    /// leaf, descents) trust the order and check only the blocks they decode. A byte-string
+    /// list is decoded whole for it (one pass, every key: a prefix-compressed list decodes each
+    /// key from the one before).
     pub fn prove(&self, region: &[u8], n: usize) -> SResult<()> {
         fn ascending<const W: usize>(region: &[u8], n: usize, at: fn([u8; W]) -> u64) -> bool {
             let keys = region.get(..W * n).unwrap_or_default().as_chunks::<W>().0;
@@ -225,7 +227,18 @@ impl KeyList {
             KeyList::Packed(p) => return p.prove(region, n),
             KeyList::U32 => ascending::<4>(region, n, |b| u32::from_le_bytes(b) as u64),
             KeyList::U64 => ascending::<8>(region, n, u64::from_le_bytes),
-            _ => true,
+            // Byte keys order as `Key::Bytes` does: lexicographically.
+            _ => {
+                let (mut prev, mut first, mut ok) = (Vec::new(), true, true);
+                self.for_each_key(region, n, |k| {
+                    ok &= first || k > prev.as_slice();
+                    first = false;
+                    prev.clear();
+                    prev.extend_from_slice(k);
+                    Ok(())
+                })?;
+                ok
+            }
         };
         if ok {
             Ok(())
