@@ -116,17 +116,19 @@ fn pfor_fig4_has_pdict_beside_pfor() {
         assert!(field(l, "mb_per_s") > 0.0, "{l}");
         assert!(field(l, "mean_bits") <= 8.0, "{l}");
     }
-    // No exceptions: every chunk a plain dictionary of 16 values in 4 bits.
+    // No exceptions: every chunk a plain dictionary of 16 values in 4 bits (but the last, of
+    // 2^18 mod 255 = 4 values).
+    let four = |l: &str| (field(l, "mean_bits") - 4.0).abs() < 0.01;
     for l in [fixed[0], data[0]] {
         assert_eq!(field(l, "measured_rate"), 0.0, "{l}");
-        assert_eq!(field(l, "mean_bits"), 4.0, "{l}");
+        assert!(four(l), "{l}");
     }
     // At b = 4 the values outside the dictionary are the exceptions, at every rate (at 100%
     // each chunk's 16 coded values are some of those).
     for (l, e) in fixed.iter().zip([0.0, 0.25, 0.5, 0.75, 1.0]) {
         let m = field(l, "measured_rate");
         assert!(m <= e + 0.01 && m >= e - 16.0 / 255.0 - 0.01, "{l}");
-        assert_eq!(field(l, "mean_bits"), 4.0, "{l}");
+        assert!(four(l), "{l}");
     }
     // With b from the data, coding a value seen once costs less than listing it: the engine
     // leaves fewer exceptions than b = 4 does, and never a larger column.
