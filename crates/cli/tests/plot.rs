@@ -135,7 +135,7 @@ fn pfor_plots_draw_one_line_per_variant_and_rate() {
     ];
     // --quick: exception rates 0, 25, 50, 75, 100% -> 5 points per line.
     for (name, variants) in [
-        ("pfor_fig4_decompression.svg", 5),
+        ("pfor_fig4_decompression.svg", 7),
         ("pfor_fig5_compression.svg", 4),
     ] {
         let svg = std::fs::read_to_string(dir.join(name)).unwrap();

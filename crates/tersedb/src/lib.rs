@@ -122,6 +122,9 @@ pub mod txn;
 pub mod typed;
 
 pub use btree::fold::KeyFold;
+/// One compressed record chunk on its own, for `tersedb bench pfor` (not a stable API).
+#[doc(hidden)]
+pub use btree::numrecs::{ChunkCodec, ChunkInfo};
 pub use check::{CheckFault, CheckReport, DbReport};
 pub use compact::{compact_file, CompactReport, ShrinkReport};
 pub use cursor::{Cursor, Range, WriteCursor};

@@ -53,7 +53,9 @@
 use super::slots::{le_u16_at, le_u32_at, le_u64_at, le_word, le_words, put, Fault, SResult};
 use super::zone::{RecFold, RecNum, POW10};
 
+mod chunk_codec;
 mod pdict;
+pub use chunk_codec::{ChunkCodec, ChunkInfo};
 use pdict::PDICT;
 
 const RAW: u8 = 0;

@@ -1,9 +1,11 @@
 //! `tersedb bench pfor`: the experiments of Zukowski et al., "Super-Scalar RAM-CPU Cache
 //! Compression" (the patched-FOR paper) on this machine, with tersedb's production PFOR and
-//! PFOR-DELTA kernels (`tersedb_codecs::pfor::column`, the key codecs' frames and decoder).
+//! PFOR-DELTA kernels (`tersedb_codecs::pfor::column`, the key codecs' frames and decoder) and
+//! the engine's PDICT record chunks (`tersedb::ChunkCodec`; [`pdict`]).
 //!
 //! - Fig. 4: decompression bandwidth against the exception rate (0..100%), width 8 and the width
-//!   each frame chooses: NAIVE (if-then-else per value), PFOR and PFOR-DELTA (two loops).
+//!   each frame chooses: NAIVE (if-then-else per value), PFOR and PFOR-DELTA (two loops), and
+//!   PDICT over values from a dictionary of 16 with the same share outside it.
 //! - Fig. 5: compression bandwidth of PFOR at width 8 with the NAIVE, PRED and DC first loops
 //!   and the production one (a bit set of the exceptions).
 //! - Fig. 6: compulsory exceptions: the measured exception rate E' per width 1..8 against the
@@ -12,8 +14,8 @@
 //!   page into RAM, then sum) against vector-wise (decompress 128-1024 values into cache, sum).
 //! - Table 4: PFOR-DELTA on d-gaps of Zipf-distributed posting lists against VByte, StreamVByte
 //!   and BP128, with a semi-static Huffman code of the gaps as the size reference.
-//! - Table 2: TPC-H LINEITEM columns: PFOR, PFOR-DELTA (sorted), the engine's automatic record
-//!   codec (compressed records through the public API) and zstd of the raw column.
+//! - Table 2: TPC-H LINEITEM columns: PFOR, PFOR-DELTA (sorted), PDICT, the engine's automatic
+//!   record codec (compressed records through the public API) and zstd of the raw column.
 //!
 //! Every measurement first checks its answer against the data. Speeds are medians of rounds.
 //! Hardware counters (branch and cache misses) are not read here: run the command under
@@ -21,6 +23,7 @@
 
 mod inverted;
 pub mod kernels;
+pub mod pdict;
 mod tpch;
 
 use super::timing::{ops_per_sec, Budget};
@@ -327,6 +330,12 @@ fn fig4(opts: &Options, scale: &Scale) -> Result<Fig4Points, String> {
     t.start(
         "Fig. 4: decompression bandwidth vs exception rate (32-bit values; MB/s of decoded output)",
     );
+    t.note(&format!(
+        "PDICT: the engine's record chunks of {} values, from a dictionary of {} with the share E outside it; b={}: PDICT at that width (DICT for a chunk of no other value); b=data: the smaller of PDICT at the engine's width and DICT",
+        pdict::CHUNK,
+        1 << pdict::DICT_BITS,
+        pdict::DICT_BITS
+    ));
     let isa = Isa::detect();
     let mut rng = fastrand::Rng::with_seed(opts.seed);
     let mut buf = [0u32; N];
@@ -385,6 +394,39 @@ fn fig4(opts: &Options, scale: &Scale) -> Result<Fig4Points, String> {
                     Cell::F(rate / 1e9, 3),
                 ]);
             }
+        }
+        // PDICT: the same share of values outside a dictionary of 2^DICT_BITS values.
+        let dv = pdict::dict_values(&mut rng, n, e, pdict::DICT_BITS);
+        let want = wrapping_total(&dv);
+        for bits in [Some(pdict::DICT_BITS), None] {
+            let dc = pdict::DictColumn::encode(&dv, bits)?;
+            if dc.sum()? != want {
+                return Err("PDICT decoded wrong values".into());
+            }
+            let mut words = [0u64; pdict::CHUNK];
+            let rate = ops_per_sec(scale.budget, n as u64, || {
+                let mut check = 0u64;
+                let ok = dc.decode_each(&mut words, |v| {
+                    black_box(v);
+                    check = check.wrapping_add(v[0]);
+                });
+                if ok.is_err() {
+                    return u64::MAX;
+                }
+                check
+            });
+            let b = bits.map_or("data".into(), |b| b.to_string());
+            points.push(("PDICT".into(), b.clone(), e, rate * 4.0 / 1e6));
+            t.row(&[
+                Cell::S("PDICT".into()),
+                Cell::S(b),
+                Cell::F(e, 2),
+                Cell::F(dc.exceptions() as f64 / n as f64, 3),
+                Cell::F(dc.mean_bits(), 2),
+                Cell::F(dc.size() as f64 * 8.0 / n as f64, 2),
+                Cell::F(rate * 4.0 / 1e6, 0),
+                Cell::F(rate / 1e9, 3),
+            ]);
         }
     }
     Ok(points)

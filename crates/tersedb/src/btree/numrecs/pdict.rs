@@ -124,6 +124,24 @@ pub(super) fn plan(runs: &[(u64, usize)], n: usize, w: usize) -> Option<Plan> {
     best
 }
 
+/// [`plan`]'s layout at width `bits` alone, as the paper's Fig. 4 fixes one width for every
+/// exception rate: `None` where the chunk has fewer than 2 or more than 256 values, `bits` is
+/// above 7, or `2^bits` codes every value (the layout keeps at least one other entry).
+pub(super) fn plan_at(runs: &[(u64, usize)], n: usize, w: usize, bits: u32) -> Option<Plan> {
+    let d = runs.len();
+    if !(2..=256).contains(&d) || bits > MAX_BITS || 1usize << bits >= d {
+        return None;
+    }
+    let mut times: Vec<usize> = runs.iter().map(|r| r.1).collect();
+    times.sort_unstable_by(|a, b| b.cmp(a));
+    let exc = n.checked_sub(times.iter().take(1 << bits).sum())?;
+    Some(Plan {
+        bits,
+        exc,
+        len: Parts::new(n, bits, d, exc, w).end,
+    })
+}
+
 /// A lower bound of [`plan`]'s size for `n` records of `d` distinct values, none more than
 /// `most` times: for each `b`, the dictionary, the codes and a byte per exception beyond what
 /// `2^b` values of `most` records could cover. Cheap, and above DICT for evenly spread values
