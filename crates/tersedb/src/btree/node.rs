@@ -340,6 +340,7 @@ pub fn insert(page: &mut [u8], l: &mut Layout, i: usize, key: &[u8], rec: &[u8])
         return insert_key(page, l, i, key);
     }
     let cap = l.capacity();
+    let how = repack_for(n, i);
     let mut vacuumized = false;
     for _ in 0..4 {
         // Measured each round: a vacuum may have repacked the records.
@@ -356,7 +357,7 @@ pub fn insert(page: &mut [u8], l: &mut Layout, i: usize, key: &[u8], rec: &[u8])
             if ku + ru + rc > cap {
                 if !vacuumized {
                     vacuumized = true;
-                    if vacuum(page, l, Repack::Spare)? >= min_gain(l) {
+                    if vacuum(page, l, how)? >= min_gain(l) {
                         continue;
                     }
                 }
@@ -387,16 +388,7 @@ pub fn insert(page: &mut [u8], l: &mut Layout, i: usize, key: &[u8], rec: &[u8])
             }
             Fit::NoRoom(need) => {
                 let gain = min_gain(l);
-                if make_room(
-                    page,
-                    l,
-                    need,
-                    ru,
-                    ru + rc,
-                    &mut vacuumized,
-                    gain,
-                    Repack::Spare,
-                )? {
+                if make_room(page, l, need, ru, ru + rc, &mut vacuumized, gain, how)? {
                     continue;
                 }
                 return Ok(false);
@@ -412,6 +404,7 @@ pub fn insert(page: &mut [u8], l: &mut Layout, i: usize, key: &[u8], rec: &[u8])
 /// none,bp128 --keys 200000`: 586.4M -> 614.6M).
 fn insert_key(page: &mut [u8], l: &mut Layout, i: usize, key: &[u8]) -> Result<bool> {
     let n = l.count;
+    let how = repack_for(n, i);
     let mut vacuumized = false;
     for _ in 0..4 {
         let (hdr, rs) = (l.hdr, l.rstart);
@@ -427,7 +420,7 @@ fn insert_key(page: &mut [u8], l: &mut Layout, i: usize, key: &[u8]) -> Result<b
             }
             Fit::NoRoom(need) => {
                 let gain = min_gain(l);
-                if make_room(page, l, need, 0, 0, &mut vacuumized, gain, Repack::Spare)? {
+                if make_room(page, l, need, 0, 0, &mut vacuumized, gain, how)? {
                     continue;
                 }
                 return Ok(false);
@@ -435,6 +428,16 @@ fn insert_key(page: &mut [u8], l: &mut Layout, i: usize, key: &[u8]) -> Result<b
         }
     }
     Ok(false)
+}
+
+/// The vacuum an insert at `i` of `n` entries asks for when the node has no room: past the last
+/// key, [`Repack::Append`].
+fn repack_for(n: usize, i: usize) -> Repack {
+    if i == n {
+        Repack::Append
+    } else {
+        Repack::Spare
+    }
 }
 
 /// Moves the KeyList/RecordList boundary so the record region has `rrange` bytes; the caller

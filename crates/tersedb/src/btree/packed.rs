@@ -779,12 +779,16 @@ struct Encoded {
 struct Scratch {
     offs: [u32; MAX_BLOCK_KEYS],
     out: [u8; SCRATCH],
+    /// `auto`'s second output: the best candidate so far stays in one buffer while the next
+    /// encodes into the other.
+    alt: [u8; SCRATCH],
 }
 
 thread_local! {
     static SCRATCH_BUF: std::cell::RefCell<Box<Scratch>> = std::cell::RefCell::new(Box::new(Scratch {
         offs: [0; MAX_BLOCK_KEYS],
         out: [0; SCRATCH],
+        alt: [0; SCRATCH],
     }));
 }
 
@@ -1050,28 +1054,31 @@ impl Packed {
                 return Err(Fault("keys beyond one block's range"));
             }
             let offs = head(&sc.offs, keys.len())?;
-            let (codec, d) = if self.auto {
+            let (codec, d, bytes) = if self.auto {
                 // Every candidate encodes the block; the smallest wins unless a faster one is
-                // within a tenth of it (the winner is encoded again: the buffer holds the last
-                // candidate's output).
-                let mut best: Option<(CodecId, usize)> = None;
+                // within a tenth of it. The best so far is kept in one buffer while the next
+                // candidate encodes into the other (encoding the winner again was a sixth of
+                // the choice).
+                let (mut best_buf, mut next_buf) = (&mut sc.out, &mut sc.alt);
+                let mut best: Option<(CodecId, Descriptor)> = None;
                 for c in AUTO_CODECS {
-                    let d = Codec(c).encode(offs, &mut sc.out[..]).map_err(cfault)?;
+                    let d = Codec(c).encode(offs, &mut next_buf[..]).map_err(cfault)?;
                     let size = d.size as usize;
-                    if best.is_none_or(|(_, b)| size * 10 < b * 9) {
-                        best = Some((c, size));
+                    if best.is_none_or(|(_, b)| size * 10 < b.size as usize * 9) {
+                        best = Some((c, d));
+                        std::mem::swap(&mut best_buf, &mut next_buf);
                     }
                 }
-                let c = best.map_or(self.codec, |b| b.0);
-                (c, Codec(c).encode(offs, &mut sc.out[..]).map_err(cfault)?)
+                let (c, d) = best.ok_or(Fault("no candidate codec"))?;
+                (c, d, &best_buf[..])
             } else {
                 let d = Codec(self.codec)
                     .encode(offs, &mut sc.out[..])
                     .map_err(cfault)?;
-                (self.codec, d)
+                (self.codec, d, &sc.out[..])
             };
             let at = e.bytes.len();
-            e.bytes.extend_from_slice(head(&sc.out, d.size as usize)?);
+            e.bytes.extend_from_slice(head(bytes, d.size as usize)?);
             e.blocks.push((d, base, codec, at..e.bytes.len()));
             Ok(())
         })
@@ -2254,13 +2261,27 @@ impl Packed {
     /// inserts, a quarter of a random load's instructions. Packed a sixteenth short, each block
     /// takes eight more keys in place first. `examples/space` 400000 bp128 (callgrind): 20%
     /// fewer instructions, the same leaf count; 2M keys: 126 leaves instead of 125.
+    ///
+    /// With [`Repack::Append`] (an insert past the last key found no room) a list whose blocks
+    /// before the last are all full and that is not in the wide form repacks its last block
+    /// only. In an ascending load every earlier block was encoded alone when it filled up (the
+    /// next key started a block: `insert_in`), so a full repack cuts the keys into the same
+    /// blocks and encodes them into the same bytes, and frees only what the last block does:
+    /// repacking every block of the leaf each time it filled was 22% of an `auto` load's
+    /// instructions and 6% of a PFOR-DELTA one's (`examples/append_load`, issue 21).
     pub fn vacuumize(&self, region: &mut [u8], how: Repack) -> SResult<usize> {
+        if how == Repack::Append {
+            if let Some(freed) = self.repack_last_block(region)? {
+                return Ok(freed);
+            }
+        }
         let before = self.used(region)?;
         let mut keys = Vec::with_capacity(self.counts(region)?.0);
         self.decode_all(region, &mut keys)?;
         let cap = self.cap();
         let floor = region.len() / 256;
-        if how == Repack::Spare && cap >= 16 && self.spare_may_free(region, keys.len(), floor)? {
+        let spare = matches!(how, Repack::Spare | Repack::Append);
+        if spare && cap >= 16 && self.spare_may_free(region, keys.len(), floor)? {
             let per = cap - cap / 16;
             let mut e = Encoded::with_parts(keys.len().div_ceil(per));
             for chunk in keys.chunks(per) {
@@ -2287,6 +2308,36 @@ impl Packed {
             ));
         }
         Ok(before - after)
+    }
+
+    /// [`Repack::Append`]'s repack: when every block before the last is full and the list is
+    /// not wide (a wide list may become based, which a full repack would do), the last block
+    /// is encoded again alone, and written back when smaller. `None`, nothing done, otherwise;
+    /// else the bytes freed.
+    fn repack_last_block(&self, region: &mut [u8]) -> SResult<Option<usize>> {
+        let h = self.hdr(region)?;
+        let cap = self.cap();
+        if h.wide() || h.nb == 0 || (0..h.nb - 1).any(|b| d_count(region, h, b) != cap) {
+            return Ok(None);
+        }
+        let b = h.nb - 1;
+        let blk = block_at(region, h, b)?;
+        let mut keys = [0u64; MAX_BLOCK_KEYS];
+        let n = self.decode_keys_at(region, &blk, &mut keys)?;
+        if n == 0 {
+            return Ok(None);
+        }
+        let mut e = Encoded::with_parts(1);
+        self.encode_parts_with(head(&keys, n)?, 1, &mut e, false)?;
+        let old = blk.at.len();
+        let new = e.payload();
+        if e.blocks.len() != 1 || new >= old {
+            return Ok(Some(0));
+        }
+        if !splice(region, h, b, 1, &e.new_blocks())? {
+            return Err(Fault("repacked block does not fit where the old one did"));
+        }
+        Ok(Some(old - new))
     }
 
     /// Whether packing `n` keys a sixteenth short of full could free `floor` bytes, estimated
