@@ -819,6 +819,17 @@ impl KeyList {
         self.key(region, n, n - 1).map(Some)
     }
 
+    /// Appends the key with stored bytes `raw` in place when the list can tell cheaply that it
+    /// lies above every key and has room for it: `Some(true)` done, `Some(false)` not above
+    /// the last key, `None` (nothing changed) when [`KeyList::insert_at`] must decide (every
+    /// list but the compressed one, whose last block's codec appends in place).
+    pub fn append_in_place(&self, region: &mut [u8], raw: &[u8]) -> SResult<Option<bool>> {
+        match self {
+            KeyList::Packed(p) => p.append_in_place(region, p.stored_key(raw)?),
+            _ => Ok(None),
+        }
+    }
+
     /// Inserts the key with stored bytes `raw` at slot `i` of a list of `n` keys, or says how
     /// many bytes the list would need (nothing changed).
     pub fn insert_at(&self, region: &mut [u8], n: usize, i: usize, raw: &[u8]) -> SResult<Fit> {

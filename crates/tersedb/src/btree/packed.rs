@@ -1472,6 +1472,53 @@ impl Packed {
         Ok(self.lower_bound(region, h, p)?.2 == Some(p))
     }
 
+    /// Appends `key` to the last block in place when it lies above every key of the list and
+    /// the block's codec takes it there (`insert`'s first step for such a key, without its
+    /// other cases): `Some(true)` done, `Some(false)` the key is not above the last block's
+    /// last key, `None` (nothing changed) when only [`Packed::insert`] can tell. One header
+    /// and one descriptor read: the append path of ascending loads (issue 21), where reading
+    /// the last key first and then inserting read both twice.
+    pub fn append_in_place(&self, region: &mut [u8], key: u64) -> SResult<Option<bool>> {
+        let h = self.hdr(region)?;
+        let Some(b) = h.nb.checked_sub(1) else {
+            return Ok(None);
+        };
+        let blk = block_at(region, h, b)?;
+        if key <= blk.last {
+            return Ok(Some(false));
+        }
+        let count = blk.desc.count as usize;
+        if key > self.max_key() || count == 0 || count >= self.cap() {
+            return Ok(None);
+        }
+        let Some(v) = key
+            .checked_sub(blk.base)
+            .and_then(|v| u32::try_from(v).ok())
+        else {
+            return Ok(None);
+        };
+        let mut d = blk.desc;
+        let off = blk.at.start - h.pstart();
+        let payload = region.get_mut(blk.at.start..).unwrap_or_default();
+        match Codec(blk.codec)
+            .append(&mut d, payload, v)
+            .map_err(cfault)?
+        {
+            AppendOutcome::Appended => {
+                write_desc(region, h, b, off, &d, blk.base, blk.codec);
+                write_hdr(
+                    region,
+                    Hdr {
+                        data_end: off + d.size as usize,
+                        ..h
+                    },
+                );
+                Ok(Some(true))
+            }
+            AppendOutcome::NoRoom => Ok(None),
+        }
+    }
+
     /// Inserts `key` into a list of `n` keys. On `NoRoom` nothing changed.
     pub fn insert(&self, region: &mut [u8], n: usize, key: u64) -> SResult<Ins> {
         WORK.with(|w| self.insert_in(region, n, key, &mut w.borrow_mut()))

@@ -316,7 +316,16 @@ pub fn put_keeping<S: PageSink + ?Sized>(
         // A leaf that is no longer dirty (committed since) refuses `page_mut`: take the slow path.
         if let (true, Ok(page)) = (h.root == *root && !big, sink.page_mut(h.leaf)) {
             let mut l = Layout::read(page, h.leaf, spec)?;
-            if l.leaf && l.above_last(page, &probe)? {
+            // Compressed key-only leaves check and append in one step.
+            let fast = if l.leaf {
+                node::append_key(page, &mut l, kb)?
+            } else {
+                None
+            };
+            if fast == Some(true) {
+                return Ok(true);
+            }
+            if l.leaf && fast.is_none() && l.above_last(page, &probe)? {
                 spec.recs.inline_form(value, &mut rec);
                 let n = l.count;
                 if node::insert(page, &mut l, n, kb, &rec)? {
