@@ -1055,21 +1055,34 @@ impl Packed {
             }
             let offs = head(&sc.offs, keys.len())?;
             let (codec, d, bytes) = if self.auto {
-                // Every candidate encodes the block; the smallest wins unless a faster one is
-                // within a tenth of it. The best so far is kept in one buffer while the next
-                // candidate encodes into the other (encoding the winner again was a sixth of
-                // the choice).
+                // Every candidate sizes the block; the smallest wins unless a faster one is
+                // within a tenth of it. Codecs whose size follows from the keys' widths
+                // (`Codec::encoded_len`) are not encoded to be sized; the others encode into
+                // one buffer while the best encoded so far stays in the other, so the winner
+                // is encoded at most once more (encoding all five and the winner again was
+                // most of an `auto` ascending load's codec work, issue 21).
                 let (mut best_buf, mut next_buf) = (&mut sc.out, &mut sc.alt);
-                let mut best: Option<(CodecId, Descriptor)> = None;
+                let mut best: Option<(CodecId, usize, Option<Descriptor>)> = None;
                 for c in AUTO_CODECS {
-                    let d = Codec(c).encode(offs, &mut next_buf[..]).map_err(cfault)?;
-                    let size = d.size as usize;
-                    if best.is_none_or(|(_, b)| size * 10 < b.size as usize * 9) {
-                        best = Some((c, d));
-                        std::mem::swap(&mut best_buf, &mut next_buf);
+                    let (size, d) = match Codec(c).encoded_len(offs) {
+                        Some(size) => (size, None),
+                        None => {
+                            let d = Codec(c).encode(offs, &mut next_buf[..]).map_err(cfault)?;
+                            (d.size as usize, Some(d))
+                        }
+                    };
+                    if best.is_none_or(|(_, b, _)| size * 10 < b * 9) {
+                        if d.is_some() {
+                            std::mem::swap(&mut best_buf, &mut next_buf);
+                        }
+                        best = Some((c, size, d));
                     }
                 }
-                let (c, d) = best.ok_or(Fault("no candidate codec"))?;
+                let (c, _, d) = best.ok_or(Fault("no candidate codec"))?;
+                let d = match d {
+                    Some(d) => d,
+                    None => Codec(c).encode(offs, &mut best_buf[..]).map_err(cfault)?,
+                };
                 (c, d, &best_buf[..])
             } else {
                 let d = Codec(self.codec)
