@@ -409,7 +409,7 @@ pub fn append_key(page: &mut [u8], l: &mut Layout, key: &[u8]) -> Result<Option<
     let (hdr, rs) = (l.hdr, l.rstart);
     let r = l
         .keys
-        .append_in_place(region_mut(page, l, hdr..rs)?, key)
+        .append_in_place(region_mut(page, l, hdr..rs)?, l.count, key)
         .map_err(|f| l.err(f))?;
     if r == Some(true) {
         l.count += 1;

@@ -336,6 +336,21 @@ fn write_desc(
     }
 }
 
+/// [`write_desc`] after an append in place: only the count, the width and the last key
+/// change (the offset, the first key and the codec stay).
+#[inline]
+fn write_desc_appended(region: &mut [u8], h: Hdr, b: usize, d: &Descriptor, base: u64) {
+    let at = h.hs + h.dl * b;
+    let cb = (d.count as u16 & 0x1ff) | ((d.bits as u16 & 0x3f) << 9);
+    put(region, at + 2, &cb.to_le_bytes());
+    if h.wide() {
+        put(region, at + 12, &d.last.wrapping_sub(d.start).to_le_bytes());
+    } else {
+        let l = base.wrapping_sub(h.base).wrapping_add(d.last as u64) as u32;
+        put(region, at + 8, &l.to_le_bytes());
+    }
+}
+
 /// Block `b` of a list with header `h` (`b < h.nb`). Always inlined: returned through memory,
 /// the block was stored in 4- and 8-byte pieces and read back in 16-byte ones, a
 /// store-forwarding stall per block that was a quarter of a full BP128 SUM.
@@ -1518,7 +1533,7 @@ impl Packed {
             .map_err(cfault)?
         {
             AppendOutcome::Appended => {
-                write_desc(region, h, b, off, &d, blk.base, blk.codec);
+                write_desc_appended(region, h, b, &d, blk.base);
                 write_hdr(
                     region,
                     Hdr {
