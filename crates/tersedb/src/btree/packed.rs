@@ -2800,6 +2800,75 @@ mod tests {
         keys as f64 / (blocks * p.cap()).max(1) as f64
     }
 
+    /// `append_in_place` is `insert`'s append step: where it appends, the region is the one
+    /// `insert` of the same key makes, byte for byte; where it declines, nothing changed; keys
+    /// not above the last are told apart. Every codec and `auto`, u32, based and wide lists,
+    /// after random inserts (gaps, partly full blocks) and ascending runs.
+    #[test]
+    fn append_in_place_is_inserts_append() {
+        let mut cases: Vec<(Option<CodecId>, bool)> = Vec::new();
+        for c in CodecId::ALL {
+            cases.push((Some(c), false));
+            cases.push((Some(c), true));
+        }
+        cases.push((None, false));
+        cases.push((None, true));
+        for (codec, wide) in cases {
+            let mut rng = fastrand::Rng::with_seed(21 + codec.map_or(99, |c| c as u64));
+            let p = Packed {
+                codec: codec.unwrap_or(CodecId::Bp128),
+                block_keys: if codec.is_none() { 129 } else { 257 },
+                wide,
+                auto: codec.is_none(),
+            };
+            let mut region = vec![0u8; 40_000];
+            Packed::init(&mut region);
+            let mut model: Vec<u64> = Vec::new();
+            let off = if wide { 3u64 << 33 } else { 0 };
+            let mut next = off;
+            let mut appended = 0;
+            for round in 0..6000 {
+                let w = rng.u32(1..20);
+                let key = if round % 3 == 0 {
+                    off + rng.u64(..next - off + 50)
+                } else {
+                    next + rng.u64(1..1 << w)
+                };
+                let mut fast = region.clone();
+                let got = p.append_in_place(&mut fast, key).unwrap();
+                if got != Some(true) {
+                    assert!(fast == region, "{codec:?}: declined, yet changed");
+                }
+                let pos = model.partition_point(|&k| k < key);
+                let above = model.last().is_none_or(|&l| key > l);
+                match p.insert(&mut region, model.len(), key).unwrap() {
+                    Ins::Inserted(s) => {
+                        assert_eq!(s, pos);
+                        model.insert(pos, key);
+                    }
+                    Ins::Exists(_) => {}
+                    Ins::NoRoom(_) => break,
+                }
+                next = next.max(key);
+                if got == Some(true) {
+                    assert!(above, "{codec:?} appended {key} below the last key");
+                    assert!(fast == region, "{codec:?} wide {wide} round {round}");
+                    appended += 1;
+                } else if got == Some(false) {
+                    assert!(
+                        !above || round == 0,
+                        "{codec:?}: {key} is above the last key"
+                    );
+                }
+            }
+            assert!(
+                appended > 1000,
+                "{codec:?} wide {wide}: {appended} appends in place"
+            );
+            check(&p, &region, &model);
+        }
+    }
+
     /// Random inserts share a full block's keys with a neighbour (blocks stay at least about
     /// two-thirds full, not half); removes merge half-empty blocks with a neighbour, so the list
     /// stays close to the size of a fresh build of its keys.
