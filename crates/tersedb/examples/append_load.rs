@@ -3,7 +3,9 @@
 //! transaction, committed, then the file closed; 16 KiB pages, `Durability::None`, a 1 GiB cache,
 //! as `crates/bench-peers/src/tersedb_store.rs` sets them.
 //! `cargo run --release -p tersedb --example append_load -- N CODEC|none|auto [REPEATS] [SEED]`
-//! prints the load time of each repeat (append and commit) and the file's bytes per key.
+//! prints the load time of each repeat (append and commit) and the file's bytes per key. With
+//! `RANDOM_FIRST=1` the keys are first loaded in random order into another file, as the
+//! harness does before its ascending load.
 
 use std::time::Instant;
 use tersedb::{CodecId, DbConfig, Durability, Env, EnvOptions, KeyType, RecordType};
@@ -87,6 +89,32 @@ fn main() -> tersedb::Result<()> {
         .cache_bytes(1 << 30);
     let mut times = Vec::new();
     let mut bytes = 0;
+    if std::env::var_os("RANDOM_FIRST").is_some() {
+        // As `bench --peers` does before its ascending load: the keys in random order, 100,000
+        // per transaction, into another file, dropped.
+        let rpath = path.with_extension("random");
+        let _ = std::fs::remove_file(&rpath);
+        let env = Env::create(&rpath, &opts)?;
+        let mut w = env.begin_write()?;
+        let db = w.create_db(
+            "bench",
+            DbConfig::raw(KeyType::U32, RecordType::None)
+                .with_codec(id)
+                .with_auto_codec(auto),
+        )?;
+        w.commit()?;
+        let mut order = keys.clone();
+        fastrand::Rng::with_seed(seed).shuffle(&mut order);
+        for chunk in order.chunks(100_000) {
+            let mut w = env.begin_write()?;
+            for &k in chunk {
+                w.insert(&db, k, &[])?;
+            }
+            w.commit()?;
+        }
+        drop(env);
+        let _ = std::fs::remove_file(&rpath);
+    }
     for _ in 0..repeats {
         let _ = std::fs::remove_file(&path);
         let env = Env::create(&path, &opts)?;

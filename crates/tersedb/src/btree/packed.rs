@@ -338,7 +338,7 @@ fn write_desc(
 
 /// [`write_desc`] after an append in place: only the count, the width and the last key
 /// change (the offset, the first key and the codec stay).
-#[inline]
+#[inline(always)]
 fn write_desc_appended(region: &mut [u8], h: Hdr, b: usize, d: &Descriptor, base: u64) {
     let at = h.hs + h.dl * b;
     let cb = (d.count as u16 & 0x1ff) | ((d.bits as u16 & 0x3f) << 9);
@@ -1534,13 +1534,8 @@ impl Packed {
         {
             AppendOutcome::Appended => {
                 write_desc_appended(region, h, b, &d, blk.base);
-                write_hdr(
-                    region,
-                    Hdr {
-                        data_end: off + d.size as usize,
-                        ..h
-                    },
-                );
+                // Of the header only the end of the data changes (`write_hdr`'s bytes 2..4).
+                put(region, 2, &((off + d.size as usize) as u16).to_le_bytes());
                 Ok(Some(true))
             }
             AppendOutcome::NoRoom => Ok(None),
