@@ -401,9 +401,7 @@ fn append_hinted<S: PageSink + ?Sized>(
     let Ok(page) = sink.page_mut(h.leaf) else {
         return Ok(false);
     };
-    let mut l = Layout::read(page, h.leaf, spec)?;
-    let kb = raw.get(..len).unwrap_or_default();
-    Ok(l.leaf && node::append_key(page, &mut l, kb)? == Some(true))
+    node::append_key_lean(page, h.leaf, spec, raw.get(..len).unwrap_or_default())
 }
 
 /// One `put` on its way down: the entry, how it is written, and what its descents share.
