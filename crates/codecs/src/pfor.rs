@@ -1141,7 +1141,10 @@ fn append<const DELTA: bool>(
                     payload.copy_within(exc_at..exc_at + exc_len, exc_at + grow);
                     payload[exc_at..exc_at + grow].fill(0);
                 }
-                bits::set(&mut payload[codes_at..codes_at + new_clen], b, n, code);
+                // The whole tail of the payload, not only the codes: `bits::set` then writes
+                // one word (it changes only the value's bits), where the codes' last bytes
+                // alone made it write byte by byte on every append (issue 21).
+                bits::set(&mut payload[codes_at..], b, n, code);
                 d.count += 1;
                 d.last = key;
                 d.size = size as u32;

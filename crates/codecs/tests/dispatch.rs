@@ -112,3 +112,40 @@ fn with_codec_binds_the_type_of_the_id() {
     }
     assert_eq!(Codec::all().count(), CodecId::ALL.len());
 }
+
+/// `Codec::encoded_len`, where a codec gives one, is the size its encoder writes, for random
+/// blocks of every count and delta width (the `auto` choice relies on it to pick the blocks'
+/// codecs as encoding every candidate did).
+#[test]
+fn encoded_len_is_the_encoders_size() {
+    let mut rng = fastrand::Rng::with_seed(seed());
+    for id in CodecId::ALL {
+        let c = Codec(id);
+        let mut buf = vec![0u8; c.max_payload_len(c.max_keys())];
+        let mut sized = 0;
+        for round in 0..2000 {
+            let n = match round % 4 {
+                0 => rng.usize(..=3),
+                1 => c.max_keys(),
+                _ => rng.usize(..=c.max_keys()),
+            };
+            let (b, start) = (rng.u32(0..=32), rng.u32(..));
+            let keys = common::keys_with_width(&mut rng, n, b, start);
+            let d = c.encode(&keys, &mut buf).unwrap();
+            if let Some(len) = c.encoded_len(&keys) {
+                assert_eq!(
+                    len,
+                    d.size as usize,
+                    "{id} round {round}: {} keys",
+                    keys.len()
+                );
+                sized += 1;
+            }
+        }
+        let expect = matches!(
+            id,
+            CodecId::Bp128 | CodecId::SimdFor | CodecId::For | CodecId::StreamVByte
+        );
+        assert_eq!(sized > 0, expect, "{id}");
+    }
+}

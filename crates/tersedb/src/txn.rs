@@ -16,7 +16,6 @@ use crate::catalog::{self, Entry};
 use crate::db::{Db, DbConfig, DbStats};
 use crate::error::{Error, ErrorFamily, PageId, Result};
 use crate::storage::{Durability, FreeView, PageSink, PageSource};
-use std::collections::hash_map::Entry as Slot;
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
@@ -611,17 +610,124 @@ impl DbState {
     /// `ConfigMismatch` unless `db`'s config is the entry's: compared once per handle.
     #[inline]
     fn check(&mut self, db: &Db) -> Result<()> {
-        if !self
+        if self
             .checked
             .as_ref()
             .is_some_and(|c| Arc::ptr_eq(c, &db.name))
         {
-            if self.entry.config != db.config() {
-                return Err(mismatch(db, self.entry.config));
-            }
-            self.checked = Some(db.name.clone());
+            return Ok(());
         }
+        self.check_config(db)
+    }
+
+    /// [`DbState::check`] for a handle not seen yet, out of line: inlined whole, the check
+    /// was a call of 23 instructions per key of a bulk load (issue 21, callgrind).
+    #[cold]
+    #[inline(never)]
+    fn check_config(&mut self, db: &Db) -> Result<()> {
+        if self.entry.config != db.config() {
+            return Err(mismatch(db, self.entry.config));
+        }
+        self.checked = Some(db.name.clone());
         Ok(())
+    }
+}
+
+/// The databases a write transaction has touched, by name, with the one used last found
+/// without hashing its name: a bulk load calls [`WriteTxn::parts`] once per key, and hashing
+/// and comparing the name there (with an `Arc` clone for the map's entry) was 190
+/// instructions per appended key, 13% of a BP128 ascending load (issue 21, callgrind).
+///
+/// Invariant: `index` maps every name in `slots` to its position; `last` is a position in
+/// `slots` or `slots.len()` (none).
+#[derive(Debug, Default)]
+struct DbStates {
+    slots: Vec<(Arc<str>, DbState)>,
+    index: HashMap<Arc<str>, usize, NameHasher>,
+    last: usize,
+}
+
+impl DbStates {
+    fn get(&self, name: &str) -> Option<&DbState> {
+        let &i = self.index.get(name)?;
+        self.slots.get(i).map(|(_, s)| s)
+    }
+
+    fn contains_key(&self, name: &str) -> bool {
+        self.index.contains_key(name)
+    }
+
+    fn get_mut(&mut self, name: &str) -> Option<&mut DbState> {
+        let &i = self.index.get(name)?;
+        self.slots.get_mut(i).map(|(_, s)| s)
+    }
+
+    fn insert(&mut self, name: Arc<str>, state: DbState) {
+        match self.index.get(&name) {
+            Some(&i) => {
+                if let Some(slot) = self.slots.get_mut(i) {
+                    *slot = (name, state);
+                }
+            }
+            None => {
+                self.index.insert(name.clone(), self.slots.len());
+                self.slots.push((name, state));
+            }
+        }
+    }
+
+    fn remove(&mut self, name: &str) -> Option<DbState> {
+        let i = self.index.remove(name)?;
+        if i >= self.slots.len() {
+            return None;
+        }
+        let (_, s) = self.slots.swap_remove(i);
+        if let Some((moved, _)) = self.slots.get(i) {
+            self.index.insert(moved.clone(), i);
+        }
+        self.last = self.slots.len();
+        Some(s)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (&Arc<str>, &DbState)> {
+        self.slots.iter().map(|(n, s)| (n, s))
+    }
+
+    /// The state of the database named `db`: the one used last when `db` shares its name's
+    /// allocation (clones of a handle do), else by the name (then the handle's name is kept,
+    /// so its next call is the first case); `load` gives the entry of a database not touched
+    /// yet.
+    fn by_handle(
+        &mut self,
+        db: &Arc<str>,
+        load: impl FnOnce() -> Result<Entry>,
+    ) -> Result<&mut DbState> {
+        let hit = self
+            .slots
+            .get(self.last)
+            .is_some_and(|(n, _)| Arc::ptr_eq(n, db));
+        if !hit {
+            let i = match self.index.get(&**db) {
+                Some(&i) => i,
+                None => {
+                    let entry = load()?;
+                    self.insert(db.clone(), DbState::new(entry));
+                    self.slots.len() - 1
+                }
+            };
+            if let Some(slot) = self.slots.get_mut(i) {
+                slot.0 = db.clone();
+            }
+            self.last = i;
+        }
+        match self.slots.get_mut(self.last) {
+            Some((_, s)) => Ok(s),
+            None => Err(Error::DbNotFound(db.to_string())),
+        }
     }
 }
 
@@ -629,7 +735,7 @@ impl DbState {
 #[derive(Debug)]
 pub struct WriteTxn {
     pages: Option<Box<dyn Writer>>,
-    dbs: HashMap<Arc<str>, DbState, NameHasher>,
+    dbs: DbStates,
     durability: Durability,
     /// Set when an operation failed half-way (I/O error, full disk, corruption): the
     /// transaction can only be aborted, and every later call reports this failure.
@@ -661,7 +767,7 @@ impl WriteTxn {
     pub(crate) fn new(pages: Box<dyn Writer>, durability: Durability) -> Self {
         WriteTxn {
             pages: Some(pages),
-            dbs: HashMap::default(),
+            dbs: DbStates::default(),
             durability,
             failed: None,
         }
@@ -881,9 +987,10 @@ impl WriteTxn {
         Ok(())
     }
 
-    /// The writer and the state of `db`. The name is hashed once (the map's entry), and the configuration compared once per
-    /// handle (see [`DbState::checked`]): the two lookups and the comparison took a quarter
-    /// of an uncompressed insert's instructions (callgrind, `tersedb bench`).
+    /// The writer and the state of `db`. The name is hashed only when another database was
+    /// used last ([`DbStates::by_handle`]), and the configuration compared once per handle
+    /// (see [`DbState::checked`]): two lookups and the comparison took a quarter of an
+    /// uncompressed insert's instructions (callgrind, `tersedb bench`).
     fn parts(&mut self, db: &Db) -> Result<(&mut Box<dyn Writer>, &mut DbState)> {
         if let Some(f) = &self.failed {
             return Err(f.error());
@@ -891,14 +998,10 @@ impl WriteTxn {
         let Some(pages) = self.pages.as_mut() else {
             return Err(Error::PreviousIo);
         };
-        let s = match self.dbs.entry(db.name.clone()) {
-            Slot::Occupied(o) => o.into_mut(),
-            Slot::Vacant(v) => {
-                let entry = catalog::get(pages.source(), pages.root(), &db.name)?
-                    .ok_or_else(|| Error::DbNotFound(db.name.to_string()))?;
-                v.insert(DbState::new(entry))
-            }
-        };
+        let s = self.dbs.by_handle(&db.name, || {
+            catalog::get(pages.source(), pages.root(), &db.name)?
+                .ok_or_else(|| Error::DbNotFound(db.name.to_string()))
+        })?;
         s.check(db)?;
         Ok((pages, s))
     }

@@ -115,6 +115,16 @@ pub enum KeyList {
     Str(StrList),
 }
 
+/// A little-endian integer of 4 or 8 bytes (the plain integer lists' slots).
+#[inline]
+fn le_u64_of(b: &[u8]) -> u64 {
+    let mut a = [0u8; 8];
+    for (d, s) in a.iter_mut().zip(b) {
+        *d = *s;
+    }
+    u64::from_le_bytes(a)
+}
+
 impl KeyList {
     /// The id stored in a node's header (byte 9).
     pub fn id(&self) -> u8 {
@@ -859,6 +869,43 @@ impl KeyList {
             return Ok(None);
         }
         self.key(region, n, n - 1).map(Some)
+    }
+
+    /// Appends the key with stored bytes `raw` to a list of `n` keys in place when the list
+    /// can tell cheaply that it lies above every key and has room for it: `Some(true)` done,
+    /// `Some(false)` not above the last key, `None` (nothing changed) when
+    /// [`KeyList::insert_at`] must decide. The plain integer lists compare with their last
+    /// slot and write the next one; the compressed list's last block's codec appends; the
+    /// other lists always answer `None`.
+    pub fn append_in_place(
+        &self,
+        region: &mut [u8],
+        n: usize,
+        raw: &[u8],
+    ) -> SResult<Option<bool>> {
+        let w = match self {
+            KeyList::Packed(p) => return p.append_in_place(region, p.stored_key(raw)?),
+            KeyList::U32 => 4,
+            KeyList::U64 => 8,
+            _ => return Ok(None),
+        };
+        let Some(last) = n.checked_sub(1) else {
+            return Ok(None);
+        };
+        if raw.len() != w {
+            return Err(Fault("appended key of the wrong width"));
+        }
+        let prev = fixed::get(region, w, last)?;
+        if le_u64_of(raw) <= le_u64_of(prev) {
+            return Ok(Some(false));
+        }
+        match region.get_mut(n * w..n * w + w) {
+            Some(slot) => {
+                slot.copy_from_slice(raw);
+                Ok(Some(true))
+            }
+            None => Ok(None),
+        }
     }
 
     /// Inserts the key with stored bytes `raw` at slot `i` of a list of `n` keys, or says how

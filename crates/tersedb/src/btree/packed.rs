@@ -336,6 +336,21 @@ fn write_desc(
     }
 }
 
+/// [`write_desc`] after an append in place: only the count, the width and the last key
+/// change (the offset, the first key and the codec stay).
+#[inline(always)]
+fn write_desc_appended(region: &mut [u8], h: Hdr, b: usize, d: &Descriptor, base: u64) {
+    let at = h.hs + h.dl * b;
+    let cb = (d.count as u16 & 0x1ff) | ((d.bits as u16 & 0x3f) << 9);
+    put(region, at + 2, &cb.to_le_bytes());
+    if h.wide() {
+        put(region, at + 12, &d.last.wrapping_sub(d.start).to_le_bytes());
+    } else {
+        let l = base.wrapping_sub(h.base).wrapping_add(d.last as u64) as u32;
+        put(region, at + 8, &l.to_le_bytes());
+    }
+}
+
 /// Block `b` of a list with header `h` (`b < h.nb`). Always inlined: returned through memory,
 /// the block was stored in 4- and 8-byte pieces and read back in 16-byte ones, a
 /// store-forwarding stall per block that was a quarter of a full BP128 SUM.
@@ -748,12 +763,16 @@ struct Encoded {
 struct Scratch {
     offs: [u32; MAX_BLOCK_KEYS],
     out: [u8; SCRATCH],
+    /// `auto`'s second output: the best candidate so far stays in one buffer while the next
+    /// encodes into the other.
+    alt: [u8; SCRATCH],
 }
 
 thread_local! {
     static SCRATCH_BUF: std::cell::RefCell<Box<Scratch>> = std::cell::RefCell::new(Box::new(Scratch {
         offs: [0; MAX_BLOCK_KEYS],
         out: [0; SCRATCH],
+        alt: [0; SCRATCH],
     }));
 }
 
@@ -1019,28 +1038,44 @@ impl Packed {
                 return Err(Fault("keys beyond one block's range"));
             }
             let offs = head(&sc.offs, keys.len())?;
-            let (codec, d) = if self.auto {
-                // Every candidate encodes the block; the smallest wins unless a faster one is
-                // within a tenth of it (the winner is encoded again: the buffer holds the last
-                // candidate's output).
-                let mut best: Option<(CodecId, usize)> = None;
+            let (codec, d, bytes) = if self.auto {
+                // Every candidate sizes the block; the smallest wins unless a faster one is
+                // within a tenth of it. Codecs whose size follows from the keys' widths
+                // (`Codec::encoded_len`) are not encoded to be sized; the others encode into
+                // one buffer while the best encoded so far stays in the other, so the winner
+                // is encoded at most once more (encoding all five and the winner again was
+                // most of an `auto` ascending load's codec work, issue 21).
+                let (mut best_buf, mut next_buf) = (&mut sc.out, &mut sc.alt);
+                let mut best: Option<(CodecId, usize, Option<Descriptor>)> = None;
                 for c in AUTO_CODECS {
-                    let d = Codec(c).encode(offs, &mut sc.out[..]).map_err(cfault)?;
-                    let size = d.size as usize;
-                    if best.is_none_or(|(_, b)| size * 10 < b * 9) {
-                        best = Some((c, size));
+                    let (size, d) = match Codec(c).encoded_len(offs) {
+                        Some(size) => (size, None),
+                        None => {
+                            let d = Codec(c).encode(offs, &mut next_buf[..]).map_err(cfault)?;
+                            (d.size as usize, Some(d))
+                        }
+                    };
+                    if best.is_none_or(|(_, b, _)| size * 10 < b * 9) {
+                        if d.is_some() {
+                            std::mem::swap(&mut best_buf, &mut next_buf);
+                        }
+                        best = Some((c, size, d));
                     }
                 }
-                let c = best.map_or(self.codec, |b| b.0);
-                (c, Codec(c).encode(offs, &mut sc.out[..]).map_err(cfault)?)
+                let (c, _, d) = best.ok_or(Fault("no candidate codec"))?;
+                let d = match d {
+                    Some(d) => d,
+                    None => Codec(c).encode(offs, &mut best_buf[..]).map_err(cfault)?,
+                };
+                (c, d, &best_buf[..])
             } else {
                 let d = Codec(self.codec)
                     .encode(offs, &mut sc.out[..])
                     .map_err(cfault)?;
-                (self.codec, d)
+                (self.codec, d, &sc.out[..])
             };
             let at = e.bytes.len();
-            e.bytes.extend_from_slice(head(&sc.out, d.size as usize)?);
+            e.bytes.extend_from_slice(head(bytes, d.size as usize)?);
             e.blocks.push((d, base, codec, at..e.bytes.len()));
             Ok(())
         })
@@ -1432,6 +1467,48 @@ impl Packed {
     pub fn contains(&self, region: &[u8], p: u64) -> SResult<bool> {
         let h = self.hdr(region)?;
         Ok(self.lower_bound(region, h, p)?.2 == Some(p))
+    }
+
+    /// Appends `key` to the last block in place when it lies above every key of the list and
+    /// the block's codec takes it there (`insert`'s first step for such a key, without its
+    /// other cases): `Some(true)` done, `Some(false)` the key is not above the last block's
+    /// last key, `None` (nothing changed) when only [`Packed::insert`] can tell. One header
+    /// and one descriptor read: the append path of ascending loads (issue 21), where reading
+    /// the last key first and then inserting read both twice.
+    pub fn append_in_place(&self, region: &mut [u8], key: u64) -> SResult<Option<bool>> {
+        let h = self.hdr(region)?;
+        let Some(b) = h.nb.checked_sub(1) else {
+            return Ok(None);
+        };
+        let blk = block_at(region, h, b)?;
+        if key <= blk.last {
+            return Ok(Some(false));
+        }
+        let count = blk.desc.count as usize;
+        if key > self.max_key() || count == 0 || count >= self.cap() {
+            return Ok(None);
+        }
+        let Some(v) = key
+            .checked_sub(blk.base)
+            .and_then(|v| u32::try_from(v).ok())
+        else {
+            return Ok(None);
+        };
+        let mut d = blk.desc;
+        let off = blk.at.start - h.pstart();
+        let payload = region.get_mut(blk.at.start..).unwrap_or_default();
+        match Codec(blk.codec)
+            .append(&mut d, payload, v)
+            .map_err(cfault)?
+        {
+            AppendOutcome::Appended => {
+                write_desc_appended(region, h, b, &d, blk.base);
+                // Of the header only the end of the data changes (`write_hdr`'s bytes 2..4).
+                put(region, 2, &((off + d.size as usize) as u16).to_le_bytes());
+                Ok(Some(true))
+            }
+            AppendOutcome::NoRoom => Ok(None),
+        }
     }
 
     /// Inserts `key` into a list of `n` keys. On `NoRoom` nothing changed.
@@ -2230,13 +2307,27 @@ impl Packed {
     /// inserts, a quarter of a random load's instructions. Packed a sixteenth short, each block
     /// takes eight more keys in place first. `examples/space` 400000 bp128 (callgrind): 20%
     /// fewer instructions, the same leaf count; 2M keys: 126 leaves instead of 125.
+    ///
+    /// With [`Repack::Append`] (an insert past the last key found no room) a list whose blocks
+    /// before the last are all full and that is not in the wide form repacks its last block
+    /// only. In an ascending load every earlier block was encoded alone when it filled up (the
+    /// next key started a block: `insert_in`), so a full repack cuts the keys into the same
+    /// blocks and encodes them into the same bytes, and frees only what the last block does:
+    /// repacking every block of the leaf each time it filled was 22% of an `auto` load's
+    /// instructions and 6% of a PFOR-DELTA one's (`examples/append_load`, issue 21).
     pub fn vacuumize(&self, region: &mut [u8], how: Repack) -> SResult<usize> {
+        if how == Repack::Append {
+            if let Some(freed) = self.repack_last_block(region)? {
+                return Ok(freed);
+            }
+        }
         let before = self.used(region)?;
         let mut keys = Vec::with_capacity(self.counts(region)?.0);
         self.decode_all(region, &mut keys)?;
         let cap = self.cap();
         let floor = region.len() / 256;
-        if how == Repack::Spare && cap >= 16 && self.spare_may_free(region, keys.len(), floor)? {
+        let spare = matches!(how, Repack::Spare | Repack::Append);
+        if spare && cap >= 16 && self.spare_may_free(region, keys.len(), floor)? {
             let per = cap - cap / 16;
             let mut e = Encoded::with_parts(keys.len().div_ceil(per));
             for chunk in keys.chunks(per) {
@@ -2263,6 +2354,36 @@ impl Packed {
             ));
         }
         Ok(before - after)
+    }
+
+    /// [`Repack::Append`]'s repack: when every block before the last is full and the list is
+    /// not wide (a wide list may become based, which a full repack would do), the last block
+    /// is encoded again alone, and written back when smaller. `None`, nothing done, otherwise;
+    /// else the bytes freed.
+    fn repack_last_block(&self, region: &mut [u8]) -> SResult<Option<usize>> {
+        let h = self.hdr(region)?;
+        let cap = self.cap();
+        if h.wide() || h.nb == 0 || (0..h.nb - 1).any(|b| d_count(region, h, b) != cap) {
+            return Ok(None);
+        }
+        let b = h.nb - 1;
+        let blk = block_at(region, h, b)?;
+        let mut keys = [0u64; MAX_BLOCK_KEYS];
+        let n = self.decode_keys_at(region, &blk, &mut keys)?;
+        if n == 0 {
+            return Ok(None);
+        }
+        let mut e = Encoded::with_parts(1);
+        self.encode_parts_with(head(&keys, n)?, 1, &mut e, false)?;
+        let old = blk.at.len();
+        let new = e.payload();
+        if e.blocks.len() != 1 || new >= old {
+            return Ok(Some(0));
+        }
+        if !splice(region, h, b, 1, &e.new_blocks())? {
+            return Err(Fault("repacked block does not fit where the old one did"));
+        }
+        Ok(Some(old - new))
     }
 
     /// Whether packing `n` keys a sixteenth short of full could free `floor` bytes, estimated
@@ -2619,6 +2740,75 @@ mod tests {
             }
         }
         keys as f64 / (blocks * p.cap()).max(1) as f64
+    }
+
+    /// `append_in_place` is `insert`'s append step: where it appends, the region is the one
+    /// `insert` of the same key makes, byte for byte; where it declines, nothing changed; keys
+    /// not above the last are told apart. Every codec and `auto`, u32, based and wide lists,
+    /// after random inserts (gaps, partly full blocks) and ascending runs.
+    #[test]
+    fn append_in_place_is_inserts_append() {
+        let mut cases: Vec<(Option<CodecId>, bool)> = Vec::new();
+        for c in CodecId::ALL {
+            cases.push((Some(c), false));
+            cases.push((Some(c), true));
+        }
+        cases.push((None, false));
+        cases.push((None, true));
+        for (codec, wide) in cases {
+            let mut rng = fastrand::Rng::with_seed(21 + codec.map_or(99, |c| c as u64));
+            let p = Packed {
+                codec: codec.unwrap_or(CodecId::Bp128),
+                block_keys: if codec.is_none() { 129 } else { 257 },
+                wide,
+                auto: codec.is_none(),
+            };
+            let mut region = vec![0u8; 40_000];
+            Packed::init(&mut region);
+            let mut model: Vec<u64> = Vec::new();
+            let off = if wide { 3u64 << 33 } else { 0 };
+            let mut next = off;
+            let mut appended = 0;
+            for round in 0..6000 {
+                let w = rng.u32(1..20);
+                let key = if round % 3 == 0 {
+                    off + rng.u64(..next - off + 50)
+                } else {
+                    next + rng.u64(1..1 << w)
+                };
+                let mut fast = region.clone();
+                let got = p.append_in_place(&mut fast, key).unwrap();
+                if got != Some(true) {
+                    assert!(fast == region, "{codec:?}: declined, yet changed");
+                }
+                let pos = model.partition_point(|&k| k < key);
+                let above = model.last().is_none_or(|&l| key > l);
+                match p.insert(&mut region, model.len(), key).unwrap() {
+                    Ins::Inserted(s) => {
+                        assert_eq!(s, pos);
+                        model.insert(pos, key);
+                    }
+                    Ins::Exists(_) => {}
+                    Ins::NoRoom(_) => break,
+                }
+                next = next.max(key);
+                if got == Some(true) {
+                    assert!(above, "{codec:?} appended {key} below the last key");
+                    assert!(fast == region, "{codec:?} wide {wide} round {round}");
+                    appended += 1;
+                } else if got == Some(false) {
+                    assert!(
+                        !above || round == 0,
+                        "{codec:?}: {key} is above the last key"
+                    );
+                }
+            }
+            assert!(
+                appended > 1000,
+                "{codec:?} wide {wide}: {appended} appends in place"
+            );
+            check(&p, &region, &model);
+        }
     }
 
     /// Random inserts share a full block's keys with a neighbour (blocks stay at least about

@@ -24,6 +24,11 @@ pub enum Repack {
     /// For an insert that found no room: compressed blocks keep a sixteenth of their keys free
     /// when that still frees room (see [`super::packed::Packed::vacuumize`]).
     Spare,
+    /// For an insert past the list's last key that found no room: as `Spare`, except that a
+    /// compressed list whose blocks before the last are all full repacks its last block only
+    /// (an ascending load packs each block when the next one starts, so a full repack would
+    /// re-encode the whole leaf for the same bytes).
+    Append,
 }
 
 // The little-endian integers at the start of `b`. Callers bound their offsets before reading,
