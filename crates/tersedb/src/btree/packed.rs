@@ -1952,10 +1952,10 @@ impl Packed {
     /// Keys, exact sum, non-empty blocks and last key of the blocks from `start` on whose
     /// keys are all at most `hi` (every block for a leaf wholly inside a SUM's range; the
     /// whole blocks after a range's first block), each summed in registers by `summer`
-    /// straight from its descriptor, and the block it stopped at. The caller knows the blocks
-    /// from `start` on hold no key below the range (the index is proven in order). `None`
-    /// when `summer` declines a block (then the caller takes the general path). Out of line:
-    /// inlined into `fold_range` its loop spilled more (folds 3% more instructions).
+    /// straight from its descriptor (or, for codecs without one, decoded into a buffer and
+    /// added up), and the block it stopped at. The caller knows the blocks from `start` on
+    /// hold no key below the range (the index is proven in order). Out of line: inlined into
+    /// `fold_range` its loop spilled more (folds 3% more instructions).
     #[inline(never)]
     fn sum_blocks(
         &self,
@@ -1963,7 +1963,7 @@ impl Packed {
         start: usize,
         hi: u64,
         summer: impl Fn(CodecId) -> Option<BlockSum>,
-    ) -> SResult<Option<RunSum>> {
+    ) -> SResult<RunSum> {
         let h = self.hdr(region)?;
         let run = (start, hi);
         match (h.wide, h.based(), self.auto) {
@@ -1984,15 +1984,11 @@ impl Packed {
         h: Hdr,
         (start, hi): (usize, u64),
         summer: impl Fn(CodecId) -> Option<BlockSum>,
-    ) -> SResult<Option<RunSum>> {
+    ) -> SResult<RunSum> {
         let h = h.fixed::<W, B, A>();
-        let one = match h.codec {
-            Some(c) if !A => match summer(c) {
-                Some(s) => Some(s),
-                None => return Ok(None),
-            },
-            _ => None,
-        };
+        // A list of one codec chooses its block sum once (`None`: blocks are decoded).
+        let one = h.codec.filter(|_| !A).map(|c| (c, summer(c)));
+        let mut buf = [0u32; MAX_BLOCK_KEYS];
         let ps = h.pstart();
         let (mut keys, mut sum, mut blocks, mut last_key) = (0u64, 0u128, 0u64, 0u64);
         // The descriptor fields read directly (`block_at`'s checks and empty-block handling
@@ -2054,25 +2050,35 @@ impl Packed {
                 size: payload.len() as u32,
                 bits: (cb >> 9) as u8,
             };
-            let sm = match one {
-                Some(sm) => Some(sm),
-                None => summer(d_codec(region, h, b)?),
+            let (codec, sm) = match one {
+                Some(one) => one,
+                None => {
+                    let c = d_codec(region, h, b)?;
+                    (c, summer(c))
+                }
             };
-            let Some(s) = sm.and_then(|sm| sm.sum(&d, payload)) else {
-                return Ok(None);
+            let s = match sm.and_then(|sm| sm.sum(&d, payload)) {
+                Some(s) => s,
+                // No block sum for this codec or block: decode (SIMD, prefix sum fused) into
+                // the L1-resident buffer and add up. Unchecked, as folds decode: they return
+                // no keys.
+                None => {
+                    let n = Codec(codec).decode(&d, payload, &mut buf).map_err(cfault)?;
+                    tersedb_codecs::sum::sum_u32(head(&buf, n)?)
+                }
             };
             keys += count as u64;
             sum += s as u128 + base as u128 * count as u128;
             blocks += 1;
             last_key = base.wrapping_add(last as u64);
         }
-        Ok(Some(RunSum {
+        Ok(RunSum {
             keys,
             sum,
             blocks,
             last: last_key,
             end: stop,
-        }))
+        })
     }
 
     /// Adds the list's non-empty blocks to `out`, one count per codec (`CodecId as usize`).
@@ -2577,23 +2583,20 @@ impl Packed {
             CodecId::SimdFor => sums[1],
             _ => None,
         };
-        if !fs.sum || self.auto || summer(self.codec).is_some() {
-            if let Some((first, last)) = self.key_range(region)? {
-                if first >= fs.lo && last <= fs.hi {
-                    if !fs.sum {
-                        // The index is proven in order with counts adding up to `n`: MIN
-                        // and MAX are the first and last blocks' edges.
-                        let (_, blocks) = self.counts(region)?;
-                        out.blocks_skipped += blocks as u64;
-                        out.add(n as u64, 0, first, last);
-                        return Ok(());
-                    }
-                    if let Some(r) = self.sum_blocks(region, 0, u64::MAX, summer)? {
-                        out.blocks_decoded += r.blocks;
-                        out.add(r.keys, r.sum, first, last);
-                        return Ok(());
-                    }
+        if let Some((first, last)) = self.key_range(region)? {
+            if first >= fs.lo && last <= fs.hi {
+                if !fs.sum {
+                    // The index is proven in order with counts adding up to `n`: MIN and MAX
+                    // are the first and last blocks' edges.
+                    let (_, blocks) = self.counts(region)?;
+                    out.blocks_skipped += blocks as u64;
+                    out.add(n as u64, 0, first, last);
+                    return Ok(());
                 }
+                let r = self.sum_blocks(region, 0, u64::MAX, summer)?;
+                out.blocks_decoded += r.blocks;
+                out.add(r.keys, r.sum, first, last);
+                return Ok(());
             }
         }
         if !fs.sum {
@@ -2638,9 +2641,6 @@ impl Packed {
             if first > fs.hi {
                 break;
             }
-            let payload = region
-                .get(blk.at.clone())
-                .ok_or(Fault("compressed block outside its region"))?;
             let based = |n: u64, s: u128| {
                 if blk.base == 0 {
                     s
@@ -2649,27 +2649,10 @@ impl Packed {
                 }
             };
             if first >= fs.lo && last <= fs.hi {
-                if let Some(r) = self.sum_blocks(region, b - 1, fs.hi, summer)? {
-                    part.blocks_decoded += r.blocks;
-                    add(r.keys, r.sum, first, r.last);
-                    b = r.end;
-                    continue;
-                }
-                part.blocks_decoded += 1;
-                if let Some(s) = summer(blk.codec).and_then(|b| b.sum(d, payload)) {
-                    // Summed in registers from the packed values (BP128, SIMD FOR).
-                    add(
-                        d.count as u64,
-                        based(d.count as u64, s as u128),
-                        first,
-                        last,
-                    );
-                    continue;
-                }
-                // Decode (SIMD, prefix sum fused) into the L1-resident buffer and add up.
-                let n = self.decode_block_at(region, &blk, &mut buf)?;
-                let s = tersedb_codecs::sum::sum_u32(head(&buf, n)?) as u128;
-                add(n as u64, based(n as u64, s), first, last);
+                let r = self.sum_blocks(region, b - 1, fs.hi, summer)?;
+                part.blocks_decoded += r.blocks;
+                add(r.keys, r.sum, first, r.last);
+                b = r.end;
                 continue;
             }
             // A boundary block: decode it and take the keys in range.
