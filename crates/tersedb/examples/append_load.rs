@@ -87,14 +87,10 @@ fn main() -> tersedb::Result<()> {
         .page_size(16384)
         .durability(Durability::None)
         .cache_bytes(1 << 30);
-    let mut times = Vec::new();
-    let mut bytes = 0;
-    if std::env::var_os("RANDOM_FIRST").is_some() {
-        // As `bench --peers` does before its ascending load: the keys in random order, 100,000
-        // per transaction, into another file, dropped.
-        let rpath = path.with_extension("random");
-        let _ = std::fs::remove_file(&rpath);
-        let env = Env::create(&rpath, &opts)?;
+    // A new file at `path` holding the empty database "bench", committed.
+    let create = |path: &std::path::Path| -> tersedb::Result<(Env, tersedb::Db)> {
+        let _ = std::fs::remove_file(path);
+        let env = Env::create(path, &opts)?;
         let mut w = env.begin_write()?;
         let db = w.create_db(
             "bench",
@@ -103,6 +99,15 @@ fn main() -> tersedb::Result<()> {
                 .with_auto_codec(auto),
         )?;
         w.commit()?;
+        Ok((env, db))
+    };
+    let mut times = Vec::new();
+    let mut bytes = 0;
+    if std::env::var_os("RANDOM_FIRST").is_some() {
+        // As `bench --peers` does before its ascending load: the keys in random order, 100,000
+        // per transaction, into another file, dropped.
+        let rpath = path.with_extension("random");
+        let (env, db) = create(&rpath)?;
         let mut order = keys.clone();
         fastrand::Rng::with_seed(seed).shuffle(&mut order);
         for chunk in order.chunks(100_000) {
@@ -116,16 +121,7 @@ fn main() -> tersedb::Result<()> {
         let _ = std::fs::remove_file(&rpath);
     }
     for _ in 0..repeats {
-        let _ = std::fs::remove_file(&path);
-        let env = Env::create(&path, &opts)?;
-        let mut w = env.begin_write()?;
-        let db = w.create_db(
-            "bench",
-            DbConfig::raw(KeyType::U32, RecordType::None)
-                .with_codec(id)
-                .with_auto_codec(auto),
-        )?;
-        w.commit()?;
+        let (env, db) = create(&path)?;
         let t = Instant::now();
         let mut w = env.begin_write()?;
         for &k in &keys {

@@ -1214,24 +1214,6 @@ impl Packed {
         Ok(self.hdr(region)?.nb)
     }
 
-    /// Calls `f(b, block)` for every block from `from` on, in order, until it returns `false`:
-    /// one header parse for the whole walk (the scan paths).
-    #[inline]
-    pub fn walk_blocks(
-        &self,
-        region: &[u8],
-        from: usize,
-        mut f: impl FnMut(usize, Block) -> SResult<bool>,
-    ) -> SResult<()> {
-        let h = self.hdr(region)?;
-        for b in from..h.nb {
-            if !f(b, block_at(region, h, b)?)? {
-                break;
-            }
-        }
-        Ok(())
-    }
-
     /// The first block that may hold keys `>= key`: the block `key` belongs to, or the next
     /// one when every key of that block is below `key` (`blocks()` when there is none).
     pub fn seek_block(&self, region: &[u8], key: u64) -> SResult<usize> {
