@@ -97,6 +97,18 @@ impl BlockCodec for Bp128 {
         }
     }
 
+    /// 16 bytes per bit of the widest delta (one frame); none for a lone start key.
+    fn encoded_len(keys: &[u32]) -> Option<usize> {
+        let or = keys
+            .windows(2)
+            .fold(0u32, |or, w| or | w[1].wrapping_sub(w[0]));
+        Some(if keys.len() > 1 {
+            crate::vertical::frame_len(crate::bits::width(or))
+        } else {
+            0
+        })
+    }
+
     fn encode(keys: &[u32], out: &mut [u8]) -> Result<Descriptor> {
         vertical::encode(Isa::detect(), true, keys, out)
     }

@@ -103,50 +103,12 @@ impl Codec {
         with_codec!(self.0, C => C::encode(keys, out))
     }
 
-    /// The payload size [`Codec::encode`] gives `keys`, without encoding them, for the codecs
-    /// whose size follows from the keys' widths alone: BP128 and SIMD FOR (16 bytes per bit of
-    /// the widest delta or offset), FOR (the offsets' packed bits) and StreamVByte (a control
-    /// byte per four deltas plus each delta's bytes). `None` for the others, whose size only
-    /// their encoder finds (PFOR's exceptions, the byte codecs' groups). For keys `encode`
-    /// refuses (unsorted, too many) the result is unspecified. `auto` sizes its candidates
-    /// with it and encodes only the winner (issue 21).
+    /// See [`BlockCodec::encoded_len`]: BP128 and SIMD FOR (16 bytes per bit of the widest
+    /// delta or offset), FOR (the offsets' packed bits) and StreamVByte (a control byte per
+    /// four deltas plus each delta's bytes) size a block without encoding it. `auto` sizes its
+    /// candidates with it and encodes only the winner (issue 21).
     pub fn encoded_len(self, keys: &[u32]) -> Option<usize> {
-        use CodecId::{Bp128, For, SimdFor, StreamVByte};
-        if !matches!(self.0, Bp128 | SimdFor | For | StreamVByte) {
-            return None;
-        }
-        let (Some(&start), Some(&last)) = (keys.first(), keys.last()) else {
-            return Some(0);
-        };
-        let n = keys.len() - 1;
-        match self.0 {
-            CodecId::Bp128 if n > 0 => {
-                let or = keys
-                    .windows(2)
-                    .fold(0u32, |or, w| or | w[1].wrapping_sub(w[0]));
-                Some(crate::vertical::frame_len(crate::bits::width(or)))
-            }
-            CodecId::SimdFor if n > 0 => Some(crate::vertical::frame_len(crate::bits::width(
-                last.wrapping_sub(start),
-            ))),
-            CodecId::Bp128 | CodecId::SimdFor => Some(0),
-            CodecId::For => Some(crate::bits::packed_len(
-                n,
-                if n == 0 {
-                    0
-                } else {
-                    crate::bits::width(last.wrapping_sub(start))
-                },
-            )),
-            CodecId::StreamVByte => Some(
-                n.div_ceil(4)
-                    + keys
-                        .windows(2)
-                        .map(|w| crate::streamvbyte::byte_len(w[1].wrapping_sub(w[0])))
-                        .sum::<usize>(),
-            ),
-            _ => None,
-        }
+        with_codec!(self.0, C => C::encoded_len(keys))
     }
 
     /// See [`BlockCodec::decode`].

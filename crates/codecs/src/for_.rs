@@ -131,6 +131,16 @@ impl BlockCodec for For {
         packed_len(count.saturating_sub(1), 32)
     }
 
+    /// The offsets after the start key, packed at the widest one's width.
+    fn encoded_len(keys: &[u32]) -> Option<usize> {
+        let n = keys.len().saturating_sub(1);
+        let b = match (keys.first(), keys.last()) {
+            (Some(&start), Some(&last)) if n > 0 => crate::bits::width(last.wrapping_sub(start)),
+            _ => 0,
+        };
+        Some(crate::bits::packed_len(n, b))
+    }
+
     fn encode(keys: &[u32], out: &mut [u8]) -> Result<Descriptor> {
         if keys.len() > MAX {
             return Err(invalid("more than 257 keys"));

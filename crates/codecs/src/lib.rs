@@ -209,6 +209,15 @@ pub trait BlockCodec {
     /// small and `InvalidInput` when keys are unsorted, duplicated or too many.
     fn encode(keys: &[u32], out: &mut [u8]) -> Result<Descriptor>;
 
+    /// The payload size [`BlockCodec::encode`] gives `keys`, without encoding them, where it
+    /// follows from the keys' widths alone; `None` (the default) where only the encoder finds it
+    /// (PFOR's exceptions, the byte codecs' groups). For keys `encode` refuses the result is
+    /// unspecified.
+    fn encoded_len(keys: &[u32]) -> Option<usize> {
+        let _ = keys;
+        None
+    }
+
     /// Decodes all `count` keys (start included) into `out[..count]`; returns `count`.
     /// `out.len()` must be at least `count` (else `InvalidInput`). Prefix sum fused in.
     fn decode(desc: &Descriptor, payload: &[u8], out: &mut [u32]) -> Result<usize>;

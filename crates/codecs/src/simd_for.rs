@@ -148,6 +148,16 @@ impl BlockCodec for SimdFor {
         }
     }
 
+    /// 16 bytes per bit of the widest offset from the start key (one frame).
+    fn encoded_len(keys: &[u32]) -> Option<usize> {
+        Some(match (keys.first(), keys.last()) {
+            (Some(&start), Some(&last)) if keys.len() > 1 => {
+                crate::vertical::frame_len(crate::bits::width(last.wrapping_sub(start)))
+            }
+            _ => 0,
+        })
+    }
+
     fn encode(keys: &[u32], out: &mut [u8]) -> Result<Descriptor> {
         vertical::encode(Isa::detect(), false, keys, out)
     }

@@ -778,6 +778,18 @@ impl BlockCodec for StreamVByte {
         max_len(count)
     }
 
+    /// A control byte per four deltas plus each delta's bytes.
+    fn encoded_len(keys: &[u32]) -> Option<usize> {
+        let n = keys.len().saturating_sub(1);
+        Some(
+            n.div_ceil(4)
+                + keys
+                    .windows(2)
+                    .map(|w| byte_len(w[1].wrapping_sub(w[0])))
+                    .sum::<usize>(),
+        )
+    }
+
     fn encode(keys: &[u32], out: &mut [u8]) -> Result<Descriptor> {
         check_keys(keys, BYTE_MAX_KEYS)?;
         let size = encode_payload(keys, out)?;

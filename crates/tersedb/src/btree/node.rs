@@ -35,13 +35,43 @@ pub struct Layout {
     pub recs: RecordList,
 }
 
+/// The fields of the header every node starts with, `[8 kind][9 keylist id][10..12 rrange]
+/// [12..16 count]`, read as one array (`Layout::read` and the append lane's lean read).
+struct NodeHeader {
+    kind: u8,
+    klist: u8,
+    rrange: usize,
+    count: usize,
+}
+
+impl NodeHeader {
+    /// The header of `page`, `None` unless the page is `psize` bytes long.
+    #[inline(always)]
+    fn of(page: &[u8], psize: usize) -> Option<NodeHeader> {
+        match (page.first_chunk::<16>(), page.len() == psize) {
+            (Some(&[_, _, _, _, _, _, _, _, kind, klist, r0, r1, c0, c1, c2, c3]), true) => {
+                Some(NodeHeader {
+                    kind,
+                    klist,
+                    rrange: u16::from_le_bytes([r0, r1]) as usize,
+                    count: u32::from_le_bytes([c0, c1, c2, c3]) as usize,
+                })
+            }
+            _ => None,
+        }
+    }
+}
+
 impl Layout {
     /// Parses and checks a node header: kind, KeyList id, region bounds, list lengths.
     pub fn read(page: &[u8], id: PageId, spec: &Spec) -> Result<Layout> {
         let psize = spec.page_size;
-        // The common header, [8 kind][9 keylist id][10..12 rrange][12..16 count], as one array.
-        let (Some(&[_, _, _, _, _, _, _, _, kind, klist, r0, r1, c0, c1, c2, c3]), true) =
-            (page.first_chunk::<16>(), page.len() == psize)
+        let Some(NodeHeader {
+            kind,
+            klist,
+            rrange,
+            count,
+        }) = NodeHeader::of(page, psize)
         else {
             return Err(corrupt(id, "page has the wrong size"));
         };
@@ -67,12 +97,10 @@ impl Layout {
             ));
         }
         let hdr = if leaf { LEAF_HEADER } else { BRANCH_HEADER };
-        let rrange = u16::from_le_bytes([r0, r1]) as usize;
         if hdr + rrange > psize {
             return Err(corrupt(id, "record region larger than the page"));
         }
         // Checked before the layout is built, so that it is built once, in the caller's slot.
-        let count = u32::from_le_bytes([c0, c1, c2, c3]) as usize;
         let rstart = psize - rrange;
         let recs = spec.records(leaf);
         let fault = |f: Fault| corrupt(id, f.0);
@@ -98,6 +126,7 @@ impl Layout {
     /// reads trust in its lists ([`KeyList::prove`]) and marks the buffer (the bytes of a
     /// shared page never change: `crate::storage::PageBuf`), so each page is proven once
     /// while it stays cached, not at every read.
+    ///
     /// Always inlined, the proof first and out of line, the layout returned straight from
     /// [`Layout::read`]: a layout moved through one more frame cost 45-69 instructions per
     /// node read of a lookup (callgrind).
@@ -453,8 +482,12 @@ pub fn append_key(page: &mut [u8], l: &mut Layout, key: &[u8]) -> Result<Option<
 /// list's own `None`/`Some(false)`), so the general put's full checks still see every page.
 pub fn append_key_lean(page: &mut [u8], id: PageId, spec: &Spec, key: &[u8]) -> Result<bool> {
     let psize = spec.page_size;
-    let (Some(&[_, _, _, _, _, _, _, _, kind, klist, r0, r1, c0, c1, c2, c3]), true) =
-        (page.first_chunk::<16>(), page.len() == psize)
+    let Some(NodeHeader {
+        kind,
+        klist,
+        rrange,
+        count,
+    }) = NodeHeader::of(page, psize)
     else {
         return Ok(false);
     };
@@ -462,8 +495,6 @@ pub fn append_key_lean(page: &mut [u8], id: PageId, spec: &Spec, key: &[u8]) -> 
     if kind != PageKind::Leaf as u8 || klist != keys.id() || spec.recs.holds_values() {
         return Ok(false);
     }
-    let rrange = u16::from_le_bytes([r0, r1]) as usize;
-    let count = u32::from_le_bytes([c0, c1, c2, c3]) as usize;
     let Some(region) = psize
         .checked_sub(rrange)
         .and_then(|rstart| page.get_mut(LEAF_HEADER..rstart))

@@ -362,8 +362,13 @@ fn block_at(region: &[u8], h: Hdr, b: usize) -> SResult<Block> {
     let Some(d) = region.get(at..).and_then(|d| d.first_chunk::<12>()) else {
         return Err(Fault("compressed key list longer than its region"));
     };
-    // Each field as one load (see `le16`).
-    let (o, cb, v, w) = (le16(d, 0), le16(d, 2), le32(d, 4), le32(d, 8));
+    // Each field as one load (see `Packed::sum_loop`).
+    let (o, cb, v, w) = (
+        le_u16_at(d, 0),
+        le_u16_at(d, 2),
+        le_u32_at(d, 4),
+        le_u32_at(d, 8),
+    );
     let off = usize::from(o);
     let end = if b + 1 < h.nb {
         le_u16_at(region, at + h.dl) as usize
@@ -619,22 +624,6 @@ fn count_sum(descs: &[u8], dl: usize) -> usize {
         DESC_WIDE => sum::<DESC_WIDE>(descs),
         _ => sum::<17>(descs),
     }
-}
-
-/// The little-endian u16 at `at` of a descriptor chunk (`at + 2 <= 12`).
-#[inline(always)]
-fn le16(d: &[u8; 12], at: usize) -> u16 {
-    d.get(at..at + 2)
-        .and_then(|b| b.first_chunk::<2>())
-        .map_or(0, |b| u16::from_le_bytes(*b))
-}
-
-/// The little-endian u32 at `at` of a descriptor chunk (`at + 4 <= 12`).
-#[inline(always)]
-fn le32(d: &[u8; 12], at: usize) -> u32 {
-    d.get(at..at + 4)
-        .and_then(|b| b.first_chunk::<4>())
-        .map_or(0, |b| u32::from_le_bytes(*b))
 }
 
 /// The sum of a block's codec values for a codec (or block) without a block sum: decoded
@@ -2042,7 +2031,12 @@ impl Packed {
             };
             // Each field as one little-endian load (an array destructured into bytes was
             // read byte by byte and shifted together: ~10 instructions per block).
-            let (o, cb, v, w) = (le16(d, 0), le16(d, 2), le32(d, 4), le32(d, 8));
+            let (o, cb, v, w) = (
+                le_u16_at(d, 0),
+                le_u16_at(d, 2),
+                le_u32_at(d, 4),
+                le_u32_at(d, 8),
+            );
             let count = (cb & 0x1ff) as u32;
             if count == 0 {
                 continue;

@@ -128,12 +128,6 @@ impl std::ops::Deref for PageBuf {
     }
 }
 
-impl AsRef<[u8]> for PageBuf {
-    fn as_ref(&self) -> &[u8] {
-        &self.bytes
-    }
-}
-
 /// A copy starts unproven (it is about to be changed).
 impl Clone for PageBuf {
     fn clone(&self) -> Self {
