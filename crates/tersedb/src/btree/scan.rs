@@ -25,7 +25,8 @@ use crate::storage::PageSource;
 
 pub use super::numrecs::Num;
 pub use super::zone::{
-    f64_key, BlockKeys, KeyBuffer, RecFold, RecNum, ScanBlock, MAX_KEYS, PLAIN_BLOCK,
+    f64_key, BlockKeys, KeyBuffer, RecBounds, RecFold, RecNum, RecZone, ScanBlock, MAX_KEYS,
+    PLAIN_BLOCK,
 };
 
 /// The keys a node may hold, from the separators on its path: `lo..=hi`, empty when `lo > hi`.
@@ -204,6 +205,15 @@ impl<'p> LeafScan<'p> {
                 acc,
                 &self.rhint,
             )
+            .map_err(|f| self.l.err(f))
+    }
+
+    /// The zone map of the leaf's records, replacing `out` (see
+    /// [`super::RecordList::zones`]): `false` when its record list keeps none.
+    pub fn record_zones(&self, out: &mut Vec<RecZone>) -> Result<bool> {
+        self.l
+            .recs
+            .zones(self.l.rregion(self.page), self.l.count, out)
             .map_err(|f| self.l.err(f))
     }
 
