@@ -2006,7 +2006,7 @@ impl Packed {
         mut block_sum: impl FnMut(usize, &Descriptor, &[u8]) -> SResult<u64>,
     ) -> SResult<RunSum> {
         let ps = h.pstart();
-        let (mut keys, mut sum, mut blocks, mut last_key) = (0u64, 0u128, 0u64, 0u64);
+        let (mut keys, mut sum, mut blocks) = (0u64, 0u128, 0u64);
         // The descriptor fields read directly (`block_at`'s checks and empty-block handling
         // cost as much as the BP128 kernel here), each descriptor as one fixed-size chunk (a
         // checked read per field cost 10M instructions more over `bench --queries`' folds);
@@ -2075,13 +2075,18 @@ impl Packed {
             keys += count as u64;
             sum += s as u128 + base as u128 * count as u128;
             blocks += 1;
-            last_key = base.wrapping_add(last as u64);
         }
+        // The last key read from the index after the loop (tracked in it, it was one more
+        // value spilled around the kernel's call on every block).
+        let last = (start..stop)
+            .rev()
+            .find(|&b| d_count(region, h, b) > 0)
+            .map_or(0, |b| d_last(region, h, b));
         Ok(RunSum {
             keys,
             sum,
             blocks,
-            last: last_key,
+            last,
             end: stop,
         })
     }

@@ -210,7 +210,7 @@ fn run_at(txn: &dyn Reader, q: &Query, depth: usize) -> Result<QueryResult> {
     }
     let shape = shape(q)?;
     let (db, entry) = open(txn, &q.db)?;
-    let key_domain = match db.config().key_type {
+    let key_domain = match db.spec.key_type {
         KeyType::U32 => (0, u32::MAX as i128),
         KeyType::U64 => (0, u64::MAX as i128),
         _ => return strkeys::run(txn, q, &db, shape, depth),
