@@ -147,7 +147,9 @@ fn main() {
             ));
             queries.push((
                 format!("q{q}"),
-                format!("SELECT SUM(record) FROM t WHERE key BETWEEN {k0} AND {k1} AND record > {xs}"),
+                format!(
+                    "SELECT SUM(record) FROM t WHERE key BETWEEN {k0} AND {k1} AND record > {xs}"
+                ),
                 in_range,
                 vt == ValueType::F64,
             ));

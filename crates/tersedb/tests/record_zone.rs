@@ -239,7 +239,9 @@ fn pred(rng: &mut fastrand::Rng, c: &Case, depth: u32) -> Pred {
 /// additions (decimal chunks sum exactly, the model in key order).
 fn close(got: &Value, want: &Value, abs_sum: f64, n: usize) -> bool {
     match (got, want) {
-        (Value::Float(g), Value::Float(w)) if g.to_bits() == w.to_bits() || (g == w && *g != 0.0) => {
+        (Value::Float(g), Value::Float(w))
+            if g.to_bits() == w.to_bits() || (g == w && *g != 0.0) =>
+        {
             true
         }
         (Value::Float(g), Value::Float(w)) if g.is_nan() || w.is_nan() => g.is_nan() && w.is_nan(),
@@ -264,8 +266,14 @@ fn rec_value(r: R) -> Value {
 /// The model's answer to one aggregate over `sel`.
 fn model(f: AggFunc, sel: &[(u64, R)], f64r: bool) -> Value {
     let n = sel.len();
-    let ints = || sel.iter().map(|(_, r)| if let R::I(v) = r { *v } else { 0 });
-    let floats = || sel.iter().map(|(_, r)| if let R::F(v) = r { *v } else { 0.0 });
+    let ints = || {
+        sel.iter()
+            .map(|(_, r)| if let R::I(v) = r { *v } else { 0 })
+    };
+    let floats = || {
+        sel.iter()
+            .map(|(_, r)| if let R::F(v) = r { *v } else { 0.0 })
+    };
     let mut ordered: Vec<R> = sel
         .iter()
         .map(|(_, r)| *r)
@@ -395,7 +403,11 @@ fn seed() -> u64 {
 fn record_conditions_match_the_model() {
     let seed = seed();
     let mut rng = fastrand::Rng::with_seed(seed);
-    let rounds = if std::env::var("TERSEDB_LONG").is_ok() { 100 } else { 6 };
+    let rounds = if std::env::var("TERSEDB_LONG").is_ok() {
+        100
+    } else {
+        6
+    };
     let (mut skipped, mut folded) = (0, 0);
     for round in 0..rounds {
         for (t, vt) in TYPES.into_iter().enumerate() {
@@ -472,7 +484,10 @@ fn disjoint_chunks_are_skipped_and_folded() {
         check(&c, &r);
         let ge = Pred::cmp(Column::Record, CmpOp::Le, x);
         let s = check(&c, &ge);
-        assert!(s.record_chunks_skipped > 0 && s.record_chunks_folded > 0, "{s:?}");
+        assert!(
+            s.record_chunks_skipped > 0 && s.record_chunks_folded > 0,
+            "{s:?}"
+        );
         // The same data with plain records: no zone map, the same answers (`check`).
         let plain = load(vt, KeyType::U64, None, false, 4096, c.rows.clone(), false);
         let s = check(&plain, &gt);
@@ -492,9 +507,7 @@ fn edges_of_the_bounds() {
             vec![R::I(lo), R::I(lo + 1), R::I(hi - 1), R::I(hi)]
         };
         // Runs of 600 of each value: chunks of one value.
-        let rows: Vec<(u64, R)> = (0..2400)
-            .map(|i| (i as u64 * 7, vals[i / 600]))
-            .collect();
+        let rows: Vec<(u64, R)> = (0..2400).map(|i| (i as u64 * 7, vals[i / 600])).collect();
         let c = load(vt, KeyType::U32, None, true, 4096, rows, false);
         for (i, v) in vals.iter().enumerate() {
             let e = match *v {
@@ -514,7 +527,10 @@ fn edges_of_the_bounds() {
                 let s = check(&c, &p);
                 // (The planner decides a comparison at the type's ends without a row.)
                 if i == 1 || i == 2 {
-                    assert!(s.record_chunks_skipped + s.record_chunks_folded > 0, "{p} {s:?}");
+                    assert!(
+                        s.record_chunks_skipped + s.record_chunks_folded > 0,
+                        "{p} {s:?}"
+                    );
                 }
                 check(&c, &p.not());
             }

@@ -72,9 +72,7 @@ impl NumRecs {
         }
         let used = self.used(region, n)?;
         let disagree = || Fault("record chunks disagree with their directory or the node's count");
-        let mut dir = Self::dir_entries(region)
-            .filter(|e| e.1 != 0)
-            .peekable();
+        let mut dir = Self::dir_entries(region).filter(|e| e.1 != 0).peekable();
         let (mut at, mut seen) = (Self::chunks_at(region), 0usize);
         while at < used {
             while let Some(&(first, off)) = dir.peek() {
@@ -240,7 +238,9 @@ mod tests {
         let mut out: Vec<Vec<u64>> = vec![
             (0..n).map(|_| r() % 1000).collect(),
             (0..n).map(|_| r() & m).collect(),
-            (0..n).map(|_| [3, 1 << 40, 99][(r() % 3) as usize] & m).collect(),
+            (0..n)
+                .map(|_| [3, 1 << 40, 99][(r() % 3) as usize] & m)
+                .collect(),
             // One value nine times in ten: PDICT chunks with exceptions.
             (0..n)
                 .map(|_| if r() % 10 == 0 { r() % 50 } else { 7 })
@@ -269,7 +269,11 @@ mod tests {
             Num::Float => {
                 let f = |x: f64| x.to_bits();
                 out.clear();
-                out.push((0..n).map(|_| f((r() % 5000) as f64 / 100.0 - 20.0)).collect());
+                out.push(
+                    (0..n)
+                        .map(|_| f((r() % 5000) as f64 / 100.0 - 20.0))
+                        .collect(),
+                );
                 out.push(
                     (0..n)
                         .map(|i| match r() % 40 {
@@ -281,7 +285,11 @@ mod tests {
                         })
                         .collect(),
                 );
-                out.push((0..n).map(|_| f([1.5, -2.25, 1e300][(r() % 3) as usize])).collect());
+                out.push(
+                    (0..n)
+                        .map(|_| f([1.5, -2.25, 1e300][(r() % 3) as usize]))
+                        .collect(),
+                );
                 out.push((0..n).map(|i| f(-((i / 100) as f64))).collect());
                 out.push((0..n).map(|_| r()).collect());
             }
@@ -325,7 +333,9 @@ mod tests {
     #[test]
     fn bounds_are_tight_for_single_values_and_disjoint_steps() {
         let nr = list(8, Num::Signed);
-        let vals: Vec<u64> = (0..512).map(|i| ((i / 128) as i64 * 1000 - 2000) as u64).collect();
+        let vals: Vec<u64> = (0..512)
+            .map(|i| ((i / 128) as i64 * 1000 - 2000) as u64)
+            .collect();
         let mut region = Vec::new();
         nr.encode_all(&vals, &mut region);
         let mut zones = Vec::new();

@@ -1,7 +1,7 @@
-//! The zone map on records: an aggregate query whose condition reads `record` (`WHERE record
-//! > 100`, `key BETWEEN a AND b AND record >= 20`) asks each leaf for its record chunks'
-//! bounds ([`LeafScan::record_zones`], read from the chunk headers) and judges the condition
-//! on each chunk before reading a record:
+//! The zone map on records: an aggregate query whose condition reads `record`
+//! (`WHERE record > 100`, `key BETWEEN a AND b AND record >= 20`) asks each leaf for its
+//! record chunks' bounds ([`LeafScan::record_zones`], read from the chunk headers) and judges
+//! the condition on each chunk before reading a record:
 //!
 //! ```text
 //! never   false for every value in the bounds     the chunk's records are not read; a key
@@ -19,11 +19,11 @@
 
 use super::{overlapping, rec_num, Acc};
 use crate::btree::scan::{KeyBuffer, LeafScan, RecBounds, RecNum, RecZone, ScanBlock};
+use crate::db::ValueType;
 use crate::error::{Error, Result};
 use crate::query::ast::{AggFunc, CmpOp, Column, Query};
 use crate::query::plan::{self, Bound, Ivs};
 use crate::query::value::QueryStats;
-use crate::db::ValueType;
 use std::ops::Range;
 
 /// What a chunk's bounds make of the condition.
@@ -126,7 +126,11 @@ impl RecZones {
                 continue;
             }
             let slots = b.slots();
-            while self.zones.get(z).is_some_and(|zn| zn.slots().end <= slots.start) {
+            while self
+                .zones
+                .get(z)
+                .is_some_and(|zn| zn.slots().end <= slots.start)
+            {
                 z += 1;
             }
             let mut end = z;
@@ -189,7 +193,12 @@ impl RecZones {
                             if a < e {
                                 let ks = keys.slice(a..e);
                                 let sum = if acc.key_sum_needed { ks.sum() } else { 0 };
-                                acc.add_summary(e as u64 - a as u64, sum, ks.at(0), ks.at(e - a - 1));
+                                acc.add_summary(
+                                    e as u64 - a as u64,
+                                    sum,
+                                    ks.at(0),
+                                    ks.at(e - a - 1),
+                                );
                                 extend(&mut run, slots.start + a..slots.start + e, acc, leaf, rn)?;
                             }
                         }
@@ -364,11 +373,16 @@ mod tests {
         assert_eq!(verdict(&ne5, &b(4, 6)), Verdict::Test);
         // With a key range: what is left is the key range.
         let and = Bound::And(vec![Bound::Key(smallvec![(10, 20)]), gt100.clone()]);
-        assert_eq!(verdict(&and, &b(200, 300)), Verdict::Keys(smallvec![(10, 20)]));
+        assert_eq!(
+            verdict(&and, &b(200, 300)),
+            Verdict::Keys(smallvec![(10, 20)])
+        );
         assert_eq!(verdict(&and, &b(0, 3)), Verdict::Never);
         let or = Bound::Or(vec![Bound::Key(smallvec![(10, 20)]), gt100]);
         assert_eq!(verdict(&or, &b(0, 3)), Verdict::Keys(smallvec![(10, 20)]));
-        assert!(matches!(verdict(&or, &b(500, 600)), Verdict::Keys(k) if k[0] == (0, u64::MAX as i128)));
+        assert!(
+            matches!(verdict(&or, &b(500, 600)), Verdict::Keys(k) if k[0] == (0, u64::MAX as i128))
+        );
     }
 
     #[test]
@@ -376,14 +390,23 @@ mod tests {
         let fb = |range, nan| RecBounds::Float { range, nan };
         let gt = f(CmpOp::Gt, 1.5, false);
         assert_eq!(verdict(&gt, &fb(Some((-1.0, 1.5)), false)), Verdict::Never);
-        assert!(matches!(verdict(&gt, &fb(Some((1.6, 9.0)), false)), Verdict::Keys(_)));
+        assert!(matches!(
+            verdict(&gt, &fb(Some((1.6, 9.0)), false)),
+            Verdict::Keys(_)
+        ));
         // A NaN fails `>`: all numbers above still leave it undecided.
         assert_eq!(verdict(&gt, &fb(Some((1.6, 9.0)), true)), Verdict::Test);
         assert_eq!(verdict(&gt, &fb(Some((0.0, 1.0)), true)), Verdict::Never);
         // NOT (record > 1.5) is true for a NaN.
         let not_gt = f(CmpOp::Gt, 1.5, true);
-        assert!(matches!(verdict(&not_gt, &fb(None, true)), Verdict::Keys(_)));
-        assert_eq!(verdict(&not_gt, &fb(Some((2.0, 3.0)), false)), Verdict::Never);
+        assert!(matches!(
+            verdict(&not_gt, &fb(None, true)),
+            Verdict::Keys(_)
+        ));
+        assert_eq!(
+            verdict(&not_gt, &fb(Some((2.0, 3.0)), false)),
+            Verdict::Never
+        );
         assert!(matches!(
             verdict(&f(CmpOp::Ne, 0.0, false), &fb(None, true)),
             Verdict::Keys(_)
@@ -398,7 +421,10 @@ mod tests {
             Verdict::Never
         );
         assert!(matches!(
-            verdict(&f(CmpOp::Ge, 1.0, false), &fb(Some((1.0, f64::INFINITY)), false)),
+            verdict(
+                &f(CmpOp::Ge, 1.0, false),
+                &fb(Some((1.0, f64::INFINITY)), false)
+            ),
             Verdict::Keys(_)
         ));
     }
