@@ -110,11 +110,22 @@ impl RecZones {
             return Ok(false);
         };
         self.verdicts.clear();
-        self.verdicts.extend(
-            self.zones
-                .iter()
-                .map(|z| z.bounds.map_or(Verdict::Test, |b| verdict(residual, &b))),
-        );
+        // Neighbouring chunks often have the same bounds (a dictionary of the same codes):
+        // judged once.
+        let mut last: Option<(RecBounds, usize)> = None;
+        for (i, zn) in self.zones.iter().enumerate() {
+            let v = match (zn.bounds, last) {
+                (None, _) => Verdict::Test,
+                (Some(b), Some((lb, k))) if b == lb => {
+                    self.verdicts.get(k).cloned().unwrap_or(Verdict::Test)
+                }
+                (Some(b), _) => {
+                    last = Some((b, i));
+                    verdict(residual, &b)
+                }
+            };
+            self.verdicts.push(v);
+        }
         // Zones before `z` end before the current block; those before `counted` are in the
         // statistics. `run`: slots whose keys are added and whose records wait to be folded.
         let (mut z, mut counted) = (0usize, 0usize);
@@ -148,6 +159,12 @@ impl RecZones {
             counted = counted.max(end);
             if verdicts.iter().all(|v| *v == Verdict::Never) {
                 stats.blocks_skipped += 1;
+                continue;
+            }
+            if verdicts.iter().all(|v| *v == Verdict::Test) {
+                // Nothing decided: the block as the row path takes it, in one piece.
+                flush(&mut run, acc, leaf, self.rn)?;
+                acc.block(leaf, b, ivs, buf, stats)?;
                 continue;
             }
             // A block inside one interval whose chunks select all of it or none: counted from
