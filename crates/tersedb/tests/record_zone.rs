@@ -8,7 +8,9 @@
 //! (`QueryStats`); and the edge cases (bounds equal to the constant, one record, no records).
 //! Seeded: prints its seed, re-run with `SEED=n`; more cases with `TERSEDB_LONG=1`.
 
-use tersedb::query::{AggFunc, CmpOp, Column, Expr, Pred, Query, QueryStats, Value};
+use tersedb::query::{
+    AggFunc, CmpOp, Column, Expr, GroupBy, Item, Pred, Query, QueryStats, SelectItem, Value,
+};
 use tersedb::{CodecId, DbConfig, Env, EnvOptions, KeyType, RecordType, ValueType};
 
 const DB: &str = "db";
@@ -379,15 +381,154 @@ fn check(c: &Case, p: &Pred) -> QueryStats {
             );
         }
     }
-    let rows = r
-        .query_str(&format!("SELECT key, record FROM {DB} WHERE {p}"))
-        .unwrap();
-    assert_eq!(rows.rows.len(), sel.len(), "rows of {p}");
-    for (row, (k, rec)) in rows.rows.iter().zip(&sel) {
-        assert_eq!(row[0], Value::Int(*k as i128), "{p}");
-        assert!(close(&row[1], &rec_value(*rec), 0.0, 0), "{p}: {row:?}");
+    let mut s = first.unwrap_or_default();
+    add(&mut s, &check_rows(c, p, &sel));
+    add(&mut s, &check_groups(c, p, &sel));
+    s
+}
+
+fn add(s: &mut QueryStats, o: &QueryStats) {
+    s.record_chunks_skipped += o.record_chunks_skipped;
+    s.record_chunks_folded += o.record_chunks_folded;
+    s.blocks_skipped += o.blocks_skipped;
+}
+
+/// Row queries under `p` (selection `sel`, in key order) in both orders, with and without
+/// the record, with LIMIT and OFFSET; the statistics summed.
+fn check_rows(c: &Case, p: &Pred, sel: &[(u64, R)]) -> QueryStats {
+    let r = c.env.begin_read().unwrap();
+    let n = sel.len();
+    let mut stats = QueryStats::default();
+    let windows = [
+        (false, None, 0),
+        (true, None, 0),
+        (false, Some(n as u64 / 2 + 1), n as u64 / 3),
+        (true, Some(7), n as u64 / 2),
+        (true, Some(1), 0),
+        (false, Some(n as u64), n as u64 + 1),
+    ];
+    for (i, (desc, limit, offset)) in windows.into_iter().enumerate() {
+        let cols = if i == 4 { "key" } else { "key, record" };
+        let mut text = format!("SELECT {cols} FROM {DB} WHERE {p}");
+        if desc {
+            text += " ORDER BY key DESC";
+        }
+        if let Some(l) = limit {
+            text += &format!(" LIMIT {l} OFFSET {offset}");
+        }
+        let got = r.query_str(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
+        let want: Vec<&(u64, R)> = if desc {
+            sel.iter().rev().collect()
+        } else {
+            sel.iter().collect()
+        };
+        let want: Vec<&(u64, R)> = want
+            .into_iter()
+            .skip(offset as usize)
+            .take(limit.map_or(usize::MAX, |l| l as usize))
+            .collect();
+        assert_eq!(got.rows.len(), want.len(), "{text} ({:?})", c.vt);
+        for (row, (k, rec)) in got.rows.iter().zip(want) {
+            assert_eq!(row[0], Value::Int(*k as i128), "{text}");
+            if i != 4 {
+                assert!(close(&row[1], &rec_value(*rec), 0.0, 0), "{text}: {row:?}");
+            } else {
+                assert_eq!(row.len(), 1, "{text}");
+            }
+        }
+        add(&mut stats, &got.stats);
     }
-    first.unwrap_or_default()
+    stats
+}
+
+/// An f64 record as the group it falls in: -0.0 with 0.0, every NaN in one group, last.
+fn group_of(r: R) -> (u8, i128) {
+    match r {
+        R::I(v) => (0, v),
+        R::F(v) if v.is_nan() => (1, 0),
+        R::F(v) => {
+            let v = if v == 0.0 { 0.0 } else { v };
+            let b = v.to_bits() as i64;
+            (0, (b ^ (((b >> 63) as u64) >> 1) as i64) as i128)
+        }
+    }
+}
+
+/// `GROUP BY key / N` (a few widths) and `GROUP BY record` under `p`, every aggregate set of
+/// `AGGS`, against the selection grouped by the model; the statistics summed.
+fn check_groups(c: &Case, p: &Pred, sel: &[(u64, R)]) -> QueryStats {
+    let r = c.env.begin_read().unwrap();
+    let mut stats = QueryStats::default();
+    let span = c.rows[c.rows.len() - 1].0 - c.rows[0].0;
+    let text_len = p.to_string().len();
+    let widths = [1, 7, 1000, (span / 10).max(1), u64::MAX];
+    let bys = [
+        GroupBy::KeyDiv(widths[text_len % widths.len()]),
+        GroupBy::KeyDiv(widths[(text_len / 5 + 2) % widths.len()]),
+        GroupBy::Record,
+    ];
+    for (bi, by) in bys.into_iter().enumerate() {
+        for (ai, aggs) in AGGS.iter().enumerate() {
+            let mut q = Query::from_db(DB);
+            for a in aggs.iter() {
+                q = q.select(*a);
+            }
+            q.filter = Some(p.clone());
+            q.group_by = Some(by);
+            q.select = std::iter::once(Item::Group)
+                .chain((0..aggs.len()).map(Item::Agg))
+                .map(|item| SelectItem { item, alias: None })
+                .collect();
+            // Descending with a window now and then.
+            let windowed = (ai + bi) % 3 == 2;
+            if windowed {
+                q.descending = true;
+                q.limit = Some(3);
+                q.offset = 1;
+            }
+            let got = r.query(&q).unwrap_or_else(|e| panic!("{q}: {e}"));
+            let mut groups: std::collections::BTreeMap<(u8, i128), Vec<(u64, R)>> =
+                Default::default();
+            for &(k, rec) in sel {
+                let g = match by {
+                    GroupBy::KeyDiv(n) => (0, (k / n) as i128),
+                    GroupBy::Record => group_of(rec),
+                };
+                groups.entry(g).or_default().push((k, rec));
+            }
+            let mut want: Vec<(&(u8, i128), &Vec<(u64, R)>)> = groups.iter().collect();
+            if windowed {
+                want.reverse();
+                want = want.into_iter().skip(1).take(3).collect();
+            }
+            assert_eq!(got.rows.len(), want.len(), "{q} ({:?})", c.vt);
+            for (row, (g, gsel)) in got.rows.iter().zip(want) {
+                let gv = match (by, gsel[0].1) {
+                    (GroupBy::KeyDiv(_), _) | (_, R::I(_)) => Value::Int(g.1),
+                    (_, R::F(v)) if v.is_nan() => Value::Float(f64::NAN),
+                    (_, R::F(v)) => Value::Float(if v == 0.0 { 0.0 } else { v }),
+                };
+                assert!(close(&row[0], &gv, 0.0, 0), "{q}: group {row:?} vs {gv:?}");
+                let abs_sum: f64 = gsel
+                    .iter()
+                    .map(|(_, r)| match r {
+                        R::F(v) if v.is_finite() => v.abs(),
+                        _ => 0.0,
+                    })
+                    .sum();
+                for (a, v) in aggs.iter().zip(&row[1..]) {
+                    let m = model(*a, gsel, c.vt == ValueType::F64);
+                    assert!(
+                        close(v, &m, abs_sum, gsel.len()),
+                        "{q} ({:?}) group {g:?}: {a:?} engine {v:?}, model {m:?}",
+                        c.vt
+                    );
+                }
+            }
+            add(&mut stats, &got.stats);
+        }
+    }
+    stats
 }
 
 fn seed() -> u64 {

@@ -21,6 +21,8 @@
 
 // The zone map on records (`WHERE record > 100`): record chunks judged by their bounds.
 mod reczone;
+// Row queries whose condition reads the record: block by block, chunks judged by the zone map.
+mod recrows;
 // String-key and row execution: a part of this executor (the two call each other for row
 // queries and subqueries).
 mod strkeys;
@@ -251,7 +253,12 @@ fn run_at(txn: &dyn Reader, q: &Query, depth: usize) -> Result<QueryResult> {
     let stats = ctx.stats;
     match shape {
         Shape::Aggregates => aggregate(txn, q, &db, entry.root, &ivs, residual, stats),
-        Shape::Rows => strkeys::rows_int(txn, q, &db, &ivs, residual.as_ref(), stats),
+        Shape::Rows => match residual {
+            Some(r) if plan::uses_record(&r) => {
+                recrows::rows(txn, q, &db, entry.root, &ivs, &r, stats)
+            }
+            r => strkeys::rows_int(txn, q, &db, &ivs, r.as_ref(), stats),
+        },
         Shape::Groups(g) => groups(txn, q, &db, entry.root, g, &ivs, residual, stats),
     }
 }

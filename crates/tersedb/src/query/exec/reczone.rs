@@ -28,7 +28,7 @@ use std::ops::Range;
 
 /// What a chunk's bounds make of the condition.
 #[derive(Clone, Debug, PartialEq)]
-enum Verdict {
+pub(super) enum Verdict {
     /// False for every record of the chunk.
     Never,
     /// True exactly for the rows whose keys lie in these intervals.
@@ -37,10 +37,125 @@ enum Verdict {
     Test,
 }
 
-/// The state of the record zone map over one query's leaves.
-pub(super) struct RecZones {
+/// The verdicts of one condition on the record chunks of one leaf, shared by aggregates, rows
+/// and groups. Invariant: `zones`, `verdicts` and `counted` have one entry per chunk, the
+/// chunks ascend and follow each other without a gap (the zone walk proves it); a leaf
+/// without a zone map (or a condition that does not read the record) is one `Test` zone.
+#[derive(Default)]
+pub(super) struct Judge {
     zones: Vec<RecZone>,
     verdicts: Vec<Verdict>,
+    /// Chunks already in the statistics (a walk may meet a chunk from two key blocks).
+    counted: Vec<bool>,
+}
+
+impl Judge {
+    /// Judges `residual` on each record chunk of `leaf`; `false` when there is nothing to
+    /// judge (no condition on the record, or a record list without a zone map): the leaf is
+    /// then one zone that tests every row.
+    pub(super) fn leaf(&mut self, leaf: &LeafScan<'_>, residual: Option<&Bound>) -> Result<bool> {
+        self.verdicts.clear();
+        self.counted.clear();
+        let residual = match residual {
+            Some(r) if plan::uses_record(r) && leaf.record_zones(&mut self.zones)? => r,
+            _ => {
+                self.zones.clear();
+                self.zones.push(RecZone {
+                    start: 0,
+                    count: leaf.len(),
+                    bounds: None,
+                });
+                self.verdicts.push(Verdict::Test);
+                self.counted.push(true);
+                return Ok(false);
+            }
+        };
+        // Neighbouring chunks often have the same bounds (a dictionary of the same codes):
+        // judged once.
+        let mut last: Option<(RecBounds, usize)> = None;
+        for (i, zn) in self.zones.iter().enumerate() {
+            let v = match (zn.bounds, last) {
+                (None, _) => Verdict::Test,
+                (Some(b), Some((lb, k))) if b == lb => {
+                    self.verdicts.get(k).cloned().unwrap_or(Verdict::Test)
+                }
+                (Some(b), _) => {
+                    last = Some((b, i));
+                    verdict(residual, &b)
+                }
+            };
+            self.verdicts.push(v);
+        }
+        self.counted.resize(self.zones.len(), false);
+        Ok(true)
+    }
+
+    /// The chunks holding `slots` (a key block's, which the walk reads), checked to cover
+    /// them without a gap. The chunks not yet counted go into the statistics: `never` ones
+    /// as skipped, `keys` ones as folded when `taken` (their rows are not tested).
+    pub(super) fn block(
+        &mut self,
+        leaf: &LeafScan<'_>,
+        slots: &Range<usize>,
+        taken: bool,
+        stats: &mut QueryStats,
+    ) -> Result<Range<usize>> {
+        let z = self
+            .zones
+            .partition_point(|zn| zn.slots().end <= slots.start);
+        let e = z + self
+            .zones
+            .get(z..)
+            .unwrap_or_default()
+            .partition_point(|zn| zn.start < slots.end);
+        let mut at = slots.start;
+        for zn in self.zones.get(z..e).unwrap_or_default() {
+            if zn.start.max(slots.start) != at {
+                return Err(uncovered(leaf));
+            }
+            at = zn.slots().end;
+        }
+        if z >= e || at < slots.end {
+            return Err(uncovered(leaf));
+        }
+        for k in z..e {
+            if let (Some(c @ false), Some(v)) = (self.counted.get_mut(k), self.verdicts.get(k)) {
+                *c = true;
+                match v {
+                    Verdict::Never => stats.record_chunks_skipped += 1,
+                    Verdict::Keys(_) if taken => stats.record_chunks_folded += 1,
+                    _ => {}
+                }
+            }
+        }
+        Ok(z..e)
+    }
+
+    /// Whether every verdict of the chunks `zs` satisfies `f`.
+    pub(super) fn all(&self, zs: Range<usize>, f: impl Fn(&Verdict) -> bool) -> bool {
+        self.verdicts.get(zs).unwrap_or_default().iter().all(f)
+    }
+
+    /// The slots of `slots` in each of the chunks `zs` (from [`Judge::block`]), with their
+    /// verdicts, in key order.
+    pub(super) fn pieces(
+        &self,
+        zs: Range<usize>,
+        slots: &Range<usize>,
+    ) -> impl DoubleEndedIterator<Item = (Range<usize>, &Verdict)> + '_ {
+        let s = slots.clone();
+        self.zones
+            .get(zs.clone())
+            .unwrap_or_default()
+            .iter()
+            .zip(self.verdicts.get(zs).unwrap_or_default())
+            .map(move |(zn, v)| (zn.start.max(s.start)..zn.slots().end.min(s.end), v))
+    }
+}
+
+/// The state of the record zone map over one aggregate query's leaves.
+pub(super) struct RecZones {
+    judge: Judge,
     /// Every aggregate adds up in bulk (COUNT, SUM, AVG, MIN, MAX): `keys` chunks are folded.
     /// Otherwise (TOP, BOTTOM, COUNT DISTINCT) they are tested row by row like `test` ones.
     bulk: bool,
@@ -67,8 +182,7 @@ impl RecZones {
         }
         let asks = |f: fn(&AggFunc) -> bool| q.aggregates.iter().any(|a| f(&a.func));
         Some(RecZones {
-            zones: Vec::new(),
-            verdicts: Vec::new(),
+            judge: Judge::default(),
             bulk: acc.key_top_k == 0
                 && acc.key_bottom_k == 0
                 && acc.rec_distinct.is_none()
@@ -103,32 +217,11 @@ impl RecZones {
         buf: &mut KeyBuffer,
         stats: &mut QueryStats,
     ) -> Result<bool> {
-        if !leaf.record_zones(&mut self.zones)? {
+        if !self.judge.leaf(leaf, acc.residual.as_ref())? {
             return Ok(false);
         }
-        let Some(residual) = &acc.residual else {
-            return Ok(false);
-        };
-        self.verdicts.clear();
-        // Neighbouring chunks often have the same bounds (a dictionary of the same codes):
-        // judged once.
-        let mut last: Option<(RecBounds, usize)> = None;
-        for (i, zn) in self.zones.iter().enumerate() {
-            let v = match (zn.bounds, last) {
-                (None, _) => Verdict::Test,
-                (Some(b), Some((lb, k))) if b == lb => {
-                    self.verdicts.get(k).cloned().unwrap_or(Verdict::Test)
-                }
-                (Some(b), _) => {
-                    last = Some((b, i));
-                    verdict(residual, &b)
-                }
-            };
-            self.verdicts.push(v);
-        }
-        // Zones before `z` end before the current block; those before `counted` are in the
-        // statistics. `run`: slots whose keys are added and whose records wait to be folded.
-        let (mut z, mut counted) = (0usize, 0usize);
+        let judge = &mut self.judge;
+        // `run`: slots whose keys are added and whose records wait to be folded.
         let mut run: Option<Range<usize>> = None;
         for b in blocks {
             let (hit, inside) = overlapping(ivs, b.first, b.last);
@@ -137,31 +230,12 @@ impl RecZones {
                 continue;
             }
             let slots = b.slots();
-            while self
-                .zones
-                .get(z)
-                .is_some_and(|zn| zn.slots().end <= slots.start)
-            {
-                z += 1;
-            }
-            let mut end = z;
-            while self.zones.get(end).is_some_and(|zn| zn.start < slots.end) {
-                end += 1;
-            }
-            let verdicts = self.verdicts.get(z..end).unwrap_or_default();
-            for v in self.verdicts.get(counted.max(z)..end).unwrap_or_default() {
-                match v {
-                    Verdict::Never => stats.record_chunks_skipped += 1,
-                    Verdict::Keys(_) if self.bulk => stats.record_chunks_folded += 1,
-                    _ => {}
-                }
-            }
-            counted = counted.max(end);
-            if verdicts.iter().all(|v| *v == Verdict::Never) {
+            let zs = judge.block(leaf, &slots, self.bulk, stats)?;
+            if judge.all(zs.clone(), |v| *v == Verdict::Never) {
                 stats.blocks_skipped += 1;
                 continue;
             }
-            if verdicts.iter().all(|v| *v == Verdict::Test) {
+            if judge.all(zs.clone(), |v| *v == Verdict::Test) {
                 // Nothing decided: the block as the row path takes it, in one piece.
                 flush(&mut run, acc, leaf, self.rn)?;
                 acc.block(leaf, b, ivs, buf, stats)?;
@@ -171,40 +245,33 @@ impl RecZones {
             // its zone map entry, its keys not decoded.
             let whole = |v: &Verdict| match v {
                 Verdict::Never => true,
-                Verdict::Keys(k) => k
-                    .iter()
-                    .any(|iv| iv.0 <= i128::from(b.first) && i128::from(b.last) <= iv.1),
+                Verdict::Keys(k) => covers(k, b),
                 Verdict::Test => false,
             };
-            let all_keys = verdicts.iter().all(|v| matches!(v, Verdict::Keys(_)));
+            let all_keys = judge.all(zs.clone(), |v| matches!(v, Verdict::Keys(_)));
             if self.bulk
                 && inside
-                && verdicts.iter().all(whole)
+                && judge.all(zs.clone(), whole)
                 && (!self.keys_needed || (all_keys && !acc.key_sum_needed))
             {
                 stats.blocks_from_index += 1;
-                self.pieces(z..end, &slots, leaf, |piece, v| {
+                for (piece, v) in judge.pieces(zs, &slots) {
                     if matches!(v, Verdict::Keys(_)) {
                         acc.add_summary(piece.len() as u64, 0, b.first, b.last);
                         extend(&mut run, piece, acc, leaf, self.rn)?;
                     }
-                    Ok(())
-                })?;
+                }
                 continue;
             }
             let keys = leaf.decode_keys(b, buf)?;
             stats.blocks_decoded += 1;
             let (bulk, rn) = (self.bulk, self.rn);
-            self.pieces(z..end, &slots, leaf, |piece, v| {
+            for (piece, v) in judge.pieces(zs, &slots) {
                 let (p0, p1) = (piece.start - slots.start, piece.end - slots.start);
                 match v {
                     Verdict::Never => {}
                     Verdict::Keys(k) if bulk => {
-                        let hit: Ivs = hit
-                            .iter()
-                            .map(|&(lo, hi)| (i128::from(lo), i128::from(hi)))
-                            .collect();
-                        for (lo, hi) in plan::intersect(k, &hit) {
+                        for (lo, hi) in plan::intersect(k, &wide(hit)) {
                             let a = keys.lower_bound(lo.max(0) as u64).max(p0);
                             let e = keys.upper_bound(hi.min(u64::MAX as i128) as u64).min(p1);
                             if a < e {
@@ -232,39 +299,24 @@ impl RecZones {
                         }
                     }
                 }
-                Ok(())
-            })?;
+            }
         }
         flush(&mut run, acc, leaf, self.rn)?;
         Ok(true)
     }
+}
 
-    /// Calls `each(piece, verdict)` for the slots of `slots` in each of the zones `zs`, in
-    /// order; the zones must cover `slots` without a gap.
-    fn pieces(
-        &self,
-        zs: Range<usize>,
-        slots: &Range<usize>,
-        leaf: &LeafScan<'_>,
-        mut each: impl FnMut(Range<usize>, &Verdict) -> Result<()>,
-    ) -> Result<()> {
-        let mut at = slots.start;
-        for k in zs {
-            let (Some(zn), Some(v)) = (self.zones.get(k), self.verdicts.get(k)) else {
-                return Err(uncovered(leaf));
-            };
-            let piece = zn.start.max(slots.start)..zn.slots().end.min(slots.end);
-            if piece.start != at {
-                return Err(uncovered(leaf));
-            }
-            at = piece.end;
-            each(piece, v)?;
-        }
-        if at != slots.end {
-            return Err(uncovered(leaf));
-        }
-        Ok(())
-    }
+/// Key intervals as the planner's (i128) intervals.
+pub(super) fn wide(ivs: &[(u64, u64)]) -> Ivs {
+    ivs.iter()
+        .map(|&(lo, hi)| (i128::from(lo), i128::from(hi)))
+        .collect()
+}
+
+/// Whether one of the intervals `k` holds every key of block `b`.
+pub(super) fn covers(k: &Ivs, b: &ScanBlock) -> bool {
+    k.iter()
+        .any(|iv| iv.0 <= i128::from(b.first) && i128::from(b.last) <= iv.1)
 }
 
 /// Adds `slots` (their keys already added) to the run of records waiting to be folded.
