@@ -37,6 +37,7 @@ use crate::btree::KeyType;
 use crate::db::{Db, ValueType};
 use crate::error::{Error, Result};
 use crate::txn::Reader;
+use reczone::{covers, Verdict};
 use smallvec::{smallvec, SmallVec};
 use std::borrow::Cow;
 use std::collections::{BinaryHeap, HashSet, VecDeque};
@@ -447,8 +448,14 @@ fn groups(
     let read_record =
         proto.read_record || by_record || residual.as_ref().is_some_and(plan::uses_record);
     let rows = proto.rows || residual.is_some() || by_record;
-    // Key buckets whose only per-row work is folding records: runs of a bucket folded at once.
-    let fold_runs = rows && proto.rec_fold.is_some() && residual.is_none() && !by_record;
+    // Key buckets whose only per-row work is folding records, or none (COUNT and key
+    // aggregates under a condition): runs of a bucket's selected rows folded at once, without
+    // a condition, or in record chunks whose bounds make it true for every row.
+    let bulk_rows = !by_record && (proto.rec_fold.is_some() || !proto.rows);
+    // Rows taken untested read their record only for the aggregates or the group.
+    let untested_record = proto.read_record || by_record;
+    let mut judge = reczone::Judge::default();
+    let mut runs = reczone::Runs::new();
     let sum = proto.key_sum_needed;
     let width = match by {
         GroupBy::KeyDiv(n) => n,
@@ -561,6 +568,9 @@ fn groups(
         let hi = ivs.last().map_or(u64::MAX, |iv| iv.1);
         leaf.blocks_in(&mut blocks, lo, hi)?;
         let buf = buf.get_or_insert_with(Box::default);
+        // A condition on the record: each record chunk judged by its bounds (one zone that
+        // tests every row otherwise).
+        let zoned = judge.leaf(leaf, residual.as_ref())?;
         // Consecutive blocks of one bucket answered from the block index, folded as one run
         // of slots (whole compressed record chunks then fold from their stored sums): the
         // bucket, the slots, the first and last key.
@@ -582,9 +592,23 @@ fn groups(
                 stats.blocks_skipped += 1;
                 continue;
             }
-            // A block inside one interval and one bucket, its keys summed by nobody: the block
-            // index answers its keys and only its records are folded, as a range query does.
-            if fold_runs && !sum && inside && b.first / width == b.last / width {
+            let slots = b.slots();
+            let zs = judge.block(leaf, &slots, true, &mut stats)?;
+            if zoned && judge.all(zs.clone(), |v| *v == Verdict::Never) {
+                stats.blocks_skipped += 1;
+                continue;
+            }
+            // A block inside one interval and one bucket, its keys summed by nobody, its rows
+            // all selected (no condition, or chunks whose bounds make it true for all): the
+            // block index answers its keys and only its records are folded, as a range query
+            // does.
+            let all_taken = residual.is_none()
+                || (zoned
+                    && judge.all(
+                        zs.clone(),
+                        |v| matches!(v, Verdict::Keys(k) if covers(k, b)),
+                    ));
+            if bulk_rows && !sum && inside && b.first / width == b.last / width && all_taken {
                 stats.blocks_from_index += 1;
                 let bucket = b.first / width;
                 match &mut run {
@@ -602,10 +626,10 @@ fn groups(
             fold_run!();
             let keys = leaf.decode_keys(b, buf)?;
             stats.blocks_decoded += 1;
-            for &(ilo, ihi) in hit {
-                let a = keys.lower_bound(ilo);
-                let z = keys.upper_bound(ihi);
-                if fold_runs {
+            judge.runs(zs, &slots, &keys, hit, residual.is_some(), &mut runs);
+            for (r, test) in runs.drain(..) {
+                let (a, z) = (r.start, r.end);
+                if bulk_rows && !test {
                     // Each bucket's run of the block folded at once (records included).
                     let mut i = a;
                     while i < z {
@@ -614,7 +638,11 @@ fn groups(
                         let j = keys.upper_bound(last).min(z);
                         enter(bucket, &mut open, &mut win, &mut done)?;
                         if let Some(g) = &mut open {
-                            g.acc.add_keys(leaf, keys.slice(i..j), b.start + i)?;
+                            let ks = keys.slice(i..j);
+                            let s = if sum { ks.sum() } else { 0 };
+                            g.acc
+                                .add_summary(ks.len() as u64, s, ks.at(0), ks.at(j - i - 1));
+                            g.acc.fold_run(leaf, b.start + i..b.start + j)?;
                         }
                         i = j;
                     }
@@ -622,12 +650,12 @@ fn groups(
                 }
                 for i in a..z {
                     let k = keys.at(i);
-                    let rec = if read_record {
+                    let rec = if read_record && (test || untested_record) {
                         rec_val(vt, &leaf.record(b.start + i)?, leaf.page_id())?
                     } else {
                         RecVal::None
                     };
-                    if let Some(r) = &residual {
+                    if let Some(r) = residual.as_ref().filter(|_| test) {
                         if !plan::test(r, k, rec) {
                             continue;
                         }

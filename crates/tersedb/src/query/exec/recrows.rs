@@ -13,7 +13,7 @@
 //! Leaves come in key order (reversed with ORDER BY key DESC: leaves, blocks, chunks and rows
 //! backwards); LIMIT stops the walk.
 
-use super::reczone::{wide, Judge, Verdict};
+use super::reczone::{Judge, Runs, Verdict};
 use super::{column_name, overlapping, rec_val, Window};
 use crate::btree::scan::{self, KeyBuffer};
 use crate::db::Db;
@@ -22,8 +22,6 @@ use crate::query::ast::{Item, Query};
 use crate::query::plan::{self, Bound, RecVal};
 use crate::query::value::{QueryResult, QueryStats, Value};
 use crate::txn::Reader;
-use smallvec::SmallVec;
-use std::ops::Range;
 
 /// The rows of `q` over the key intervals `ivs`, whose residual condition `residual` reads
 /// the record.
@@ -44,7 +42,7 @@ pub(super) fn rows(
     let mut judge = Judge::default();
     let mut blocks = Vec::new();
     let mut buf: Box<KeyBuffer> = Box::default();
-    let mut runs: SmallVec<[(Range<usize>, bool); 4]> = SmallVec::new();
+    let mut runs = Runs::new();
     scan::leaves_overlapping(txn.pages(), &db.spec, root, ivs, desc, &mut |leaf, ivs| {
         if win.full() {
             return Ok(false);
@@ -75,22 +73,7 @@ pub(super) fn rows(
             let keys = leaf.decode_keys(b, &mut buf)?;
             stats.blocks_decoded += 1;
             // The block's runs of rows in walk order: (indexes in the block, tested).
-            runs.clear();
-            for (piece, v) in judge.pieces(zs, &slots) {
-                let (p0, p1) = (piece.start - slots.start, piece.end - slots.start);
-                let (sel, test) = match v {
-                    Verdict::Never => continue,
-                    Verdict::Keys(k) => (plan::intersect(k, &wide(hit)), false),
-                    Verdict::Test => (wide(hit), true),
-                };
-                for (lo, hi) in sel {
-                    let a = keys.lower_bound(lo.max(0) as u64).max(p0);
-                    let e = keys.upper_bound(hi.min(u64::MAX as i128) as u64).min(p1);
-                    if a < e {
-                        runs.push((a..e, test));
-                    }
-                }
-            }
+            judge.runs(zs, &slots, &keys, hit, true, &mut runs);
             if desc {
                 runs.reverse();
             }

@@ -18,12 +18,13 @@
 //! A leaf whose record list keeps no zone map (plain records) takes the executor's row path.
 
 use super::{overlapping, rec_num, Acc};
-use crate::btree::scan::{KeyBuffer, LeafScan, RecBounds, RecNum, RecZone, ScanBlock};
+use crate::btree::scan::{BlockKeys, KeyBuffer, LeafScan, RecBounds, RecNum, RecZone, ScanBlock};
 use crate::db::ValueType;
 use crate::error::{Error, Result};
 use crate::query::ast::{AggFunc, CmpOp, Column, Query};
 use crate::query::plan::{self, Bound, Ivs};
 use crate::query::value::QueryStats;
+use smallvec::SmallVec;
 use std::ops::Range;
 
 /// What a chunk's bounds make of the condition.
@@ -150,6 +151,57 @@ impl Judge {
             .iter()
             .zip(self.verdicts.get(zs).unwrap_or_default())
             .map(move |(zn, v)| (zn.start.max(s.start)..zn.slots().end.min(s.end), v))
+    }
+}
+
+/// Runs of a key block's rows: indexes into its decoded keys, and whether the rows must be
+/// tested.
+pub(super) type Runs = SmallVec<[(Range<usize>, bool); 4]>;
+
+impl Judge {
+    /// The runs of rows of a key block (`slots`, decoded into `keys`, meeting the chunks `zs`
+    /// of [`Judge::block`]) that lie in the key intervals `hit` and that the chunks do not
+    /// rule out, in key order, replacing `out`: a `keys` chunk's rows in its verdict's
+    /// intervals untested, a `test` chunk's rows tested when `test` (a condition is left).
+    pub(super) fn runs(
+        &self,
+        zs: Range<usize>,
+        slots: &Range<usize>,
+        keys: &BlockKeys<'_>,
+        hit: &[(u64, u64)],
+        test: bool,
+        out: &mut Runs,
+    ) {
+        out.clear();
+        let push = |r: Range<usize>, t: bool, out: &mut Runs| {
+            if r.start >= r.end {
+                return;
+            }
+            match out.last_mut() {
+                Some((last, lt)) if last.end == r.start && *lt == t => last.end = r.end,
+                _ => out.push((r, t)),
+            }
+        };
+        for (piece, v) in self.pieces(zs, slots) {
+            let (p0, p1) = (piece.start - slots.start, piece.end - slots.start);
+            match v {
+                Verdict::Never => {}
+                Verdict::Keys(k) => {
+                    for (lo, hi) in plan::intersect(k, &wide(hit)) {
+                        let a = keys.lower_bound(lo.max(0) as u64).max(p0);
+                        let e = keys.upper_bound(hi.min(u64::MAX as i128) as u64).min(p1);
+                        push(a..e, false, out);
+                    }
+                }
+                Verdict::Test => {
+                    for &(lo, hi) in hit {
+                        let a = keys.lower_bound(lo).max(p0);
+                        let e = keys.upper_bound(hi).min(p1);
+                        push(a..e, test, out);
+                    }
+                }
+            }
+        }
     }
 }
 
