@@ -4,8 +4,11 @@
 //! generators and seed), loaded ascending into a database with the defaults
 //! (`DbConfig::new`: auto key codec, compressed records). For thresholds X at quantiles of the
 //! values, `COUNT(*)` and `SUM(record)` with `record > X`, and `SUM(record)` over a 10% key
-//! range with `record > X`; each answer checked against a plain loop, medians of `R` runs in
-//! ms per query, and the query's statistics.
+//! range with `record > X`; then (indexes 12-19; 20: every row above the median) the first 100 rows `SELECT key, record ...
+//! WHERE record > X LIMIT 100` and `SELECT key / W, COUNT(*) ... WHERE record > X GROUP BY
+//! key / W` (about 1,000 buckets); each answer checked against a plain loop (rows: their
+//! number; groups: the counts' sum), medians of `R` runs in ms per query, and the query's
+//! statistics.
 //!
 //! Usage: `cargo run --release -p tersedb --example record_where -- [N] [R] [SERIES] [QUERY]`
 //! (N entries per series, default 1,000,000; R runs, default 3; SERIES a, b, c or all; QUERY
@@ -154,6 +157,37 @@ fn main() {
                 vt == ValueType::F64,
             ));
         }
+        // Rows and groups under the same conditions (after the aggregates, so their indexes
+        // stay): the first 100 rows, and COUNT(*) per bucket of about 1,000 buckets; the
+        // answer checked is the number of rows, and the counts' sum.
+        let width = (keys[n - 1] - keys[0]) / 1000 + 1;
+        for q in [0.5, 0.9, 0.99, 0.999] {
+            let x = sorted[((n as f64 * q) as usize).min(n - 1)];
+            let count = vals.iter().filter(|&&v| v > x).count() as i128;
+            let xs = lit(x);
+            queries.push((
+                format!("q{q}"),
+                format!("SELECT key, record FROM t WHERE record > {xs} LIMIT 100"),
+                count.min(100),
+                false,
+            ));
+            queries.push((
+                format!("q{q}"),
+                format!(
+                    "SELECT key / {width}, COUNT(*) FROM t WHERE record > {xs} GROUP BY key / {width}"
+                ),
+                count,
+                false,
+            ));
+        }
+        // Every row above the median (index 20): mostly chunks the bounds do not decide.
+        let x = sorted[n / 2];
+        queries.push((
+            "q0.5".into(),
+            format!("SELECT key, record FROM t WHERE record > {}", lit(x)),
+            vals.iter().filter(|&&v| v > x).count() as i128,
+            false,
+        ));
         let r = env.begin_read().unwrap();
         for (i, (label, text, want, cents)) in queries.iter().enumerate() {
             if only.is_some_and(|o| o != i) {
@@ -165,6 +199,17 @@ fn main() {
                 let t = Instant::now();
                 let res = r.query_str(text).unwrap();
                 times.push(t.elapsed().as_secs_f64() * 1e3);
+                if text.contains("GROUP BY") {
+                    let sum: i128 = res.rows.iter().filter_map(|r| r[1].as_int()).sum();
+                    assert_eq!(sum, *want, "{text}");
+                    stats = Some(res.stats);
+                    continue;
+                }
+                if text.starts_with("SELECT key,") {
+                    assert_eq!(res.rows.len() as i128, *want, "{text}");
+                    stats = Some(res.stats);
+                    continue;
+                }
                 let got = &res.values[0];
                 let ok = if *cents {
                     let g = got.as_f64().unwrap();
