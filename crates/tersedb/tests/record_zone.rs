@@ -442,8 +442,11 @@ fn check_rows(c: &Case, p: &Pred, sel: &[(u64, R)]) -> QueryStats {
     stats
 }
 
+/// A group as the model orders them: (NaN class, value).
+type Group = (u8, i128);
+
 /// An f64 record as the group it falls in: -0.0 with 0.0, every NaN in one group, last.
-fn group_of(r: R) -> (u8, i128) {
+fn group_of(r: R) -> Group {
     match r {
         R::I(v) => (0, v),
         R::F(v) if v.is_nan() => (1, 0),
@@ -488,8 +491,7 @@ fn check_groups(c: &Case, p: &Pred, sel: &[(u64, R)]) -> QueryStats {
                 q.offset = 1;
             }
             let got = r.query(&q).unwrap_or_else(|e| panic!("{q}: {e}"));
-            let mut groups: std::collections::BTreeMap<(u8, i128), Vec<(u64, R)>> =
-                Default::default();
+            let mut groups: std::collections::BTreeMap<Group, Vec<(u64, R)>> = Default::default();
             for &(k, rec) in sel {
                 let g = match by {
                     GroupBy::KeyDiv(n) => (0, (k / n) as i128),
@@ -497,7 +499,7 @@ fn check_groups(c: &Case, p: &Pred, sel: &[(u64, R)]) -> QueryStats {
                 };
                 groups.entry(g).or_default().push((k, rec));
             }
-            let mut want: Vec<(&(u8, i128), &Vec<(u64, R)>)> = groups.iter().collect();
+            let mut want: Vec<(&Group, &Vec<(u64, R)>)> = groups.iter().collect();
             if windowed {
                 want.reverse();
                 want = want.into_iter().skip(1).take(3).collect();

@@ -432,7 +432,10 @@ struct Group {
 /// [`LeafScan::fold_range`] (the fold `ReadTxn::fold_keys` uses; inner blocks answered from
 /// the block index or summed by the codec), never row by row. A leaf inside one bucket costs
 /// one fold. With a residual condition, record aggregates or TOP/BOTTOM, blocks are decoded
-/// and each selected row goes to its bucket. Record groups are kept in a sorted map.
+/// and each selected row goes to its bucket. Record groups are kept in a sorted map. A
+/// condition on the record is judged per record chunk first (`reczone::Judge`): chunks it is
+/// false for are skipped, and the rows of chunks it is true for are taken untested, folded per
+/// bucket where the query only folds.
 #[allow(clippy::too_many_arguments)]
 fn groups(
     txn: &dyn Reader,

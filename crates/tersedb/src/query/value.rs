@@ -109,7 +109,8 @@ pub struct QueryStats {
     /// record: none of their records read (nor keys, in key blocks lying wholly in them).
     pub record_chunks_skipped: u64,
     /// Compressed record chunks whose bounds made the condition on `record` true for every
-    /// record: folded as if it were absent (no record tested).
+    /// record: their rows taken without a test (folded as if it were absent, or returned and
+    /// grouped row by row untested).
     pub record_chunks_folded: u64,
 }
 

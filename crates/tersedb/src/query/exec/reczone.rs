@@ -1,21 +1,24 @@
-//! The zone map on records: an aggregate query whose condition reads `record`
-//! (`WHERE record > 100`, `key BETWEEN a AND b AND record >= 20`) asks each leaf for its
-//! record chunks' bounds ([`LeafScan::record_zones`], read from the chunk headers) and judges
-//! the condition on each chunk before reading a record:
+//! The zone map on records: a query whose condition reads `record` (`WHERE record > 100`,
+//! `key BETWEEN a AND b AND record >= 20`) asks each leaf for its record chunks' bounds
+//! ([`LeafScan::record_zones`], read from the chunk headers) and judges the condition on each
+//! chunk before reading a record ([`Judge`]); aggregates (here), rows (`recrows.rs`) and
+//! groups (`groups` in the executor) act on the same verdicts:
 //!
 //! ```text
 //! never   false for every value in the bounds     the chunk's records are not read; a key
 //!                                                 block whose slots all lie in such chunks
 //!                                                 is not decoded either
 //! keys    the record atoms true for every value   what is left is a condition on keys: the
-//!                                                 rows are folded as with no condition on
-//!                                                 the record (keys in bulk, records through
-//!                                                 `fold_records`, whole chunks from their
-//!                                                 stored sums)
+//!                                                 rows are taken untested; aggregates and
+//!                                                 key buckets fold them as with no condition
+//!                                                 on the record (keys in bulk, records
+//!                                                 through `fold_records`, whole chunks from
+//!                                                 their stored sums)
 //! test    undecided, or no bounds (RAW chunks)    every row read and tested, as before
 //! ```
 //!
-//! A leaf whose record list keeps no zone map (plain records) takes the executor's row path.
+//! A leaf whose record list keeps no zone map (plain records) is one `test` zone: aggregates
+//! take the executor's row path for it.
 
 use super::{overlapping, rec_num, Acc};
 use crate::btree::scan::{BlockKeys, KeyBuffer, LeafScan, RecBounds, RecNum, RecZone, ScanBlock};

@@ -1,5 +1,6 @@
-//! Queries answered entry by entry through a cursor: rows (`SELECT key, record`, any key type)
-//! and every query on a database of string (byte) keys, which has no integer zone map.
+//! Queries answered entry by entry through a cursor: rows (`SELECT key, record`, any key type;
+//! on integer keys under a condition on the record, `recrows.rs` walks blocks instead) and
+//! every query on a database of string (byte) keys, which has no integer zone map.
 //!
 //! ```text
 //! condition --> one key span [lo, hi] from the top-level AND of key comparisons, BETWEEN,
