@@ -261,6 +261,16 @@ fn queries(keys: &[u64], vals: Vals) -> Vec<String> {
             q.push(format!(
                 "SELECT COUNT(*), SUM(record), MIN(record), MAX(record) FROM d WHERE key >= {a} AND key < {b} AND {cond}"
             ));
+            // Rows and groups judge the same chunks.
+            q.push(format!(
+                "SELECT key, record FROM d WHERE key >= {a} AND key < {b} AND {cond} ORDER BY key DESC LIMIT 50 OFFSET 3"
+            ));
+            q.push(format!(
+                "SELECT key / 100, COUNT(*), SUM(record) FROM d WHERE key >= {a} AND key < {b} AND {cond} GROUP BY key / 100"
+            ));
+            q.push(format!(
+                "SELECT record, COUNT(*) FROM d WHERE key >= {a} AND key < {b} AND {cond} GROUP BY record"
+            ));
         }
     }
     q
