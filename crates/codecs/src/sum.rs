@@ -68,8 +68,9 @@ pub fn sum_le_u32(bytes: &[u8]) -> u64 {
 /// Exact sum of all keys of a block without materialising them, where the format allows: SIMD
 /// FOR stores offsets from the start key, so the sum is `count * start + sum(offsets)`, and the
 /// fused kernel's wrapping 32-bit sum of 128 offsets of `b <= 25` bits cannot wrap; BP128 sums
-/// its deltas' moments in registers. `None` when this shortcut does not apply (other codecs,
-/// wider offsets): decode and use [`sum_u32`].
+/// its deltas' moments in registers; PFOR and PFOR-DELTA sum their codes' moments and correct
+/// at the exceptions (`pfor::sum`). `None` when this shortcut does not apply (other codecs,
+/// wider offsets, a block that does not parse): decode and use [`sum_u32`].
 #[inline]
 pub fn block_sum(codec: crate::CodecId, d: &crate::Descriptor, payload: &[u8]) -> Option<u64> {
     block_sum_with(Isa::detect(), codec, d, payload)
@@ -91,21 +92,32 @@ pub fn block_sum_with(
 /// block of a leaf inside a SUM range) pay no per-block dispatch.
 #[derive(Clone, Copy, Debug)]
 pub struct BlockSum {
-    bp128: bool,
+    kind: Kind,
     /// `isa` capped at what the CPU has.
     isa: Isa,
+}
+
+/// The codecs with a block sum.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Bp128,
+    SimdFor,
+    Pfor,
+    PforDelta,
 }
 
 impl BlockSum {
     /// The block sum of `codec` on the kernels of `isa`; `None` for codecs without one.
     pub fn new(isa: Isa, codec: crate::CodecId) -> Option<BlockSum> {
-        let bp128 = match codec {
-            crate::CodecId::Bp128 => true,
-            crate::CodecId::SimdFor => false,
+        let kind = match codec {
+            crate::CodecId::Bp128 => Kind::Bp128,
+            crate::CodecId::SimdFor => Kind::SimdFor,
+            crate::CodecId::Pfor => Kind::Pfor,
+            crate::CodecId::PforDelta => Kind::PforDelta,
             _ => return None,
         };
         Some(BlockSum {
-            bp128,
+            kind,
             isa: isa.min(cpu_max()),
         })
     }
@@ -118,8 +130,19 @@ impl BlockSum {
         if count <= 1 {
             return Some(if count == 1 { d.start as u64 } else { 0 });
         }
-        if self.bp128 {
-            return self.bp128_sum(d, payload);
+        match self.kind {
+            Kind::Bp128 => return self.bp128_sum(d, payload),
+            Kind::SimdFor => {}
+            Kind::Pfor => {
+                return pfor_by_value::<false>(
+                    self.isa, d.start, d.count, d.last, d.size, d.bits, payload,
+                )
+            }
+            Kind::PforDelta => {
+                return pfor_by_value::<true>(
+                    self.isa, d.start, d.count, d.last, d.size, d.bits, payload,
+                )
+            }
         }
         if count > crate::vertical::MAX_KEYS || d.bits == 0 || d.bits > 25 {
             return None;
@@ -190,6 +213,28 @@ fn bp128_scalar_by_value(
         bits,
     };
     bp128_sum_scalar(&d, payload)
+}
+
+/// `pfor::sum::block_sum` with the descriptor passed by value and out of line (see
+/// [`bp128_scalar_by_value`]).
+#[inline(never)]
+fn pfor_by_value<const DELTA: bool>(
+    isa: Isa,
+    start: u32,
+    count: u32,
+    last: u32,
+    size: u32,
+    bits: u8,
+    payload: &[u8],
+) -> Option<u64> {
+    let d = crate::Descriptor {
+        start,
+        count,
+        last,
+        size,
+        bits,
+    };
+    crate::pfor::sum::block_sum::<DELTA>(isa, &d, payload)
 }
 
 /// A BP128 block's frame: `(b, n)` when the descriptor and payload are consistent.
@@ -265,6 +310,50 @@ mod tests {
                         block_sum_with(isa, CodecId::Bp128, &db, payload),
                         Some(want),
                         "{isa:?} b={b} n={n}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// PFOR and PFOR-DELTA blocks through the public entry, on every ISA (the kernels and the
+    /// exception corrections are tested against their twins in `pfor::sum`).
+    #[test]
+    fn pfor_block_sums_match_decode() {
+        use crate::{BlockCodec, CodecId};
+        let mut rng = fastrand::Rng::with_seed(21);
+        for n in [0usize, 1, 2, 3, 9, 64, 128, 129] {
+            for spread in [1u32, 3, 40, 1 << 12, 1 << 24] {
+                let mut k = rng.u32(..1 << 20);
+                let keys: Vec<u32> = (0..n)
+                    .map(|_| {
+                        // Mostly steps of 1..=spread, one in ten far: exceptions.
+                        k += if rng.u8(..10) == 0 {
+                            rng.u32(1..1 << 16)
+                        } else {
+                            rng.u32(1..=spread)
+                        };
+                        k
+                    })
+                    .collect();
+                let want: u64 = keys.iter().map(|&k| k as u64).sum();
+                let mut buf = vec![0u8; 1200];
+                let d = crate::pfor::PforDelta::encode(&keys, &mut buf).unwrap();
+                let p = &buf[..d.size as usize];
+                let d2_buf = &mut vec![0u8; 1200];
+                let d2 = crate::pfor::Pfor::encode(&keys, d2_buf).unwrap();
+                let p2 = &d2_buf[..d2.size as usize];
+                for isa in Isa::available() {
+                    let what = format!("{isa:?} n={n} spread={spread}");
+                    assert_eq!(
+                        block_sum_with(isa, CodecId::PforDelta, &d, p),
+                        Some(want),
+                        "{what}"
+                    );
+                    assert_eq!(
+                        block_sum_with(isa, CodecId::Pfor, &d2, p2),
+                        Some(want),
+                        "{what}"
                     );
                 }
             }

@@ -2577,15 +2577,20 @@ impl Packed {
         fs: FoldSpec,
         out: &mut KeyFold,
     ) -> SResult<()> {
-        // The codecs' block sums (BP128, SIMD FOR), chosen once for the leaf.
+        // The codecs' block sums (BP128, SIMD FOR, PFOR, PFOR-DELTA), chosen once for the
+        // leaf; an `auto` list asks per block.
         let isa = tersedb_codecs::Isa::detect();
         let sums = [
             BlockSum::new(isa, CodecId::Bp128),
             BlockSum::new(isa, CodecId::SimdFor),
+            BlockSum::new(isa, CodecId::PforDelta),
+            BlockSum::new(isa, CodecId::Pfor),
         ];
         let summer = |c: CodecId| match c {
             CodecId::Bp128 => sums[0],
             CodecId::SimdFor => sums[1],
+            CodecId::PforDelta => sums[2],
+            CodecId::Pfor => sums[3],
             _ => None,
         };
         if let Some((first, last)) = self.key_range(region)? {
