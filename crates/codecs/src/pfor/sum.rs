@@ -24,8 +24,9 @@ use crate::{Descriptor, Isa};
 
 /// `(S, J)`: the sum of the first `n` codes of width `b` in `data` and their index-weighted sum
 /// `sum(i * c[i])`. `None` when `data` is shorter than `ceil(n * b / 8)`, `b > 32` or
-/// `n > 128`. The AVX2 kernel (`simd::pfor_avx2::moments`) takes `1 <= b <= 24`; this scalar
-/// twin every width.
+/// `n > 128`. The AVX2 kernels take `1 <= b <= 8` (`simd::pfor_avx2::moments_narrow`, 16 codes
+/// per step) and `9 <= b <= 24` (`simd::pfor_avx2::moments`, 8 per step); the scalar twin
+/// every width.
 #[inline]
 pub fn moments(isa: Isa, data: &[u8], b: u32, n: usize) -> Option<(u64, u64)> {
     if b == 0 && n <= super::FRAME {
@@ -33,12 +34,16 @@ pub fn moments(isa: Isa, data: &[u8], b: u32, n: usize) -> Option<(u64, u64)> {
         return Some((0, 0));
     }
     #[cfg(target_arch = "x86_64")]
-    if isa >= Isa::Avx2
-        && super::usable(isa) >= Isa::Avx2
-        && (1..=crate::simd::pfor_avx2::MOMENTS_MAX_B).contains(&b)
-    {
-        // SAFETY: this CPU supports AVX2 (`usable`); the kernel bounds its reads by `data`.
-        return unsafe { crate::simd::pfor_avx2::moments(data, b, n) };
+    if isa >= Isa::Avx2 && super::usable(isa) >= Isa::Avx2 {
+        use crate::simd::pfor_avx2::{moments_narrow, MOMENTS_MAX_B, NARROW_MAX_B};
+        if b <= NARROW_MAX_B {
+            // SAFETY: this CPU supports AVX2 (`usable`); the kernel bounds its reads by `data`.
+            return unsafe { moments_narrow(data, b, n) };
+        }
+        if b <= MOMENTS_MAX_B {
+            // SAFETY: as above.
+            return unsafe { crate::simd::pfor_avx2::moments(data, b, n) };
+        }
     }
     let _ = isa;
     moments_scalar(data, b, n)
@@ -158,6 +163,37 @@ mod tests {
                     let short = vec![0u8; len - 1];
                     for isa in Isa::available() {
                         assert_eq!(moments(isa, &short, b, n), None, "{isa:?} b={b} n={n}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// Both AVX2 kernels on every width they take (the narrow one's widths included for the
+    /// wide one), against the scalar twin: random bytes, every count, data exactly as long as
+    /// the codes or longer (bits past the last code ignored).
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn each_avx2_kernel_matches_scalar() {
+        use crate::simd::pfor_avx2::{
+            moments as wide, moments_narrow, MOMENTS_MAX_B, NARROW_MAX_B,
+        };
+        if !Isa::Avx2.is_supported() {
+            return;
+        }
+        let mut rng = fastrand::Rng::with_seed(seed());
+        for b in 1..=MOMENTS_MAX_B {
+            for n in 0..=FRAME {
+                for extra in [0usize, 3, 40] {
+                    let len = bits::packed_len(n, b) + extra;
+                    let bytes: Vec<u8> = (0..len).map(|_| rng.u8(..)).collect();
+                    let want = moments_scalar(&bytes, b, n);
+                    // SAFETY: AVX2 is supported (checked above).
+                    assert_eq!(unsafe { wide(&bytes, b, n) }, want, "wide b={b} n={n}");
+                    if b <= NARROW_MAX_B {
+                        // SAFETY: as above.
+                        let got = unsafe { moments_narrow(&bytes, b, n) };
+                        assert_eq!(got, want, "narrow b={b} n={n} extra={extra}");
                     }
                 }
             }

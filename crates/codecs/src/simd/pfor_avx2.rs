@@ -257,6 +257,122 @@ pub unsafe fn moments(data: &[u8], b: u32, n: usize) -> Option<(u64, u64)> {
     Some((hsum_u64(_mm256_add_epi64(a0, a1)), hsum_u64(jv)))
 }
 
+/// Widest code [`moments_narrow`] takes.
+pub const NARROW_MAX_B: u32 = 8;
+
+/// Shuffle and shift tables of [`moments_narrow`]: for width `b`, 16-bit lane `l` (code `l`
+/// of a group of 16, at bit `l*b` of the group's `2b` bytes) gets the code's first byte low
+/// and its second byte high (`0x80`, zero, when the code ends in the first byte), and the
+/// multiplier `2^(8 - (l*b) % 8)` that moves the code's lowest bit to bit 8.
+struct Narrow {
+    shuf: [[u8; 32]; 9],
+    mul: [[u16; 16]; 9],
+}
+
+const fn build_narrow() -> Narrow {
+    let mut shuf = [[0u8; 32]; 9];
+    let mut mul = [[0u16; 16]; 9];
+    let mut b = 1;
+    while b <= 8 {
+        let mut l = 0;
+        while l < 16 {
+            let bit = l * b;
+            let (byte, off) = (bit / 8, bit % 8);
+            shuf[b][2 * l] = byte as u8;
+            shuf[b][2 * l + 1] = if off + b > 8 { (byte + 1) as u8 } else { 0x80 };
+            mul[b][l] = 1 << (8 - off);
+            l += 1;
+        }
+        b += 1;
+    }
+    Narrow { shuf, mul }
+}
+
+static NARROW: Narrow = build_narrow();
+
+/// [`moments`] for `1 <= b <= 8`: sixteen codes per step in 16-bit lanes. A group of 16 codes
+/// takes exactly `2b <= 16` bytes, so one 16-byte load (broadcast to both halves) holds it;
+/// `vpshufb` moves each code's one or two bytes into its lane, `vpmullw` by `2^(8 - offset)`
+/// and a shift right by 8 drop the bits below it, a mask those above. The codes are first
+/// copied into a zeroed buffer (at most 128 bytes), so every load is inside it and codes past
+/// `n` are zero. Lane sums as in [`moments`], in 16 bits: after `G <= 8` groups of codes below
+/// `2^8`, `T <= 36 * 255`.
+///
+/// # Safety
+/// The CPU must support AVX2. Every access is bounded by `data` (checked here).
+#[target_feature(enable = "avx2")]
+pub unsafe fn moments_narrow(data: &[u8], b: u32, n: usize) -> Option<(u64, u64)> {
+    let len = (n * b as usize).div_ceil(8);
+    if b == 0 || b > NARROW_MAX_B || n > 128 || len > data.len() {
+        return None;
+    }
+    let bu = b as usize;
+    // Codes at 0..len <= 128; group g loads [2bg, 2bg + 16) with g < 8: inside 144 bytes.
+    let mut buf = [0u8; 144];
+    copy_prefix(&mut buf, data.get(..len).unwrap_or_default());
+    let tail = n * bu % 8;
+    if tail != 0 {
+        // Bits after code n - 1 in its last byte (zero in a valid frame) cleared.
+        if let Some(last) = buf.get_mut(len.wrapping_sub(1)) {
+            *last &= (1u8 << tail) - 1;
+        }
+    }
+    // SAFETY: the tables are 32 bytes / 16 u16 per width; unaligned loads.
+    let (shuf, mul) = unsafe {
+        (
+            _mm256_loadu_si256(NARROW.shuf[bu].as_ptr() as *const __m256i),
+            _mm256_loadu_si256(NARROW.mul[bu].as_ptr() as *const __m256i),
+        )
+    };
+    let m = _mm256_set1_epi16(crate::bits::mask(b) as i16);
+    let zero = _mm256_setzero_si256();
+    let (mut a, mut t) = (zero, zero);
+    let groups = n.div_ceil(16);
+    for g in 0..groups {
+        // SAFETY: g < 8, so 2*b*g + 16 <= 2*8*7 + 16 = 128 <= buf.len().
+        let x = unsafe { _mm_loadu_si128(buf.as_ptr().add(2 * bu * g) as *const __m128i) };
+        let v = _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(x), shuf);
+        let v = _mm256_and_si256(_mm256_srli_epi16::<8>(_mm256_mullo_epi16(v, mul)), m);
+        a = _mm256_add_epi16(a, v);
+        t = _mm256_add_epi16(t, a);
+    }
+    // Per lane l: x = G*A - T = sum(g * V_g) <= 28 * 255; J = sum(16x + l*A), S = sum(A).
+    let x = _mm256_sub_epi16(_mm256_mullo_epi16(_mm256_set1_epi16(groups as i16), a), t);
+    let lane = _mm256_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    let j = _mm256_add_epi32(
+        _mm256_madd_epi16(x, _mm256_set1_epi16(16)),
+        _mm256_madd_epi16(a, lane),
+    );
+    let s = _mm256_madd_epi16(a, _mm256_set1_epi16(1));
+    Some((hsum_u32(s), hsum_u32(j)))
+}
+
+/// The sum of the eight 32-bit lanes of `v` (each below `2^31`), widened.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn hsum_u32(v: __m256i) -> u64 {
+    let lo = _mm256_cvtepu32_epi64(_mm256_castsi256_si128(v));
+    let hi = _mm256_cvtepu32_epi64(_mm256_extracti128_si256::<1>(v));
+    hsum_u64(_mm256_add_epi64(lo, hi))
+}
+
+/// Copies `src` (at most 128 bytes) to the start of `buf` in fixed-size 16-byte pieces (the
+/// last one overlapping; byte by byte under 16 bytes), no `memcpy` call.
+#[inline(always)]
+fn copy_prefix(buf: &mut [u8; 144], src: &[u8]) {
+    let take = src.len().min(128);
+    if take >= 16 {
+        for c in 0..take / 16 {
+            buf[16 * c..16 * c + 16].copy_from_slice(&src[16 * c..16 * c + 16]);
+        }
+        buf[take - 16..take].copy_from_slice(&src[take - 16..take]);
+    } else {
+        for (p, &r) in buf.iter_mut().zip(&src[..take]) {
+            *p = r;
+        }
+    }
+}
+
 /// The sum of the four 64-bit lanes of `v`.
 #[inline]
 #[target_feature(enable = "avx2")]
