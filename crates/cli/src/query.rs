@@ -27,12 +27,15 @@ pub fn run(file: &Path, text: &str, format: Format, stats: bool) -> Result<(), S
     if stats {
         let s = res.stats;
         eprintln!(
-            "{:.3} ms; {} leaves; blocks: {} decoded, {} answered from the index, {} skipped; {} subqueries",
+            "{:.3} ms; {} leaves; blocks: {} decoded, {} answered from the index, {} skipped; \
+             record chunks: {} skipped, {} folded by their bounds; {} subqueries",
             elapsed.as_secs_f64() * 1e3,
             s.leaves,
             s.blocks_decoded,
             s.blocks_from_index,
             s.blocks_skipped,
+            s.record_chunks_skipped,
+            s.record_chunks_folded,
             s.subqueries
         );
     }

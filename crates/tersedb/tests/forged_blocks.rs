@@ -316,6 +316,47 @@ fn form_file(cfg: DbConfig, step: u64, base: u64, n: u64) -> (Vec<u8>, Vec<(u64,
     (store.snapshot(), leaves)
 }
 
+/// The last block of a leaf with its descriptor's last key one below its payload's: the real
+/// last key lies above what the index says the leaf holds, where a lookup's miss is answered by
+/// the index alone (`Packed::miss_edges`). The leaf's first read checks that block's payload
+/// against its descriptor, so every lookup in the leaf gives `Corrupted`: the key is never
+/// hidden as a miss.
+#[test]
+fn a_forged_last_key_of_the_last_block_hides_no_key() {
+    for (cfg, step, base) in forms() {
+        let (good, leaves) = form_file(cfg, step, base, 20_000);
+        let (id, own) = &leaves[leaves.len() / 2];
+        let at = *id as usize * PAGE;
+        let mut page = good[at..at + PAGE].to_vec();
+        let ix = index_of(&page, cfg);
+        if ix.wide {
+            continue;
+        }
+        let last = (0..ix.nb)
+            .rev()
+            .find(|&b| count_of(&page, &ix, b) > 1)
+            .unwrap();
+        let d = desc_at(&ix, last);
+        let forged = u32_at(&page, d + 8) - 1;
+        page[d + 8..d + 12].copy_from_slice(&forged.to_le_bytes());
+        seal(*id, &mut page);
+        let mut bad = good.clone();
+        bad[at..at + PAGE].copy_from_slice(&page);
+        let env =
+            Env::open_with_storage(Box::new(MemStorage::from_bytes(bad)), &opts(), false).unwrap();
+        let r = env.begin_read().unwrap();
+        let db = r.open_db("d").unwrap();
+        let top = *own.last().unwrap();
+        for k in [top, top + 1, own[0], own[own.len() / 2]] {
+            let got = r.contains(&db, &kb(cfg, k));
+            assert!(
+                matches!(got, Err(Error::Corrupted { .. })),
+                "{cfg:?}: lookup of {k} in a leaf whose last block is forged: {got:?}"
+            );
+        }
+    }
+}
+
 /// A compressed leaf forged behind a valid checksum (blocks swapped, a block moved out of the
 /// search's way, counts and offsets past the region, a block whose descriptor's first key,
 /// last key or count is not its payload's): every read that relies on what was forged gives

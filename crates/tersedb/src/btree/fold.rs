@@ -43,11 +43,7 @@ fn node<S: PageSource + ?Sized>(
         return leaf(&page, &l, fs, out);
     }
     // Children i covers [key i-1, key i): visit those overlapping [lo, hi].
-    let int = |i: usize| -> Result<u64> {
-        l.key(&page, i)?
-            .as_u64()
-            .ok_or_else(|| super::node::corrupt(id, "fold over non-integer keys"))
-    };
+    let int = |i: usize| l.int_key(&page, i);
     let first = match l.search(&page, &probe(spec, fs.lo))? {
         Ok(i) => i + 1,
         Err(i) => i,

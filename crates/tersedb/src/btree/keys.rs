@@ -304,6 +304,21 @@ impl KeyList {
         })
     }
 
+    /// Integer key `i` of a u32 or u64 list (plain or compressed), without building a [`Key`]:
+    /// the separators a range descent reads. A fault for other lists.
+    #[inline]
+    pub fn int_key(&self, region: &[u8], n: usize, i: usize) -> SResult<u64> {
+        if i >= n {
+            return Err(Fault("key index out of range"));
+        }
+        match self {
+            KeyList::U32 => fixed::get(region, 4, i).map(|b| le_u32(b) as u64),
+            KeyList::U64 => fixed::get(region, 8, i).map(le_u64),
+            KeyList::Packed(p) => p.key(region, i),
+            _ => Err(Fault("integer key of a byte-string list")),
+        }
+    }
+
     /// Binary search: `Ok(i)` when key `i` equals `probe`, `Err(i)` for the insert position.
     /// The probe has the list's key type (checked by the caller).
     pub fn search(

@@ -174,6 +174,13 @@ impl Layout {
             .key(self.kregion(page), self.count, i)
             .map_err(|f| self.err(f))
     }
+    /// Integer key `i` ([`KeyList::int_key`]).
+    #[inline]
+    pub fn int_key(&self, page: &[u8], i: usize) -> Result<u64> {
+        self.keys
+            .int_key(self.kregion(page), self.count, i)
+            .map_err(|f| self.err(f))
+    }
     /// Key `i` of a byte-string node into `buf` (any layout, compressed or not).
     pub fn key_into(&self, page: &[u8], i: usize, buf: &mut Vec<u8>) -> Result<()> {
         self.keys

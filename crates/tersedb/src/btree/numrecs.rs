@@ -53,6 +53,7 @@
 use super::slots::{le_u16_at, le_u32_at, le_u64_at, le_word, le_words, put, Fault, SResult};
 use super::zone::{RecFold, RecNum, POW10};
 
+mod bounds;
 mod chunk_codec;
 mod pdict;
 pub use chunk_codec::{ChunkCodec, ChunkInfo};

@@ -17,7 +17,7 @@ use super::numrecs::NumRecs;
 pub use super::numrecs::RecHint;
 pub use super::numrecs::RECORD_LAYOUTS;
 use super::slots::{fixed, le_word, le_words, var, Fault, SResult};
-use super::zone::{RecFold, RecNum};
+use super::zone::{RecFold, RecNum, RecZone};
 
 /// Records folded per run of a plain list (a stack buffer of words).
 const FOLD_RUN: usize = 128;
@@ -382,6 +382,18 @@ impl RecordList {
                 }
                 Ok(())
             }
+        }
+    }
+
+    /// The zone map of the records, replacing `out`: one entry per compressed chunk, its
+    /// slots and its values' bounds read from its header (`None` for a chunk that cannot
+    /// bound them cheaply). `false`, `out` empty, for the plain lists: they keep no bounds,
+    /// and computing them would read every record, the work a zone map is there to save.
+    pub fn zones(&self, region: &[u8], n: usize, out: &mut Vec<RecZone>) -> SResult<bool> {
+        out.clear();
+        match *self {
+            RecordList::Packed(p) => p.zones(region, n, out).map(|()| true),
+            _ => Ok(false),
         }
     }
 

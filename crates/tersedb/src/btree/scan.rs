@@ -25,7 +25,8 @@ use crate::storage::PageSource;
 
 pub use super::numrecs::Num;
 pub use super::zone::{
-    f64_key, BlockKeys, KeyBuffer, RecFold, RecNum, ScanBlock, MAX_KEYS, PLAIN_BLOCK,
+    f64_key, BlockKeys, KeyBuffer, RecBounds, RecFold, RecNum, RecZone, ScanBlock, MAX_KEYS,
+    PLAIN_BLOCK,
 };
 
 /// The keys a node may hold, from the separators on its path: `lo..=hi`, empty when `lo > hi`.
@@ -207,6 +208,15 @@ impl<'p> LeafScan<'p> {
             .map_err(|f| self.l.err(f))
     }
 
+    /// The zone map of the leaf's records, replacing `out` (see
+    /// [`super::RecordList::zones`]): `false` when its record list keeps none.
+    pub fn record_zones(&self, out: &mut Vec<RecZone>) -> Result<bool> {
+        self.l
+            .recs
+            .zones(self.l.rregion(self.page), self.l.count, out)
+            .map_err(|f| self.l.err(f))
+    }
+
     /// The stored record of slot `slot` (fixed-size records: the record's bytes).
     pub fn record(&self, slot: usize) -> Result<super::records::Rec<'p>> {
         self.l.record_hinted(self.page, slot, &self.rhint)
@@ -298,11 +308,7 @@ fn node<S: PageSource + ?Sized>(
         walk.enter(id, fence)?;
         return visit(&LeafScan::new(&page, l, fence)?, ivs);
     }
-    let sep = |i: usize| -> Result<u64> {
-        l.key(&page, i)?
-            .as_u64()
-            .ok_or_else(|| corrupt(id, "non-integer separator"))
-    };
+    let sep = |i: usize| l.int_key(&page, i);
     // Child c holds keys in [sep(c - 1), sep(c)); the child of x is the number of separators
     // <= x.
     let child_of = |x: u64| -> Result<usize> {
@@ -346,46 +352,64 @@ fn node<S: PageSource + ?Sized>(
             sep(c).map(Some)
         }
     };
+    // One search per interval and level: from the child holding one end of an interval, the
+    // walk goes on while the next separator still lies inside it (the separators ascend: a
+    // node's keys are proven strictly ascending when its page is first read).
     if rev {
         // Children at or below `limit` are still unvisited.
         let mut limit = Some(l.count);
         for &(lo, hi) in ivs.iter().rev() {
             let Some(lim) = limit else { break };
-            let a = child_of(lo)?;
-            let b = child_of(hi)?.min(lim);
-            if a > b {
+            let mut c = child_of(hi)?.min(lim);
+            let mut hi_c = bound_above(c)?;
+            if hi_c.is_some_and(|h| h <= lo) {
+                // Every child this interval touches was visited for the one after.
                 continue;
             }
-            // Each separator read once: the lower bound of child c is the upper one of c - 1.
-            let mut hi_c = bound_above(b)?;
-            for c in (a..=b).rev() {
+            loop {
                 let lo_c = bound_below(c)?;
                 if !child(c, lo_c, hi_c)? {
                     return Ok(false);
                 }
-                hi_c = lo_c;
+                limit = c.checked_sub(1);
+                // Child c - 1 holds keys below `lo_c`: on while some of them are `>= lo`.
+                match lo_c {
+                    Some(s) if s > lo => {
+                        hi_c = lo_c;
+                        c -= 1;
+                    }
+                    _ => break,
+                }
             }
-            limit = a.checked_sub(1);
         }
         return Ok(true);
     }
     let mut next = 0usize;
     for &(lo, hi) in ivs {
-        let a = child_of(lo)?.max(next);
-        let b = child_of(hi)?;
-        if a > b {
+        let mut c = child_of(lo)?.max(next);
+        if c > l.count {
+            break;
+        }
+        let mut lo_c = bound_below(c)?;
+        if lo_c.is_some_and(|s| s > hi) {
             // Every child this interval touches was visited for the one before.
             continue;
         }
-        let mut lo_c = bound_below(a)?;
-        for c in a..=b {
+        loop {
             let hi_c = bound_above(c)?;
             if !child(c, lo_c, hi_c)? {
                 return Ok(false);
             }
-            lo_c = hi_c;
+            next = c + 1;
+            // Child c + 1 holds keys from `hi_c` on: on while that is `<= hi`.
+            match hi_c {
+                Some(s) if s <= hi => {
+                    lo_c = hi_c;
+                    c += 1;
+                }
+                _ => break,
+            }
         }
-        next = next.max(b + 1);
     }
     Ok(true)
 }

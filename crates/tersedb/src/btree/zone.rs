@@ -348,3 +348,34 @@ impl BlockKeys<'_> {
         }
     }
 }
+
+/// Conservative bounds of a record chunk's values, read from its header without decoding its
+/// records (a zone map on records, [`super::RecordList::zones`]): every record of the chunk
+/// lies inside them (they may be wider than the records).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum RecBounds {
+    /// Integer records (u32, u64, i16, i32, i64): every record in `lo..=hi`.
+    Int { lo: i128, hi: i128 },
+    /// f64 records: every record that is not a NaN in `range` (IEEE order, `None` when every
+    /// record is a NaN); `nan` when a record may be a NaN.
+    Float {
+        range: Option<(f64, f64)>,
+        nan: bool,
+    },
+}
+
+/// One record chunk of a leaf as a zone map entry: its slots `start..start + count` and its
+/// bounds (`None` when its layout cannot bound its values cheaply: it is decoded as before).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RecZone {
+    pub start: usize,
+    pub count: usize,
+    pub bounds: Option<RecBounds>,
+}
+
+impl RecZone {
+    /// The chunk's slots within the leaf.
+    pub fn slots(&self) -> Range<usize> {
+        self.start..self.start + self.count
+    }
+}

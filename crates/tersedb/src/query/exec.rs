@@ -19,6 +19,8 @@
 //! Sums are exact (u128 for keys, i128 for integer records); AVG divides the exact sum,
 //! converted to f64, by the count. f64 records sum in key order in f64.
 
+// The zone map on records (`WHERE record > 100`): record chunks judged by their bounds.
+mod reczone;
 // String-key and row execution: a part of this executor (the two call each other for row
 // queries and subqueries).
 mod strkeys;
@@ -208,7 +210,7 @@ fn run_at(txn: &dyn Reader, q: &Query, depth: usize) -> Result<QueryResult> {
     }
     let shape = shape(q)?;
     let (db, entry) = open(txn, &q.db)?;
-    let key_domain = match db.config().key_type {
+    let key_domain = match db.spec.key_type {
         KeyType::U32 => (0, u32::MAX as i128),
         KeyType::U64 => (0, u64::MAX as i128),
         _ => return strkeys::run(txn, q, &db, shape, depth),
@@ -265,6 +267,7 @@ fn aggregate(
     mut stats: QueryStats,
 ) -> Result<QueryResult> {
     let mut acc = Acc::new(q, db.value_type(), residual);
+    let mut zones = reczone::RecZones::new(q, &acc, db.value_type());
     let mut blocks = Vec::new();
     // Only queries with per-row work decode blocks (3 KiB, allocated on first use).
     let mut buf: Option<Box<KeyBuffer>> = None;
@@ -303,7 +306,13 @@ fn aggregate(
         let hi = ivs.last().map_or(u64::MAX, |iv| iv.1);
         leaf.blocks_in(&mut blocks, lo, hi)?;
         let buf = buf.get_or_insert_with(Box::default);
-        acc.leaf(leaf, &blocks, ivs, buf, &mut stats)?;
+        let zoned = match &mut zones {
+            Some(z) => z.leaf(&mut acc, leaf, &blocks, ivs, buf, &mut stats)?,
+            None => false,
+        };
+        if !zoned {
+            acc.leaf(leaf, &blocks, ivs, buf, &mut stats)?;
+        }
         acc.end_leaf();
         Ok(!acc.satisfied())
     })?;

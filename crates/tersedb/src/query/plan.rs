@@ -355,6 +355,25 @@ pub fn literal_key_ivs(p: &Pred, negated: bool, domain: (i128, i128)) -> Option<
         _ => None,
     };
     let op = |op: CmpOp| if negated { negate(op) } else { op };
+    if let (
+        false,
+        Pred::Between {
+            col: Column::Key,
+            lo: Expr::Int(a),
+            hi: Expr::Int(z),
+            ..
+        },
+    ) = (negated, p)
+    {
+        // The commonest condition, `key BETWEEN a AND b` of integers: one interval, cut to the
+        // domain (what the general arm below computes, without its two interval sets).
+        let (lo, hi) = ((*a).max(domain.0), (*z).min(domain.1));
+        return Some(if lo <= hi {
+            smallvec![(lo, hi)]
+        } else {
+            Ivs::new()
+        });
+    }
     Some(match p {
         Pred::And(x, y) | Pred::Or(x, y) => {
             let l = literal_key_ivs(x, negated, domain)?;

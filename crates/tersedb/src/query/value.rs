@@ -105,6 +105,12 @@ pub struct QueryStats {
     pub blocks_decoded: u64,
     /// Subqueries run.
     pub subqueries: u64,
+    /// Compressed record chunks whose bounds made the condition on `record` false for every
+    /// record: none of their records read (nor keys, in key blocks lying wholly in them).
+    pub record_chunks_skipped: u64,
+    /// Compressed record chunks whose bounds made the condition on `record` true for every
+    /// record: folded as if it were absent (no record tested).
+    pub record_chunks_folded: u64,
 }
 
 impl QueryStats {
@@ -114,6 +120,8 @@ impl QueryStats {
         self.blocks_from_index += o.blocks_from_index;
         self.blocks_decoded += o.blocks_decoded;
         self.subqueries += o.subqueries;
+        self.record_chunks_skipped += o.record_chunks_skipped;
+        self.record_chunks_folded += o.record_chunks_folded;
     }
 }
 

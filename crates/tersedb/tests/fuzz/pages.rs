@@ -4,7 +4,8 @@
 //! each codec, fixed-length byte keys, byte-string keys under each scheme; records none, fixed or
 //! variable with overflow values), then the fuzz input patches bytes of its pages, the pages are
 //! re-sealed (so the checksums pass and the parsers see the damage) and the file is opened.
-//! `check`, `dump` (`describe_page`), lookups, cursors both ways, ranges, folds and queries, and
+//! `check`, `dump` (`describe_page`), lookups, cursors both ways, ranges, folds and queries (also
+//! conditions on the record, which read the record chunks' bounds), and
 //! optionally a write transaction, must return errors or answers: nothing may panic, hang or
 //! allocate by a count read from disk. When `check` calls the file clean, a full scan must give
 //! strictly ascending keys, as many as the catalog says.
@@ -308,6 +309,9 @@ fn read_all(env: &Env, cfg: &DbConfig, clean: bool) {
             "SELECT COUNT(*), SUM(key), MIN(key), MAX(key), TOP(3), BOTTOM(3) FROM d",
             "SELECT COUNT(*), AVG(key) FROM d WHERE key BETWEEN 100 AND 90000",
             "SELECT COUNT(DISTINCT key), SUM(record) FROM d WHERE key > 5000",
+            // The record zone map: chunk bounds read from damaged chunk headers.
+            "SELECT COUNT(*), SUM(record), MIN(record), MAX(record) FROM d WHERE record > 30",
+            "SELECT SUM(key), TOP(2, record) FROM d WHERE key > 2000 AND NOT record <= 200",
         ] {
             let _ = r.query_str(q);
         }
