@@ -638,10 +638,18 @@ impl Query {
             match p {
                 Pred::And(a, b) | Pred::Or(a, b) => pred(a, d + 1, max) || pred(b, d + 1, max),
                 Pred::Not(a) => pred(a, d + 1, max),
-                Pred::Cmp { value, .. } => expr(value, d + 1, max),
-                Pred::Between { lo, hi, .. } => expr(lo, d + 1, max) || expr(hi, d + 1, max),
-                Pred::In { list, .. } => list.iter().any(|e| expr(e, d + 1, max)),
+                Pred::Cmp { value, .. } => sub(value, d + 1, max),
+                Pred::Between { lo, hi, .. } => sub(lo, d + 1, max) || sub(hi, d + 1, max),
+                Pred::In { list, .. } => list.iter().any(|e| sub(e, d + 1, max)),
                 Pred::Like { .. } => false,
+            }
+        }
+        // `expr` with constants answered in place (most operands are: no call for them).
+        #[inline(always)]
+        fn sub(e: &Expr, d: usize, max: usize) -> bool {
+            match e {
+                Expr::Int(_) | Expr::Float(_) | Expr::Str(_) => d > max,
+                _ => expr(e, d, max),
             }
         }
         fn expr(e: &Expr, d: usize, max: usize) -> bool {
@@ -649,7 +657,7 @@ impl Query {
                 return true;
             }
             match e {
-                Expr::Bin { l, r, .. } => expr(l, d + 1, max) || expr(r, d + 1, max),
+                Expr::Bin { l, r, .. } => sub(l, d + 1, max) || sub(r, d + 1, max),
                 Expr::Subquery(q) => query(q, d + 1, max),
                 Expr::Int(_) | Expr::Float(_) | Expr::Str(_) => false,
             }

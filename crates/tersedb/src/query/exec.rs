@@ -108,16 +108,19 @@ pub(crate) fn shape(q: &Query) -> Result<Shape> {
             .chain((0..n_aggs).map(Item::Agg))
     };
     let first_at = q.aggregates.first().and_then(|a| a.at.0);
-    let cols = items().any(|i| matches!(i, Item::Key | Item::Record));
-    let aggs = items().any(|i| matches!(i, Item::Agg(_)));
+    // What the items are, in one pass (it runs before every query).
+    let (mut cols, mut aggs) = (false, false);
     for it in items() {
-        if let Item::Agg(i) = it {
-            if i >= q.aggregates.len() {
+        match it {
+            Item::Key | Item::Record => cols = true,
+            Item::Agg(i) if i >= q.aggregates.len() => {
                 return Err(type_err(
                     None,
                     format!("SELECT item {i} names no aggregate"),
                 ));
             }
+            Item::Agg(_) => aggs = true,
+            _ => {}
         }
     }
     if let Some(g) = q.group_by {
