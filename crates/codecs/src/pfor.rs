@@ -45,6 +45,7 @@
 use crate::bits::{self, mask, packed_len, width};
 use crate::vbyte::{get_varint, put_varint, varint_len};
 pub mod column;
+pub mod sum;
 
 use crate::{
     AppendOutcome, BlockCodec, CodecError, CodecId, Descriptor, Fold, InsertOutcome, Isa,

@@ -2596,15 +2596,20 @@ impl Packed {
         fs: FoldSpec,
         out: &mut KeyFold,
     ) -> SResult<()> {
-        // The codecs' block sums (BP128, SIMD FOR), chosen once for the leaf.
+        // The codecs' block sums (BP128, SIMD FOR, PFOR, PFOR-DELTA), chosen once for the
+        // leaf; an `auto` list asks per block.
         let isa = tersedb_codecs::Isa::detect();
         let sums = [
             BlockSum::new(isa, CodecId::Bp128),
             BlockSum::new(isa, CodecId::SimdFor),
+            BlockSum::new(isa, CodecId::PforDelta),
+            BlockSum::new(isa, CodecId::Pfor),
         ];
         let summer = |c: CodecId| match c {
             CodecId::Bp128 => sums[0],
             CodecId::SimdFor => sums[1],
+            CodecId::PforDelta => sums[2],
+            CodecId::Pfor => sums[3],
             _ => None,
         };
         if let Some((first, last)) = self.key_range(region)? {
@@ -3161,6 +3166,89 @@ mod tests {
                     }
                     got.retain(|&k| k >= lo && k <= hi);
                     assert_eq!(got, want, "{codec:?} wide {wide} [{lo}, {hi}]");
+                }
+            }
+        }
+    }
+
+    /// Range SUMs over clustered keys (runs of steps 1-3 with rare gaps: PFOR-DELTA's narrow
+    /// codes with exceptions, the blocks `auto` gives to PFOR-DELTA) match the model, for every
+    /// codec with a block sum, single-codec and `auto` lists, u32 and u64 keys, appended in
+    /// order (full blocks) and inserted at random (partial ones).
+    #[test]
+    fn block_sums_in_folds_match_the_model() {
+        let mut rng = fastrand::Rng::with_seed(21);
+        for codec in [
+            CodecId::PforDelta,
+            CodecId::Pfor,
+            CodecId::Bp128,
+            CodecId::SimdFor,
+        ] {
+            for (wide, auto, ascending) in [
+                (false, false, true),
+                (false, false, false),
+                (true, false, true),
+                (false, true, true),
+                (true, true, false),
+            ] {
+                let p = Packed {
+                    codec,
+                    block_keys: 129,
+                    wide,
+                    auto,
+                };
+                let mut k: u64 = if wide { 1 << 40 } else { rng.u64(0..1000) };
+                let model: Vec<u64> = (0..2500)
+                    .map(|_| {
+                        k += match rng.u8(0..40) {
+                            0 => rng.u64(4..5000),
+                            1..=4 => rng.u64(2..4),
+                            _ => 1,
+                        };
+                        k
+                    })
+                    .collect();
+                let mut region = vec![0u8; 60_000];
+                Packed::init(&mut region);
+                if ascending {
+                    assert!(p.build(&mut region, &model).unwrap());
+                } else {
+                    let mut order = model.clone();
+                    rng.shuffle(&mut order);
+                    let mut have: Vec<u64> = Vec::new();
+                    for &k in &order {
+                        let pos = have.partition_point(|&x| x < k);
+                        p.insert(&mut region, have.len(), k).unwrap();
+                        have.insert(pos, k);
+                    }
+                }
+                check(&p, &region, &model);
+                if auto {
+                    let nb = p.blocks(&region).unwrap();
+                    let pd = (0..nb)
+                        .filter(|&b| p.block(&region, b).unwrap().codec == CodecId::PforDelta)
+                        .count();
+                    assert!(pd > 0, "auto chose PFOR-DELTA for none of {nb} blocks");
+                }
+                for round in 0..100 {
+                    let (mut lo, mut hi) = (
+                        model[rng.usize(0..model.len())],
+                        model[rng.usize(0..model.len())],
+                    );
+                    if lo > hi {
+                        std::mem::swap(&mut lo, &mut hi);
+                    }
+                    if round == 0 {
+                        (lo, hi) = (0, u64::MAX);
+                    }
+                    let want = model.iter().filter(|&&k| k >= lo && k <= hi);
+                    let (count, sum) =
+                        want.fold((0u64, 0u128), |(c, s), &k| (c + 1, s + k as u128));
+                    let mut f = KeyFold::default();
+                    p.fold_range(&region, model.len(), FoldSpec { lo, hi, sum: true }, &mut f)
+                        .unwrap();
+                    let what = format!("{codec:?} wide {wide} auto {auto} [{lo}, {hi}]");
+                    assert_eq!((f.count, f.sum), (count, sum), "{what}");
                 }
             }
         }
