@@ -988,8 +988,9 @@ pub(crate) struct Acc {
     key_sum_needed: bool,
     count: u64,
     key_sum: u128,
-    key_min: Option<u64>,
-    key_max: Option<u64>,
+    /// Smallest and largest key added (meaningful once `count > 0`: only `add_summary` adds).
+    key_min: u64,
+    key_max: u64,
     key_bottom: Vec<u64>,
     key_bottom_k: usize,
     key_top: VecDeque<u64>,
@@ -1032,8 +1033,8 @@ impl Acc {
             key_sum_needed: false,
             count: 0,
             key_sum: 0,
-            key_min: None,
-            key_max: None,
+            key_min: u64::MAX,
+            key_max: 0,
             key_bottom: Vec::new(),
             key_bottom_k: 0,
             key_top: VecDeque::new(),
@@ -1141,8 +1142,11 @@ impl Acc {
         }
         self.count += count;
         self.key_sum += sum;
-        self.key_min = Some(self.key_min.map_or(min, |m| m.min(min)));
-        self.key_max = Some(self.key_max.map_or(max, |m| m.max(max)));
+        // Plain integers from `Acc::new` on, not `Option`s: a `None`'s payload is never written,
+        // and the compiled `map_or` compared it before testing the discriminant, which
+        // valgrind reported in the C API's test (the answers were right either way).
+        self.key_min = self.key_min.min(min);
+        self.key_max = self.key_max.max(max);
     }
 
     fn record(&self, leaf: &LeafScan<'_>, slot: usize) -> Result<RecVal> {
@@ -1333,7 +1337,8 @@ impl Acc {
             | AggFunc::Avg(Column::Key)
             | AggFunc::Min(Column::Key)
             | AggFunc::Max(Column::Key) => {
-                return key_value(f, n, self.key_sum, self.key_min, self.key_max)
+                let some = |v: u64| (n > 0).then_some(v);
+                return key_value(f, n, self.key_sum, some(self.key_min), some(self.key_max))
                     .unwrap_or(Ok(Value::Null));
             }
             AggFunc::CountDistinct(Column::Record) => {
