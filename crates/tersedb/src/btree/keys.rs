@@ -308,14 +308,11 @@ impl KeyList {
     /// the separators a range descent reads. A fault for other lists.
     #[inline]
     pub fn int_key(&self, region: &[u8], n: usize, i: usize) -> SResult<u64> {
-        if i >= n {
-            return Err(Fault("key index out of range"));
-        }
         match self {
-            KeyList::U32 => fixed::get(region, 4, i).map(|b| le_u32(b) as u64),
-            KeyList::U64 => fixed::get(region, 8, i).map(le_u64),
-            KeyList::Packed(p) => p.key(region, i),
-            _ => Err(Fault("integer key of a byte-string list")),
+            KeyList::Packed(p) if i < n => p.key(region, i),
+            _ => self
+                .int_at(region, n, i)
+                .ok_or(Fault("no integer key at this index")),
         }
     }
 

@@ -363,7 +363,7 @@ fn key_aggregate(
     sum: bool,
     mut stats: QueryStats,
 ) -> Result<QueryResult> {
-    let (mut n, mut total, mut min, mut max) = (0u64, 0u128, None::<u64>, None::<u64>);
+    let mut keys = KeyTotals::new();
     scan::leaves_overlapping(txn.pages(), &db.spec, root, ivs, false, &mut |leaf, ivs| {
         stats.leaves += 1;
         for &(lo, hi) in ivs {
@@ -371,10 +371,7 @@ fn key_aggregate(
             stats.blocks_decoded += f.blocks_decoded;
             stats.blocks_from_index += f.blocks_skipped;
             if let (Some(a), Some(z)) = (f.min, f.max) {
-                n += f.count;
-                total += f.sum;
-                min = Some(min.map_or(a, |m| m.min(a)));
-                max = Some(max.map_or(z, |m| m.max(z)));
+                keys.add(f.count, f.sum, a, z);
             }
         }
         Ok(true)
@@ -382,41 +379,77 @@ fn key_aggregate(
     aggregates_row(
         q,
         |f| {
-            key_value(f, n, total, min, max)
+            keys.value(f)
                 .unwrap_or_else(|| Err(type_err(None, format!("{f:?} is no aggregate of keys"))))
         },
         stats,
     )
 }
 
-/// The value of a key aggregate over `n` keys of sum `sum` and extremes `min`, `max` (`None`
-/// for other aggregates): what [`Acc::finish`] gives for them.
-fn key_value(
-    f: AggFunc,
-    n: u64,
+/// COUNT, SUM, MIN and MAX of the keys selected so far: [`Acc`]'s key part and
+/// [`key_aggregate`]'s whole state.
+#[derive(Clone, Copy, Debug)]
+struct KeyTotals {
+    count: u64,
     sum: u128,
-    min: Option<u64>,
-    max: Option<u64>,
-) -> Option<Result<Value>> {
-    let int = |v: Option<u64>| v.map_or(Value::Null, |v| Value::Int(v as i128));
-    Some(Ok(match f {
-        AggFunc::CountStar | AggFunc::Count(_) | AggFunc::CountDistinct(Column::Key) => {
-            Value::Int(n as i128)
+    /// Smallest and largest key added, meaningful once `count > 0`. Plain integers, not
+    /// `Option`s: a `None`'s payload is never written, and the compiled `map_or` compared it
+    /// before testing the discriminant, which valgrind reported in the C API's test.
+    min: u64,
+    max: u64,
+}
+
+impl KeyTotals {
+    fn new() -> KeyTotals {
+        KeyTotals {
+            count: 0,
+            sum: 0,
+            min: u64::MAX,
+            max: 0,
         }
-        AggFunc::Sum(Column::Key) => {
-            return Some(i128::try_from(sum).map(Value::Int).map_err(|_| {
-                Error::from(QueryError::Arithmetic {
-                    at: None,
-                    what: "the sum of the keys exceeds 127 bits".into(),
-                })
-            }))
+    }
+
+    /// Adds `count` keys of sum `sum` between `min` and `max` (nothing for none).
+    #[inline]
+    fn add(&mut self, count: u64, sum: u128, min: u64, max: u64) {
+        if count == 0 {
+            return;
         }
-        AggFunc::Avg(Column::Key) if n == 0 => Value::Null,
-        AggFunc::Avg(Column::Key) => Value::Float(sum as f64 / n as f64),
-        AggFunc::Min(Column::Key) => int(min),
-        AggFunc::Max(Column::Key) => int(max),
-        _ => return None,
-    }))
+        self.count += count;
+        self.sum += sum;
+        self.min = self.min.min(min);
+        self.max = self.max.max(max);
+    }
+
+    /// The value of a key aggregate (COUNT, SUM, AVG, MIN, MAX of keys); `None` for the others.
+    fn value(&self, f: AggFunc) -> Option<Result<Value>> {
+        let n = self.count;
+        let int = |v: u64| {
+            if n > 0 {
+                Value::Int(v as i128)
+            } else {
+                Value::Null
+            }
+        };
+        Some(Ok(match f {
+            AggFunc::CountStar | AggFunc::Count(_) | AggFunc::CountDistinct(Column::Key) => {
+                Value::Int(n as i128)
+            }
+            AggFunc::Sum(Column::Key) => {
+                return Some(i128::try_from(self.sum).map(Value::Int).map_err(|_| {
+                    Error::from(QueryError::Arithmetic {
+                        at: None,
+                        what: "the sum of the keys exceeds 127 bits".into(),
+                    })
+                }))
+            }
+            AggFunc::Avg(Column::Key) if n == 0 => Value::Null,
+            AggFunc::Avg(Column::Key) => Value::Float(self.sum as f64 / n as f64),
+            AggFunc::Min(Column::Key) => int(self.min),
+            AggFunc::Max(Column::Key) => int(self.max),
+            _ => return None,
+        }))
+    }
 }
 
 /// The one row of an aggregate query: each aggregate's value from `value`, named by its alias
@@ -986,11 +1019,8 @@ pub(crate) struct Acc {
     pub(crate) rows: bool,
     pub(crate) read_record: bool,
     key_sum_needed: bool,
-    count: u64,
-    key_sum: u128,
-    /// Smallest and largest key added (meaningful once `count > 0`: only `add_summary` adds).
-    key_min: u64,
-    key_max: u64,
+    /// COUNT, SUM, MIN and MAX of the keys selected.
+    keys: KeyTotals,
     key_bottom: Vec<u64>,
     key_bottom_k: usize,
     key_top: VecDeque<u64>,
@@ -1031,10 +1061,7 @@ impl Acc {
             read_record: residual.as_ref().is_some_and(plan::uses_record),
             residual,
             key_sum_needed: false,
-            count: 0,
-            key_sum: 0,
-            key_min: u64::MAX,
-            key_max: 0,
+            keys: KeyTotals::new(),
             key_bottom: Vec::new(),
             key_bottom_k: 0,
             key_top: VecDeque::new(),
@@ -1130,23 +1157,16 @@ impl Acc {
     fn satisfied(&self) -> bool {
         match self.early {
             None => false,
-            Some(Early::Ascending) => self.count > 0 && self.key_bottom.len() >= self.key_bottom_k,
-            Some(Early::Descending) => self.count > 0 && self.key_top.len() >= self.key_top_k,
+            Some(Early::Ascending) => {
+                self.keys.count > 0 && self.key_bottom.len() >= self.key_bottom_k
+            }
+            Some(Early::Descending) => self.keys.count > 0 && self.key_top.len() >= self.key_top_k,
         }
     }
 
     /// Adds keys known to be selected, in bulk (no per-row work).
     fn add_summary(&mut self, count: u64, sum: u128, min: u64, max: u64) {
-        if count == 0 {
-            return;
-        }
-        self.count += count;
-        self.key_sum += sum;
-        // Plain integers from `Acc::new` on, not `Option`s: a `None`'s payload is never written,
-        // and the compiled `map_or` compared it before testing the discriminant, which
-        // valgrind reported in the C API's test (the answers were right either way).
-        self.key_min = self.key_min.min(min);
-        self.key_max = self.key_max.max(max);
+        self.keys.add(count, sum, min, max);
     }
 
     fn record(&self, leaf: &LeafScan<'_>, slot: usize) -> Result<RecVal> {
@@ -1326,7 +1346,7 @@ impl Acc {
     }
 
     pub(crate) fn finish(&self, f: AggFunc) -> Result<Value> {
-        let n = self.count;
+        let n = self.keys.count;
         let f64_rec = self.vt == ValueType::F64;
         Ok(match f {
             // The key aggregates, as `key_aggregate` answers them (always `Some`).
@@ -1337,9 +1357,7 @@ impl Acc {
             | AggFunc::Avg(Column::Key)
             | AggFunc::Min(Column::Key)
             | AggFunc::Max(Column::Key) => {
-                let some = |v: u64| (n > 0).then_some(v);
-                return key_value(f, n, self.key_sum, some(self.key_min), some(self.key_max))
-                    .unwrap_or(Ok(Value::Null));
+                return self.keys.value(f).unwrap_or(Ok(Value::Null));
             }
             AggFunc::CountDistinct(Column::Record) => {
                 Value::Int(self.rec_distinct.as_ref().map_or(0, |d| d.len()) as i128)
