@@ -627,3 +627,24 @@ unsafe fn moments<const B: u32>(packed: *const u8) -> (u64, u64) {
 }
 
 pub static MOMENTS: [MomentsFn; 33] = table33!(moments);
+
+/// `(D, J)` of a frame of width `b` in `1..=24` as [`MOMENTS`] gives them, with that width's
+/// kernel inlined through a `match` instead of called through the table; `None` for other
+/// widths. For loops over many frames compiled with AVX2 enabled (`sum::BlockSum::run`):
+/// without a call per frame the loop's state stays in registers.
+///
+/// # Safety
+/// AVX2 must be enabled in the caller; `packed` must point to `16 * b` readable bytes.
+#[inline(always)]
+pub unsafe fn moments_inline(b: u32, packed: *const u8) -> Option<(u64, u64)> {
+    macro_rules! by_width {
+        ($($w:literal)*) => {
+            match b {
+                // SAFETY: the caller's contract (AVX2 enabled, 16*b readable bytes).
+                $($w => Some(unsafe { moments2::<$w>(packed) }),)*
+                _ => None,
+            }
+        };
+    }
+    by_width!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24)
+}

@@ -48,7 +48,7 @@ use super::slots::{
 use super::zone::{BlockKeys, FoldSpec, KeyBuffer, KeyFold, ScanBlock};
 use super::Key;
 use std::ops::Range;
-use tersedb_codecs::sum::BlockSum;
+use tersedb_codecs::sum::{BlockSum, RunBlock, RunTotal};
 use tersedb_codecs::{
     AppendOutcome, Codec, CodecError, CodecId, Descriptor, InsertOutcome, RemoveOutcome,
 };
@@ -647,6 +647,150 @@ struct RunSum {
     last: u64,
     /// The first block not summed (past the run's end), or the list's block count.
     end: usize,
+}
+
+/// The walk of [`Packed::sum_blocks`] over a run's descriptors: each non-empty block from the
+/// run's start on whose keys are all at most `hi`, with its payload. Its cursor is the
+/// descriptors not yet read (kept in registers by the loops). For one layout
+/// ([`Hdr::fixed`]): its constants stay constants in a codec's own loop.
+struct SumWalk<'r, const W: bool, const B: bool, const A: bool> {
+    h: Hdr,
+    /// The list's payload area (from the first block's payload to the region's end).
+    payloads: &'r [u8],
+    hi: u64,
+}
+
+impl<'r, const W: bool, const B: bool, const A: bool> SumWalk<'r, W, B, A> {
+    /// The walk and its cursor at block `start`.
+    #[inline(always)]
+    fn new(region: &'r [u8], h: Hdr, (start, hi): (usize, u64)) -> SResult<(Self, &'r [u8])> {
+        let h = h.fixed::<W, B, A>();
+        let descs = region
+            .get(h.hs..h.pstart())
+            .ok_or(Fault("compressed key list longer than its region"))?;
+        let at = descs
+            .get(h.dl * start..)
+            .ok_or(Fault("block range out of range"))?;
+        let payloads = region
+            .get(h.pstart()..)
+            .ok_or(Fault("compressed key list longer than its region"))?;
+        Ok((SumWalk { h, payloads, hi }, at))
+    }
+
+    /// The block the cursor `at` stands at (the list's block count at its end).
+    #[inline(always)]
+    fn block(&self, at: &[u8]) -> usize {
+        self.h.nb - at.len() / self.h.dl
+    }
+
+    /// The run's totals and the block it stopped at.
+    #[inline(always)]
+    fn finish(&self, region: &[u8], start: usize, t: RunTotal, at: &[u8]) -> RunSum {
+        let (h, stop) = (self.h, self.block(at));
+        // The last key read from the index after the loop (tracked in it, it was one more
+        // value spilled around the kernel's call on every block).
+        let last = (start..stop)
+            .rev()
+            .find(|&b| d_count(region, h, b) > 0)
+            .map_or(0, |b| d_last(region, h, b));
+        RunSum {
+            keys: t.keys,
+            sum: t.sum,
+            blocks: t.blocks,
+            last,
+            end: stop,
+        }
+    }
+}
+
+impl<'r, const W: bool, const B: bool, const A: bool> SumWalk<'r, W, B, A> {
+    /// The block at the cursor `at`, `at` moved past it; `None` at the run's end (the index's
+    /// or the first block with a key above `hi`).
+    /// The descriptor fields read directly (`block_at`'s checks and empty-block handling cost
+    /// as much as the BP128 kernel here), each descriptor as one fixed-size chunk (a checked
+    /// read per field cost 10M instructions more over `bench --queries`' folds); the block's
+    /// end is the next descriptor's offset, or the payload's end after the last; an offset out
+    /// of order fails the `get`.
+    #[inline(always)]
+    fn next(&self, at: &mut &'r [u8]) -> SResult<Option<RunBlock<'r>>> {
+        let h = self.h.fixed::<W, B, A>();
+        loop {
+            let (Some(chunk), Some(rest)) = (at.get(..h.dl), at.get(h.dl..)) else {
+                return Ok(None);
+            };
+            let Some(d) = chunk.first_chunk::<12>() else {
+                return Err(Fault("compressed key list longer than its region"));
+            };
+            // Each field as one little-endian load (an array destructured into bytes was
+            // read byte by byte and shifted together: ~10 instructions per block).
+            let (o, cb, v, w) = (
+                le_u16_at(d, 0),
+                le_u16_at(d, 2),
+                le_u32_at(d, 4),
+                le_u32_at(d, 8),
+            );
+            let count = (cb & 0x1ff) as u32;
+            if count == 0 {
+                *at = rest;
+                continue;
+            }
+            let end = rest
+                .first_chunk::<2>()
+                .map_or(h.data_end, |&o| usize::from(u16::from_le_bytes(o)));
+            let payload = self
+                .payloads
+                .get(usize::from(o)..end)
+                .ok_or(Fault("compressed block offsets out of order"))?;
+            let (base, start, last) = if h.wide {
+                let Some(&[.., l0, l1, l2, l3]) = chunk.first_chunk::<DESC_WIDE>() else {
+                    return Err(Fault("compressed key list longer than its region"));
+                };
+                let base = u64::from(v) | u64::from(w) << 32;
+                (base, 0, u32::from_le_bytes([l0, l1, l2, l3]))
+            } else {
+                (h.base, v, w)
+            };
+            if base.wrapping_add(last as u64) > self.hi {
+                return Ok(None);
+            }
+            *at = rest;
+            let desc = Descriptor {
+                start,
+                count,
+                last,
+                size: payload.len() as u32,
+                bits: (cb >> 9) as u8,
+            };
+            return Ok(Some(RunBlock {
+                desc,
+                payload,
+                base,
+            }));
+        }
+    }
+}
+
+/// A run of one codec's blocks for its block sums' own loop ([`BlockSum::run`]).
+struct OneCodec<'w, 'r, const W: bool, const B: bool, const A: bool>(
+    &'w SumWalk<'r, W, B, A>,
+    CodecId,
+);
+
+impl<'r, const W: bool, const B: bool, const A: bool> tersedb_codecs::sum::BlockRun<'r>
+    for OneCodec<'_, 'r, W, B, A>
+{
+    type Error = Fault;
+    type Cursor = &'r [u8];
+    #[inline(always)]
+    fn next(&self, at: &mut &'r [u8]) -> SResult<Option<RunBlock<'r>>> {
+        self.0.next(at)
+    }
+    /// Out of line (inlined, the decode's buffer and call cost the BP128 sums 6% more
+    /// instructions).
+    #[inline(never)]
+    fn decline(&self, d: Descriptor, payload: &[u8]) -> SResult<u64> {
+        decoded_sum(self.1, d, payload)
+    }
 }
 
 /// Sum of the key counts of blocks `0..b`: a record lookup's slot walks half the index on
@@ -1981,128 +2125,37 @@ impl Packed {
         run: (usize, u64),
         summer: impl Fn(CodecId) -> Option<BlockSum>,
     ) -> SResult<RunSum> {
-        let h = h.fixed::<W, B, A>();
-        match h.codec.filter(|_| !A).map(|c| (c, summer(c))) {
+        let (walk, mut at) = SumWalk::<W, B, A>::new(region, h, run)?;
+        let mut t = RunTotal::default();
+        match walk.h.codec.filter(|_| !A).map(|c| (c, summer(c))) {
             // A list of a codec without a block sum: every block decoded, in the loop (out of
             // line, the decode call cost PFOR-DELTA's folds 7%).
             Some((c, None)) => {
                 let mut buf = [0u32; MAX_BLOCK_KEYS];
-                Self::sum_loop(region, h, run, |_, d, p| {
-                    let n = Codec(c).decode(d, p, &mut buf).map_err(cfault)?;
-                    Ok(tersedb_codecs::sum::sum_u32(head(&buf, n)?))
-                })
-            }
-            // Block sums (the rare block they decline decoded out of line: inlined, the
-            // decode's buffer and call cost the BP128 sums 6% more instructions).
-            one => Self::sum_loop(region, h, run, |b, d, p| {
-                let (codec, sm) = match one {
-                    Some(one) => one,
-                    None => {
-                        let c = d_codec(region, h, b)?;
-                        (c, summer(c))
-                    }
-                };
-                match sm.and_then(|sm| sm.sum(d, p)) {
-                    Some(s) => Ok(s),
-                    None => decoded_sum(codec, *d, p),
+                while let Some(blk) = walk.next(&mut at)? {
+                    let n = Codec(c)
+                        .decode(&blk.desc, blk.payload, &mut buf)
+                        .map_err(cfault)?;
+                    t.add(&blk, tersedb_codecs::sum::sum_u32(head(&buf, n)?));
                 }
-            }),
-        }
-    }
-
-    /// The loop of [`Packed::sum_in`], each block summed by `block_sum` (block, descriptor,
-    /// payload).
-    #[inline(always)]
-    fn sum_loop(
-        region: &[u8],
-        h: Hdr,
-        (start, hi): (usize, u64),
-        mut block_sum: impl FnMut(usize, &Descriptor, &[u8]) -> SResult<u64>,
-    ) -> SResult<RunSum> {
-        let ps = h.pstart();
-        let (mut keys, mut sum, mut blocks) = (0u64, 0u128, 0u64);
-        // The descriptor fields read directly (`block_at`'s checks and empty-block handling
-        // cost as much as the BP128 kernel here), each descriptor as one fixed-size chunk (a
-        // checked read per field cost 10M instructions more over `bench --queries`' folds);
-        // an offset out of order fails the `get`.
-        let descs = region
-            .get(h.hs..h.pstart())
-            .ok_or(Fault("compressed key list longer than its region"))?;
-        let off_at = |b: usize| {
-            descs
-                .get(h.dl * b..)
-                .and_then(|d| d.first_chunk::<2>())
-                .map_or(h.data_end, |&o| usize::from(u16::from_le_bytes(o)))
-        };
-        let run_descs = descs
-            .get(h.dl * start..)
-            .ok_or(Fault("block range out of range"))?;
-        let mut stop = h.nb;
-        for (i, chunk) in run_descs.chunks_exact(h.dl).enumerate() {
-            let b = start + i;
-            let Some(d) = chunk.first_chunk::<12>() else {
-                return Err(Fault("compressed key list longer than its region"));
-            };
-            // Each field as one little-endian load (an array destructured into bytes was
-            // read byte by byte and shifted together: ~10 instructions per block).
-            let (o, cb, v, w) = (
-                le_u16_at(d, 0),
-                le_u16_at(d, 2),
-                le_u32_at(d, 4),
-                le_u32_at(d, 8),
-            );
-            let count = (cb & 0x1ff) as u32;
-            if count == 0 {
-                continue;
             }
-            let off = usize::from(o);
-            // The next block's offset (past the last descriptor: the payload's end).
-            let end = if b + 1 < h.nb {
-                off_at(b + 1)
-            } else {
-                h.data_end
-            };
-            let payload = region
-                .get(ps + off..ps + end)
-                .ok_or(Fault("compressed block offsets out of order"))?;
-            let (base, start, last) = if h.wide {
-                let Some(&[.., l0, l1, l2, l3]) = chunk.first_chunk::<DESC_WIDE>() else {
-                    return Err(Fault("compressed key list longer than its region"));
-                };
-                let base = u64::from(v) | u64::from(w) << 32;
-                (base, 0, u32::from_le_bytes([l0, l1, l2, l3]))
-            } else {
-                (h.base, v, w)
-            };
-            if base.wrapping_add(last as u64) > hi {
-                stop = b;
-                break;
+            // One codec's block sums over the whole run, in the codec's own loop (BP128's
+            // kernels inlined into it); the rare block they decline decoded out of line.
+            Some((c, Some(sm))) => (t, at) = sm.run(&OneCodec(&walk, c), at)?,
+            // An `auto` list: each block's codec from its descriptor.
+            None => {
+                while let Some(blk) = walk.next(&mut at)? {
+                    // The block just read: the one before the cursor.
+                    let c = d_codec(region, walk.h, walk.block(at) - 1)?;
+                    let s = match summer(c).and_then(|sm| sm.sum(&blk.desc, blk.payload)) {
+                        Some(s) => s,
+                        None => decoded_sum(c, blk.desc, blk.payload)?,
+                    };
+                    t.add(&blk, s);
+                }
             }
-            let d = Descriptor {
-                start,
-                count,
-                last,
-                size: payload.len() as u32,
-                bits: (cb >> 9) as u8,
-            };
-            let s = block_sum(b, &d, payload)?;
-            keys += count as u64;
-            sum += s as u128 + base as u128 * count as u128;
-            blocks += 1;
         }
-        // The last key read from the index after the loop (tracked in it, it was one more
-        // value spilled around the kernel's call on every block).
-        let last = (start..stop)
-            .rev()
-            .find(|&b| d_count(region, h, b) > 0)
-            .map_or(0, |b| d_last(region, h, b));
-        Ok(RunSum {
-            keys,
-            sum,
-            blocks,
-            last,
-            end: stop,
-        })
+        Ok(walk.finish(region, run.0, t, at))
     }
 
     /// Adds the list's non-empty blocks to `out`, one count per codec (`CodecId as usize`).
