@@ -8,7 +8,7 @@ use super::slots::{le_u64_at, put, Fault, Repack};
 use super::strkeys::KeyShare;
 use super::{Key, KeyList, RecordList, Spec, BRANCH_HEADER, LEAF_HEADER};
 use crate::error::{Error, PageId, Result};
-use crate::storage::{Page, PageKind, PAGE_KIND_OFFSET};
+use crate::storage::{PageBuf, PageKind, PAGE_KIND_OFFSET};
 
 const OFF_KLIST: usize = 9;
 const OFF_RRANGE: usize = 10;
@@ -131,7 +131,7 @@ impl Layout {
     /// [`Layout::read`]: a layout moved through one more frame cost 45-69 instructions per
     /// node read of a lookup (callgrind).
     #[inline(always)]
-    pub fn open(page: &Page, id: PageId, spec: &Spec) -> Result<Layout> {
+    pub fn open(page: &PageBuf, id: PageId, spec: &Spec) -> Result<Layout> {
         if !page.proven() {
             Layout::prove(page, id, spec)?;
         }
@@ -141,7 +141,7 @@ impl Layout {
     /// The proof of [`Layout::open`], marking the buffer once it holds.
     #[cold]
     #[inline(never)]
-    fn prove(page: &Page, id: PageId, spec: &Spec) -> Result<()> {
+    fn prove(page: &PageBuf, id: PageId, spec: &Spec) -> Result<()> {
         let l = Layout::read(page, id, spec)?;
         l.keys
             .prove(l.kregion(page), l.count)

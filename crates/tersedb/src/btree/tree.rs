@@ -183,7 +183,7 @@ fn find<S: PageSource + ?Sized, T>(
     let int = probe.as_u64();
     let (mut lo, mut hi) = (None::<u64>, None::<u64>);
     for _ in 0..MAX_DEPTH {
-        let page = src.page(id)?;
+        let page = src.page_ref(id)?;
         let l = Layout::open(&page, id, spec)?;
         let est = match (lo, hi) {
             (Some(a), Some(b)) if b > a => Some((a, b - 1)),
