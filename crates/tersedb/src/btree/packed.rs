@@ -1909,9 +1909,7 @@ impl Packed {
     /// [`Packed::key_range`] of the list whose header is `h`.
     #[inline]
     fn key_range_in(region: &[u8], h: Hdr) -> Option<(u64, u64)> {
-        let Some(a) = (0..h.nb).find(|&b| d_count(region, h, b) > 0) else {
-            return None;
-        };
+        let a = (0..h.nb).find(|&b| d_count(region, h, b) > 0)?;
         let z = (a..h.nb)
             .rev()
             .find(|&b| d_count(region, h, b) > 0)
@@ -2991,7 +2989,11 @@ mod tests {
                         let range = p.key_range(&region).unwrap();
                         assert_eq!(
                             found,
-                            if want.is_ok() { Lookup::Hit } else { Lookup::Miss(range) }
+                            if want.is_ok() {
+                                Lookup::Hit
+                            } else {
+                                Lookup::Miss(range)
+                            }
                         );
                     }
                 }

@@ -17,8 +17,8 @@
 //! following insert of a key above that leaf's last key goes straight to it, with no descent.
 
 use super::node::{self, corrupt, Entries, Layout};
-use super::packed::Lookup;
 use super::overflow::{self, Stored};
+use super::packed::Lookup;
 use super::strkeys::lcp;
 use super::{Key, KeyType, RecordList, Spec, MAX_DEPTH};
 use crate::error::{Error, PageId, Result};

@@ -793,7 +793,10 @@ const PINS: usize = 128;
 /// from the cache as before. The slots are allocated at the first lookup; without a page
 /// cache (`cache_bytes(0)`) nothing is pinned.
 #[derive(Debug, Default)]
-struct Pins(OnceLock<Box<[OnceLock<(PageId, Page)>]>>);
+struct Pins(OnceLock<Box<[PinSlot]>>);
+
+/// One slot of [`Pins`]: a page and its id, once.
+type PinSlot = OnceLock<(PageId, Page)>;
 
 impl ReadPages {
     /// The catalog root of this snapshot (0 = none).
@@ -953,11 +956,7 @@ impl PageSource for ReadPages {
     }
     #[inline]
     fn page_ref(&self, id: PageId) -> Result<PageRef<'_>> {
-        let slot = self
-            .pins
-            .0
-            .get()
-            .and_then(|s| s.get(id as usize % PINS));
+        let slot = self.pins.0.get().and_then(|s| s.get(id as usize % PINS));
         if let Some((pid, page)) = slot.and_then(|s| s.get()) {
             if *pid == id {
                 return Ok(PageRef::Pinned(page));
