@@ -28,6 +28,17 @@ fn present_loop(r: &tersedb::ReadTxn, db: &tersedb::Db, keys: &[u32]) -> tersedb
     Ok(keys.len() as u64 - missed)
 }
 
+/// One read transaction per lookup (`--toggle-collect='*short_loop*'`): what a snapshot's
+/// setup and teardown cost beside its lookup.
+#[inline(never)]
+fn short_loop(env: &Env, db: &tersedb::Db, keys: &[u32]) -> tersedb::Result<u64> {
+    let mut found = 0;
+    for &k in keys {
+        found += env.begin_read()?.contains(db, k)? as u64;
+    }
+    Ok(found)
+}
+
 fn main() -> tersedb::Result<()> {
     let codec = std::env::args().nth(1).and_then(|c| CodecId::from_name(&c));
     let rounds: usize = std::env::args()
@@ -78,11 +89,16 @@ fn main() -> tersedb::Result<()> {
         found += present_loop(&r, &db, &present)?;
         let tp = t.elapsed().as_secs_f64();
         assert_eq!(found, present.len() as u64);
+        let t = Instant::now();
+        let short = present.get(..100_000).unwrap_or_default();
+        assert_eq!(short_loop(&env, &db, short)?, short.len() as u64);
+        let ts = t.elapsed().as_secs_f64();
         println!(
-            "{}: 1M absent {:.3} s, 1M present {:.3} s",
+            "{}: 1M absent {:.3} s, 1M present {:.3} s, 100k one-lookup transactions {:.3} s",
             codec.map_or("none", |c| c.name()),
             ta,
-            tp
+            tp,
+            ts
         );
     }
     drop(r);

@@ -432,6 +432,11 @@ fn pinned_pages_are_the_snapshots_own() {
     let ids: Vec<u64> = (2..old.meta().page_count).collect();
     let bytes = |r: &dyn PageSource, id| -> Vec<u8> { r.page(id).unwrap().to_vec() };
     let before: Vec<Vec<u8>> = ids.iter().map(|&id| bytes(&old, id)).collect();
+    // The first reads go through the cache; the slots exist after 16 of them.
+    for (n, id) in (0..16).zip(ids.iter().cycle()) {
+        let p = old.page_ref(*id).unwrap();
+        assert!(matches!(p, PageRef::Shared(_)), "read {n} pinned");
+    }
     for _ in 0..2 {
         for (id, want) in ids.iter().zip(&before) {
             let p = old.page_ref(*id).unwrap();
@@ -452,7 +457,11 @@ fn pinned_pages_are_the_snapshots_own() {
     }
     let new = pager.begin_read().unwrap();
     assert_eq!(read_state(&new, new.root()).unwrap(), Some((4, 40)));
+    for _ in 0..16 {
+        new.page_ref(new.root()).unwrap();
+    }
     let root = new.page_ref(new.root()).unwrap();
+    assert!(matches!(root, PageRef::Pinned(_)));
     assert_eq!(&root[..], &new.page(new.root()).unwrap()[..]);
     drop(root);
     drop(new);
@@ -467,5 +476,7 @@ fn pinned_pages_are_the_snapshots_own() {
     )
     .unwrap();
     let r = uncached.begin_read().unwrap();
-    assert!(matches!(r.page_ref(r.root()).unwrap(), PageRef::Shared(_)));
+    for _ in 0..20 {
+        assert!(matches!(r.page_ref(r.root()).unwrap(), PageRef::Shared(_)));
+    }
 }

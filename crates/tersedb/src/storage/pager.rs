@@ -45,7 +45,7 @@ use super::{
 };
 use crate::error::{Error, PageId, Result};
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -783,17 +783,26 @@ pub struct ReadPages {
 /// Slots of [`Pins`]: 3 KB of slots, at most 128 pages held (2 MB of 16 KB pages).
 const PINS: usize = 128;
 
+/// Page reads of a snapshot through the cache before it allocates its [`Pins`]: a transaction
+/// of a lookup or a few does not pay for the slots (allocating and dropping them took ~2,400
+/// instructions, more than its lookup).
+const PIN_AFTER: u32 = 16;
+
 /// The pages a snapshot's lookups met, for [`PageSource::page_ref`], in slots by page id
 /// (direct-mapped, `id % PINS`). A slot is filled once and never changes while the snapshot
 /// lives, and the pages a snapshot sees never change, so a page found in its slot is lent as
 /// `&PageBuf` for the snapshot's lifetime: a few plain loads, where the cache costs a lock, a
-/// hash probe and a reference count (four atomic read-modify-writes per page, 40% of a
-/// two-level lookup's time on a warm tree). The first page to meet a slot keeps it (the root
-/// and upper branches, read by every lookup, come first); a page whose slot is taken is shared
-/// from the cache as before. The slots are allocated at the first lookup; without a page
-/// cache (`cache_bytes(0)`) nothing is pinned.
+/// hash probe and a reference count (four atomic read-modify-writes per page). The first page
+/// to meet a slot keeps it (the root and upper branches, read by every lookup, come first); a
+/// page whose slot is taken is shared from the cache as before. The slots are allocated after
+/// [`PIN_AFTER`] page reads; without a page cache (`cache_bytes(0)`) nothing is pinned.
 #[derive(Debug, Default)]
-struct Pins(OnceLock<Box<[PinSlot]>>);
+struct Pins {
+    slots: OnceLock<Box<[PinSlot]>>,
+    /// Page reads before the slots exist (a plain load and store, not a read-modify-write:
+    /// threads racing on it only pin a little later).
+    reads: AtomicU32,
+}
 
 /// One slot of [`Pins`]: a page and its id, once.
 type PinSlot = OnceLock<(PageId, Page)>;
@@ -956,7 +965,11 @@ impl PageSource for ReadPages {
     }
     #[inline]
     fn page_ref(&self, id: PageId) -> Result<PageRef<'_>> {
-        let slot = self.pins.0.get().and_then(|s| s.get(id as usize % PINS));
+        let slot = self
+            .pins
+            .slots
+            .get()
+            .and_then(|s| s.get(id as usize % PINS));
         if let Some((pid, page)) = slot.and_then(|s| s.get()) {
             if *pid == id {
                 return Ok(PageRef::Pinned(page));
@@ -968,8 +981,8 @@ impl PageSource for ReadPages {
 }
 
 impl ReadPages {
-    /// [`PageSource::page_ref`] of a page whose slot is empty: reads it and fills the slot
-    /// (only pages that passed `read_page`'s checks are pinned).
+    /// [`PageSource::page_ref`] of a page whose slot is empty, or before the slots exist:
+    /// reads it and fills the slot (only pages that passed `read_page`'s checks are pinned).
     #[cold]
     #[inline(never)]
     fn pin(&self, id: PageId) -> Result<PageRef<'_>> {
@@ -977,9 +990,14 @@ impl ReadPages {
         if self.pager.cache.max_pages == 0 {
             return Ok(PageRef::Shared(page));
         }
+        let reads = self.pins.reads.load(Ordering::Relaxed);
+        if reads < PIN_AFTER && self.pins.slots.get().is_none() {
+            self.pins.reads.store(reads + 1, Ordering::Relaxed);
+            return Ok(PageRef::Shared(page));
+        }
         let slots = self
             .pins
-            .0
+            .slots
             .get_or_init(|| (0..PINS).map(|_| OnceLock::new()).collect());
         let Some(slot) = slots.get(id as usize % PINS) else {
             return Ok(PageRef::Shared(page));
