@@ -77,6 +77,14 @@ struct EntryCache {
 /// Most handles [`EntryCache::by_handle`] keeps (it starts over past this).
 const HANDLES_CACHED: usize = 256;
 
+/// The first handles a read transaction used, each with its entry, read without a lock: a
+/// slot is written once and never changes, so a hit is a few plain loads, where the
+/// `RwLock` of [`EntryCache`] took two atomic read-modify-writes per lookup (and the cache
+/// line they write is shared by every thread reading the transaction). The name held keeps
+/// the handle's address from being reused, as in `by_handle`.
+const HANDLES_PINNED: usize = 4;
+type PinnedHandle = std::sync::OnceLock<(usize, Entry, Arc<str>)>;
+
 fn handle_key(db: &Db) -> usize {
     Arc::as_ptr(&db.name).cast::<u8>() as usize
 }
@@ -378,6 +386,8 @@ pub struct ReadTxn {
     pages: Box<dyn Snapshot>,
     /// Catalog entries looked up so far.
     cache: RwLock<EntryCache>,
+    /// The first handles' entries, lock-free (see [`HANDLES_PINNED`]).
+    pinned: [PinnedHandle; HANDLES_PINNED],
 }
 
 impl ReadTxn {
@@ -385,6 +395,7 @@ impl ReadTxn {
         ReadTxn {
             pages,
             cache: RwLock::new(EntryCache::default()),
+            pinned: Default::default(),
         }
     }
 
@@ -392,8 +403,21 @@ impl ReadTxn {
         self.pages.source()
     }
 
+    #[inline]
     pub(crate) fn entry(&self, db: &Db) -> Result<Entry> {
         let key = handle_key(db);
+        for slot in &self.pinned {
+            match slot.get() {
+                Some((k, e, _)) if *k == key => return Ok(*e),
+                Some(_) => {}
+                None => break,
+            }
+        }
+        self.entry_slow(db, key)
+    }
+
+    #[inline(never)]
+    fn entry_slow(&self, db: &Db, key: usize) -> Result<Entry> {
         if let Some(e) = self
             .cache
             .read()
@@ -417,6 +441,10 @@ impl ReadTxn {
         };
         if e.config != db.config() {
             return Err(mismatch(db, e.config));
+        }
+        if let Some(slot) = self.pinned.iter().find(|s| s.get().is_none()) {
+            // Lost to another thread's handle: that one is pinned, this one cached below.
+            let _ = slot.set((key, e, db.name.clone()));
         }
         if let Ok(mut c) = self.cache.write() {
             if c.by_handle.len() >= HANDLES_CACHED {

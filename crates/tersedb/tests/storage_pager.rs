@@ -415,3 +415,68 @@ fn reopen_after_every_commit_with_varying_churn() {
         }
     }
 }
+
+/// A snapshot lends the pages its lookups meet (`PageSource::page_ref`) from slots filled once:
+/// the bytes are the snapshot's own (a later commit rewriting the pages does not reach them),
+/// the same as `page` gives, pinned for the snapshot's life; an id outside the file is refused
+/// before any slot is read; and without a page cache nothing is pinned.
+#[test]
+fn pinned_pages_are_the_snapshots_own() {
+    use tersedb::storage::PageRef;
+    let disk = MemStorage::new();
+    let pager = Pager::create(Box::new(disk.clone()), &opts()).unwrap();
+    let mut w = pager.begin_write().unwrap();
+    write_version(&mut w, 1, 40);
+    w.commit(Durability::None).unwrap();
+    let old = pager.begin_read().unwrap();
+    let ids: Vec<u64> = (2..old.meta().page_count).collect();
+    let bytes = |r: &dyn PageSource, id| -> Vec<u8> { r.page(id).unwrap().to_vec() };
+    let before: Vec<Vec<u8>> = ids.iter().map(|&id| bytes(&old, id)).collect();
+    // The first reads go through the cache; the slots exist after 16 of them.
+    for (n, id) in (0..16).zip(ids.iter().cycle()) {
+        let p = old.page_ref(*id).unwrap();
+        assert!(matches!(p, PageRef::Shared(_)), "read {n} pinned");
+    }
+    for _ in 0..2 {
+        for (id, want) in ids.iter().zip(&before) {
+            let p = old.page_ref(*id).unwrap();
+            assert_eq!(&p[..], &want[..], "page {id}");
+            assert!(matches!(p, PageRef::Pinned(_)), "page {id} not pinned");
+        }
+    }
+    assert!(old.page_ref(old.meta().page_count).is_err());
+    assert!(old.page_ref(1).is_err());
+    for v in 2..=4 {
+        let mut w = pager.begin_write().unwrap();
+        write_version(&mut w, v, 40);
+        w.commit(Durability::None).unwrap();
+    }
+    assert_eq!(read_state(&old, old.root()).unwrap(), Some((1, 40)));
+    for (id, want) in ids.iter().zip(&before) {
+        assert_eq!(&old.page_ref(*id).unwrap()[..], &want[..], "page {id}");
+    }
+    let new = pager.begin_read().unwrap();
+    assert_eq!(read_state(&new, new.root()).unwrap(), Some((4, 40)));
+    for _ in 0..16 {
+        new.page_ref(new.root()).unwrap();
+    }
+    let root = new.page_ref(new.root()).unwrap();
+    assert!(matches!(root, PageRef::Pinned(_)));
+    assert_eq!(&root[..], &new.page(new.root()).unwrap()[..]);
+    drop(root);
+    drop(new);
+    drop(old);
+    drop(pager);
+    let uncached = Pager::open(
+        Box::new(disk),
+        &PagerOptions {
+            cache_bytes: 0,
+            ..opts()
+        },
+    )
+    .unwrap();
+    let r = uncached.begin_read().unwrap();
+    for _ in 0..20 {
+        assert!(matches!(r.page_ref(r.root()).unwrap(), PageRef::Shared(_)));
+    }
+}

@@ -16,7 +16,7 @@
 //! ids 16.. reserved for compressed KeyLists
 //! ```
 
-use super::packed::{Ins, Packed};
+use super::packed::{Ins, Lookup, Packed};
 use super::slots::{
     fixed, le_u32, le_u32_at, le_u64, le_u64_at, search_fixed, search_int, var, Fault, Repack,
     SResult,
@@ -400,20 +400,30 @@ impl KeyList {
     }
 
     /// Whether the list holds `probe`, for lookups that need no slot (key-only databases):
-    /// compressed lists then skip counting the keys of the blocks before the hit.
-    pub fn contains(
+    /// compressed lists then skip counting the keys of the blocks before the hit. A miss
+    /// comes with the list's first and last keys as [`KeyList::int_edges`] gives them, from
+    /// the same read of a compressed list's header.
+    #[inline]
+    pub fn lookup(
         &self,
         region: &[u8],
         n: usize,
         probe: &Key<'_>,
         est: Option<(u64, u64)>,
-    ) -> SResult<bool> {
+    ) -> SResult<Lookup> {
         match (self, probe) {
             (KeyList::Packed(p), k) => match p.probe(k) {
-                Some(v) => p.contains(region, v),
+                Some(v) => p.lookup(region, v),
                 None => Err(Fault("probe key of the wrong type")),
             },
-            _ => Ok(self.search_est(region, n, probe, est)?.is_ok()),
+            _ => Ok(if self.search_est(region, n, probe, est)?.is_ok() {
+                Lookup::Hit
+            } else {
+                Lookup::Miss(match probe.as_u64() {
+                    Some(p) => self.int_edges(region, n, p)?,
+                    None => None,
+                })
+            }),
         }
     }
 

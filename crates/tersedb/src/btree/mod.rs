@@ -659,7 +659,15 @@ impl Spec {
     }
 
     /// Normalises a probe key to the database's key type (a u32 probe widens for u64 keys).
+    /// Integer probes of integer trees are answered without encoding the key (every such pair
+    /// is valid; the 24 instructions of `encode_key` were 2% of a lookup).
+    #[inline]
     pub fn probe<'k>(&self, key: &Key<'k>) -> Result<Key<'k>> {
+        match (self.key_type, *key) {
+            (KeyType::U32, Key::U32(_)) | (KeyType::U64, Key::U64(_)) => return Ok(*key),
+            (KeyType::U64, Key::U32(v)) => return Ok(Key::U64(v as u64)),
+            _ => {}
+        }
         self.encode_key(key)?;
         Ok(match (self.key_type, *key) {
             (KeyType::U64, Key::U32(v)) => Key::U64(v as u64),

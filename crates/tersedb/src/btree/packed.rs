@@ -144,6 +144,14 @@ pub enum Ins {
     NoRoom(usize),
 }
 
+/// A key-only lookup's answer ([`Packed::lookup`], `KeyList::lookup`): present, or absent
+/// with the list's first and last keys (`None`: an empty list, or one of byte strings).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lookup {
+    Hit,
+    Miss(Option<(u64, u64)>),
+}
+
 /// One block as read from the index.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Block {
@@ -1588,11 +1596,16 @@ impl Packed {
         Ok(if v == Some(p) { Ok(slot) } else { Err(slot) })
     }
 
-    /// Whether `p` is present (no slot arithmetic: the key-only lookup path).
+    /// Whether `p` is present (no slot arithmetic: the key-only lookup path), and on a miss
+    /// the list's edges with what the miss relied on proven ([`Packed::miss_edges`]), from
+    /// one read of the header.
     #[inline]
-    pub fn contains(&self, region: &[u8], p: u64) -> SResult<bool> {
+    pub fn lookup(&self, region: &[u8], p: u64) -> SResult<Lookup> {
         let h = self.hdr(region)?;
-        Ok(self.lower_bound(region, h, p)?.2 == Some(p))
+        if self.lower_bound(region, h, p)?.2 == Some(p) {
+            return Ok(Lookup::Hit);
+        }
+        self.miss_edges_in(region, h, p).map(Lookup::Miss)
     }
 
     /// Appends `key` to the last block in place when it lies above every key of the list and
@@ -2034,15 +2047,18 @@ impl Packed {
     /// The smallest and largest key, from the first and last non-empty blocks' descriptors;
     /// `None` when empty.
     pub fn key_range(&self, region: &[u8]) -> SResult<Option<(u64, u64)>> {
-        let h = self.hdr(region)?;
-        let Some(a) = (0..h.nb).find(|&b| d_count(region, h, b) > 0) else {
-            return Ok(None);
-        };
+        Ok(Self::key_range_in(region, self.hdr(region)?))
+    }
+
+    /// [`Packed::key_range`] of the list whose header is `h`.
+    #[inline]
+    fn key_range_in(region: &[u8], h: Hdr) -> Option<(u64, u64)> {
+        let a = (0..h.nb).find(|&b| d_count(region, h, b) > 0)?;
         let z = (a..h.nb)
             .rev()
             .find(|&b| d_count(region, h, b) > 0)
             .unwrap_or(a);
-        Ok(Some((d_first(region, h, a), d_last(region, h, z))))
+        Some((d_first(region, h, a), d_last(region, h, z)))
     }
 
     /// [`Packed::key_range`] after a lookup of `p` missed, with what the miss relied on proven.
@@ -2056,11 +2072,16 @@ impl Packed {
     /// --peers` mostly lie above the largest key; each decoded and checked the last block here,
     /// ~40% of the lookup.) A hit needs none of it (the key found is the probe). Costs one or
     /// two block decodes, on misses inside the list only.
-    #[inline(never)]
     pub fn miss_edges(&self, region: &[u8], p: u64) -> SResult<Option<(u64, u64)>> {
-        let edges = self.key_range(region)?;
+        self.miss_edges_in(region, self.hdr(region)?, p)
+    }
+
+    /// [`Packed::miss_edges`] of the list whose header is `h` (out of line: the lookup's
+    /// miss path).
+    #[inline(never)]
+    fn miss_edges_in(&self, region: &[u8], h: Hdr, p: u64) -> SResult<Option<(u64, u64)>> {
+        let edges = Self::key_range_in(region, h);
         if edges.is_some_and(|(a, z)| a <= p && p <= z) {
-            let h = self.hdr(region)?;
             let mut vals = [0u32; MAX_BLOCK_KEYS];
             for b in find_block(region, h, p)..h.nb {
                 let blk = block_at(region, h, b)?;
@@ -3017,7 +3038,16 @@ mod tests {
                             want,
                             "{codec:?} probe {probe}"
                         );
-                        assert_eq!(p.contains(&region, probe).unwrap(), want.is_ok());
+                        let found = p.lookup(&region, probe).unwrap();
+                        let range = p.key_range(&region).unwrap();
+                        assert_eq!(
+                            found,
+                            if want.is_ok() {
+                                Lookup::Hit
+                            } else {
+                                Lookup::Miss(range)
+                            }
+                        );
                     }
                 }
                 check(&p, &region, &model);

@@ -317,6 +317,10 @@ pub fn search_int(
         0
     } else if p >= b {
         n - 1
+    } else if b - a <= u32::MAX as u64 && n <= u32::MAX as usize {
+        // a < p < b: the product fits 64 bits and the guess is below n - 1. One integer
+        // divide; the float guess below took ~25 instructions more (unsigned conversions).
+        ((p - a) * (n as u64 - 1) / (b - a)) as usize
     } else {
         // A float guess is exact enough (it is only a starting point) and avoids a 128-bit
         // divide.

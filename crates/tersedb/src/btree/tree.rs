@@ -18,6 +18,7 @@
 
 use super::node::{self, corrupt, Entries, Layout};
 use super::overflow::{self, Stored};
+use super::packed::Lookup;
 use super::strkeys::lcp;
 use super::{Key, KeyType, RecordList, Spec, MAX_DEPTH};
 use crate::error::{Error, PageId, Result};
@@ -183,22 +184,21 @@ fn find<S: PageSource + ?Sized, T>(
     let int = probe.as_u64();
     let (mut lo, mut hi) = (None::<u64>, None::<u64>);
     for _ in 0..MAX_DEPTH {
-        let page = src.page(id)?;
-        let l = Layout::open(&page, id, spec)?;
+        let page = src.page_ref(id)?;
+        let l = Layout::open_inline(&page, id, spec)?;
         let est = match (lo, hi) {
             (Some(a), Some(b)) if b > a => Some((a, b - 1)),
             _ => None,
         };
         if l.leaf && !spec.recs.holds_values() {
             // Key-only leaf: a hit needs no slot (the record is empty).
-            return if l
+            return match l
                 .keys
-                .contains(l.kregion(&page), l.count, probe, est)
+                .lookup(l.kregion(&page), l.count, probe, est)
                 .map_err(|f| l.err(f))?
             {
-                Ok(Some(f(&page, &l, 0)?))
-            } else {
-                missed(&l, &page, int, lo, hi)
+                Lookup::Hit => Ok(Some(f(&page, &l, 0)?)),
+                Lookup::Miss(edges) => in_fence(&l, edges, lo, hi),
             };
         }
         let found = l.search_est(&page, probe, est)?;
@@ -260,20 +260,36 @@ fn missed<T>(
     let Some(p) = int else {
         return Ok(None);
     };
-    let Some((a, z)) = l
+    let edges = l
         .keys
         .int_edges(l.kregion(page), l.count, p)
-        .map_err(|f| l.err(f))?
-    else {
+        .map_err(|f| l.err(f))?;
+    in_fence(l, edges, lo, hi)
+}
+
+/// [`missed`] once the leaf's first and last keys are known (`None`: empty, or not integers).
+#[inline]
+fn in_fence<T>(
+    l: &Layout,
+    edges: Option<(u64, u64)>,
+    lo: Option<u64>,
+    hi: Option<u64>,
+) -> Result<Option<T>> {
+    let Some((a, z)) = edges else {
         return Ok(None);
     };
     if lo.is_some_and(|lo| a < lo) || hi.is_some_and(|hi| z >= hi) {
-        return Err(super::node::corrupt(
-            l.id,
-            format!("leaf keys {a}..={z} outside the separators that lead to it"),
-        ));
+        return Err(out_of_place(l.id, a, z));
     }
     Ok(None)
+}
+
+#[cold]
+fn out_of_place(id: PageId, a: u64, z: u64) -> Error {
+    super::node::corrupt(
+        id,
+        format!("leaf keys {a}..={z} outside the separators that lead to it"),
+    )
 }
 
 /// Inserts or overwrites `key`. Returns true when the key is new.

@@ -170,6 +170,28 @@ pub trait Storage: Send + Sync + std::fmt::Debug {
     fn sync(&self) -> std::io::Result<()>;
 }
 
+/// A page lent for a short read (a lookup's descent): held by the source itself for as long
+/// as the source lives (a read snapshot's pinned pages), borrowed with no reference counting,
+/// or else shared like any [`Page`].
+#[doc(hidden)]
+pub enum PageRef<'a> {
+    /// A page the source holds for its whole life.
+    Pinned(&'a PageBuf),
+    /// A page shared with the cache.
+    Shared(Page),
+}
+
+impl std::ops::Deref for PageRef<'_> {
+    type Target = PageBuf;
+    #[inline]
+    fn deref(&self) -> &PageBuf {
+        match self {
+            PageRef::Pinned(p) => p,
+            PageRef::Shared(p) => p,
+        }
+    }
+}
+
 /// Read access to the pages of one snapshot.
 #[doc(hidden)]
 pub trait PageSource {
@@ -178,6 +200,12 @@ pub trait PageSource {
     /// The page `id` as of this snapshot; checksum-verified when it comes from disk.
     /// An id outside the file, or a checksum mismatch, is `Error::Corrupted` naming the page.
     fn page(&self, id: PageId) -> Result<Page>;
+    /// [`PageSource::page`] for a short read: a source may lend a page it holds instead of
+    /// sharing it (no lock, no reference count: [`ReadPages`] pins the pages its reads meet).
+    #[inline]
+    fn page_ref(&self, id: PageId) -> Result<PageRef<'_>> {
+        self.page(id).map(PageRef::Shared)
+    }
 }
 
 /// Copy-on-write access for the write transaction.

@@ -40,11 +40,13 @@
 
 use super::meta::{self, Meta};
 use super::readers::{ReaderScan, ReaderSlot};
-use super::{Durability, Page, PageBuf, PageKind, PageSink, PageSource, Storage, PAGE_KIND_OFFSET};
+use super::{
+    Durability, Page, PageBuf, PageKind, PageRef, PageSink, PageSource, Storage, PAGE_KIND_OFFSET,
+};
 use crate::error::{Error, PageId, Result};
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 /// How the pager is opened.
@@ -514,6 +516,7 @@ impl Pager {
         Ok(ReadPages {
             pager: self.clone(),
             committed: c,
+            pins: Pins::default(),
         })
     }
 
@@ -551,6 +554,7 @@ impl Pager {
         Ok(ReadPages {
             pager: self.clone(),
             committed: c,
+            pins: Pins::default(),
         })
     }
 
@@ -772,7 +776,36 @@ fn first_repeat(ids: &[PageId]) -> Option<PageId> {
 pub struct ReadPages {
     pager: Arc<Pager>,
     committed: Committed,
+    /// The pages this snapshot's short reads met, lent without a lock (see [`Pins`]).
+    pins: Pins,
 }
+
+/// Slots of [`Pins`]: 3 KB of slots, at most 128 pages held (2 MB of 16 KB pages).
+const PINS: usize = 128;
+
+/// Page reads of a snapshot through the cache before it allocates its [`Pins`]: a transaction
+/// of a lookup or a few does not pay for the slots (allocating and dropping them took ~2,400
+/// instructions, more than its lookup).
+const PIN_AFTER: u32 = 16;
+
+/// The pages a snapshot's lookups met, for [`PageSource::page_ref`], in slots by page id
+/// (direct-mapped, `id % PINS`). A slot is filled once and never changes while the snapshot
+/// lives, and the pages a snapshot sees never change, so a page found in its slot is lent as
+/// `&PageBuf` for the snapshot's lifetime: a few plain loads, where the cache costs a lock, a
+/// hash probe and a reference count (four atomic read-modify-writes per page). The first page
+/// to meet a slot keeps it (the root and upper branches, read by every lookup, come first); a
+/// page whose slot is taken is shared from the cache as before. The slots are allocated after
+/// [`PIN_AFTER`] page reads; without a page cache (`cache_bytes(0)`) nothing is pinned.
+#[derive(Debug, Default)]
+struct Pins {
+    slots: OnceLock<Box<[PinSlot]>>,
+    /// Page reads before the slots exist (a plain load and store, not a read-modify-write:
+    /// threads racing on it only pin a little later).
+    reads: AtomicU32,
+}
+
+/// One slot of [`Pins`]: a page and its id, once.
+type PinSlot = OnceLock<(PageId, Page)>;
 
 impl ReadPages {
     /// The catalog root of this snapshot (0 = none).
@@ -929,6 +962,52 @@ impl PageSource for ReadPages {
     }
     fn page(&self, id: PageId) -> Result<Page> {
         self.pager.read_page(id, self.committed.meta.page_count)
+    }
+    #[inline]
+    fn page_ref(&self, id: PageId) -> Result<PageRef<'_>> {
+        let slot = self
+            .pins
+            .slots
+            .get()
+            .and_then(|s| s.get(id as usize % PINS));
+        if let Some((pid, page)) = slot.and_then(|s| s.get()) {
+            if *pid == id {
+                return Ok(PageRef::Pinned(page));
+            }
+            return self.page(id).map(PageRef::Shared);
+        }
+        self.pin(id)
+    }
+}
+
+impl ReadPages {
+    /// [`PageSource::page_ref`] of a page whose slot is empty, or before the slots exist:
+    /// reads it and fills the slot (only pages that passed `read_page`'s checks are pinned).
+    #[cold]
+    #[inline(never)]
+    fn pin(&self, id: PageId) -> Result<PageRef<'_>> {
+        let page = self.page(id)?;
+        if self.pager.cache.max_pages == 0 {
+            return Ok(PageRef::Shared(page));
+        }
+        let reads = self.pins.reads.load(Ordering::Relaxed);
+        if reads < PIN_AFTER && self.pins.slots.get().is_none() {
+            self.pins.reads.store(reads + 1, Ordering::Relaxed);
+            return Ok(PageRef::Shared(page));
+        }
+        let slots = self
+            .pins
+            .slots
+            .get_or_init(|| (0..PINS).map(|_| OnceLock::new()).collect());
+        let Some(slot) = slots.get(id as usize % PINS) else {
+            return Ok(PageRef::Shared(page));
+        };
+        // Another thread may fill the slot first: its page is kept, this one shared.
+        let _ = slot.set((id, page.clone()));
+        Ok(match slot.get() {
+            Some((pid, p)) if *pid == id => PageRef::Pinned(p),
+            _ => PageRef::Shared(page),
+        })
     }
 }
 
