@@ -14,7 +14,7 @@ use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
 use datafusion::physical_plan::ExecutionPlan;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use tersedb::{Db, DbConfig, Env, EnvOptions, KeyType, RecordType, ValueType};
+use tersedb::{Db, DbConfig, Env, EnvOptions, KeyType, ReadTxn, RecordType, ValueType};
 
 /// How a table reads its files.
 #[derive(Clone, Debug)]
@@ -26,6 +26,10 @@ pub struct TableOptions {
     pub pushdown: bool,
     /// Name of the column holding each row's file name (directory tables).
     pub file_column: String,
+    /// Fewest selected keys of a file for which a pushed-down aggregate splits the file's
+    /// fold into key ranges folded on parallel threads (as many as the session's target
+    /// partitions, shared among the files).
+    pub split_rows: u64,
 }
 
 impl Default for TableOptions {
@@ -34,6 +38,7 @@ impl Default for TableOptions {
             batch_size: 8192,
             pushdown: true,
             file_column: "file".into(),
+            split_rows: 1 << 20,
         }
     }
 }
@@ -332,16 +337,15 @@ impl TableProvider for TerseTable {
         if !self.opts.pushdown {
             return None;
         }
+        // Each file's newest snapshot, read afresh: a commit after registration shows.
         let mut rows = 0u64;
         let (mut min, mut max) = (None::<u64>, None::<u64>);
         for s in &self.sources {
             let (txn, db) = self.open_db(s).ok()?;
-            rows += txn.len(&db).ok()?;
-            if let Some(m) = self.key_max() {
-                let f = txn.fold_keys(&db, 0, m, false).ok()?;
-                min = f.min.map(|a| min.map_or(a, |b| b.min(a))).or(min);
-                max = f.max.map(|a| max.map_or(a, |b| b.max(a))).or(max);
-            }
+            let e = extent(&txn, &db).ok()?;
+            rows += e.rows;
+            min = e.min.map(|a| min.map_or(a, |b| b.min(a))).or(min);
+            max = e.max.map(|a| max.map_or(a, |b| b.max(a))).or(max);
         }
         Some(table_statistics(
             &self.schema,
@@ -379,6 +383,30 @@ impl TableProvider for TerseTable {
         let exec = TerseScanExec::new(self, parts, projection, limit, filters)?;
         Ok(Arc::new(exec))
     }
+}
+
+/// A database's row count and, for integer keys, its smallest and largest key.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Extent {
+    pub rows: u64,
+    pub min: Option<u64>,
+    pub max: Option<u64>,
+}
+
+/// The [`Extent`] of `db` in `txn`'s snapshot without a fold: the count is the catalog
+/// entry's, the keys those of a descent to each end of the tree (O(depth)).
+pub(crate) fn extent(txn: &ReadTxn, db: &Db) -> tersedb::Result<Extent> {
+    let rows = txn.len(db)?;
+    if rows == 0 || !matches!(db.config().key_type, KeyType::U32 | KeyType::U64) {
+        return Ok(Extent {
+            rows,
+            ..Extent::default()
+        });
+    }
+    let mut c = txn.cursor(db)?;
+    let min = if c.first()? { c.key_u64() } else { None };
+    let max = if c.last()? { c.key_u64() } else { None };
+    Ok(Extent { rows, min, max })
 }
 
 /// Statistics of rows with keys in `[min, max]`: exact count and key range, nothing known of

@@ -452,6 +452,9 @@ fn context(path: &Path, pushdown: bool, batch: usize) -> SessionContext {
         TableOptions {
             batch_size: batch,
             pushdown,
+            // The batch size's random values double as the fold-splitting threshold: small
+            // ones cut every aggregate's fold into pieces folded on two threads.
+            split_rows: batch as u64,
             ..TableOptions::default()
         },
     )
