@@ -77,6 +77,17 @@ fn main() {
     let ctx = tersedb_datafusion::session(SessionConfig::new().with_target_partitions(2));
     let table = std::sync::Arc::new(TerseTable::open(&path, "k", TableOptions::default()).unwrap());
     ctx.register_table("k", table.clone()).unwrap();
+    // The same table with folds never split across threads.
+    let one = tersedb_datafusion::session(SessionConfig::new().with_target_partitions(2));
+    let opts = TableOptions {
+        split_rows: u64::MAX,
+        ..TableOptions::default()
+    };
+    one.register_table(
+        "k",
+        std::sync::Arc::new(TerseTable::open(&path, "k", opts).unwrap()),
+    )
+    .unwrap();
     let rt = tokio::runtime::Builder::new_multi_thread().build().unwrap();
     let env = Env::open_read_only(&path, &EnvOptions::default()).unwrap();
     let txn = env.begin_read().unwrap();
@@ -88,14 +99,58 @@ fn main() {
         t.push(us(s));
     }
     println!("{n} keys; medians of {runs} runs, us");
+    // The engine's fold alone, whole and split in two (what a split push-down gains).
+    {
+        let db = txn.open_db("k").unwrap();
+        let mut a = Vec::new();
+        let mut b = Vec::new();
+        let mut c = Vec::new();
+        for _ in 0..runs {
+            let s = Instant::now();
+            let f = txn.fold_keys(&db, 0, max, true).unwrap();
+            a.push(us(s));
+            let s = Instant::now();
+            let (x, y) = std::thread::scope(|sc| {
+                let h1 = sc.spawn(|| txn.fold_keys(&db, 0, max / 2, true).unwrap());
+                let h2 = sc.spawn(|| txn.fold_keys(&db, max / 2 + 1, max, true).unwrap());
+                (h1.join().unwrap(), h2.join().unwrap())
+            });
+            b.push(us(s));
+            assert_eq!(x.sum + y.sum, f.sum);
+            let s = Instant::now();
+            let x = txn.fold_keys(&db, 0, max / 2, true).unwrap();
+            let y = txn.fold_keys(&db, max / 2 + 1, max, true).unwrap();
+            c.push(us(s));
+            assert_eq!(x.sum + y.sum, f.sum);
+        }
+        println!(
+            "fold_keys SUM over every key: {:.1} us; its two halves on two threads {:.1} us, one after the other {:.1} us",
+            median(a),
+            median(b),
+            median(c)
+        );
+    }
     println!("TableProvider::statistics(): {:.1} us", median(t));
     println!("| query | parse + logical plan | optimize | physical plan | execute | total | `ctx.sql` + `collect` | query language |");
     println!("|---|---:|---:|---:|---:|---:|---:|---:|");
-    for q in [
-        format!("SELECT SUM(key) FROM k WHERE key BETWEEN {lo} AND {hi}"),
-        format!("SELECT COUNT(*) FROM k WHERE key BETWEEN {lo} AND {hi}"),
-        "SELECT SUM(key) FROM k".to_string(),
-        "SELECT COUNT(*) FROM k".to_string(),
+    for (q, ctx, note) in [
+        (
+            format!("SELECT SUM(key) FROM k WHERE key BETWEEN {lo} AND {hi}"),
+            &ctx,
+            "",
+        ),
+        (
+            format!("SELECT COUNT(*) FROM k WHERE key BETWEEN {lo} AND {hi}"),
+            &ctx,
+            "",
+        ),
+        ("SELECT SUM(key) FROM k".to_string(), &ctx, ""),
+        (
+            "SELECT SUM(key) FROM k".to_string(),
+            &one,
+            " (fold not split)",
+        ),
+        ("SELECT COUNT(*) FROM k".to_string(), &ctx, ""),
     ] {
         let state = ctx.state();
         let mut cols: Vec<Vec<f64>> = vec![Vec::new(); 5];
@@ -123,7 +178,7 @@ fn main() {
             .map(|c| format!("{:.1}", median(c)))
             .collect();
         println!(
-            "| `{q}` | {} | {:.1} | {:.1} |",
+            "| `{q}`{note} | {} | {:.1} | {:.1} |",
             m.join(" | "),
             median(whole),
             median(ql)
