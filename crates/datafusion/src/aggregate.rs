@@ -520,26 +520,26 @@ fn cover(ivs: &[(u64, u64)]) -> Pred {
 }
 
 impl TerseAggregateExec {
-    /// The pieces of work: each file with its selected keys, a file with at least
-    /// `split_rows` of them cut into key ranges for up to `threads` pieces shared among the
-    /// files (a COUNT, MIN and MAX alone is read from block descriptors: never cut).
+    /// The pieces of work: each file with its selected keys, cut into key ranges of at least
+    /// `split_rows` keys each, at most the file's share of `threads` (a COUNT, MIN and MAX
+    /// alone is read from block descriptors: never cut).
     fn pieces(&self) -> Vec<Part> {
         let parts = &self.scan.parts;
-        let k = self.threads.div_ceil(parts.len().max(1));
+        let share = self.threads.div_ceil(parts.len().max(1)) as u64;
         let folds = self.key_sum() || self.records() || self.bucket.is_some();
-        let (Some(stats), true, true) = (&self.scan.stats, k > 1, folds) else {
+        let (Some(stats), true, true) = (&self.scan.stats, share > 1, folds) else {
             return parts.clone();
         };
-        let mut out = Vec::with_capacity(parts.len() * k);
+        let mut out = Vec::with_capacity(parts.len());
         for (p, s) in parts.iter().zip(stats) {
-            let (Some(min), Some(max), true) = (s.min, s.max, s.rows >= self.scan.split_rows)
-            else {
+            let k = share.min(s.rows / self.scan.split_rows.max(1));
+            let (Some(min), Some(max), true) = (s.min, s.max, k > 1) else {
                 out.push(p.clone());
                 continue;
             };
             let all = [(0, u64::MAX)];
             let ivs = p.ivs.as_ref().map_or(&all[..], |i| &i.0[..]);
-            for piece in split(ivs, min, max, k) {
+            for piece in split(ivs, min, max, k as usize) {
                 out.push(Part {
                     ivs: Some(piece),
                     ..p.clone()

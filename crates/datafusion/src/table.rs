@@ -26,9 +26,10 @@ pub struct TableOptions {
     pub pushdown: bool,
     /// Name of the column holding each row's file name (directory tables).
     pub file_column: String,
-    /// Fewest selected keys of a file for which a pushed-down aggregate splits the file's
-    /// fold into key ranges folded on parallel threads (as many as the session's target
-    /// partitions, shared among the files).
+    /// Fewest selected keys per piece when a pushed-down aggregate splits a file's fold into
+    /// key ranges folded on parallel threads: a file gets as many pieces as it has
+    /// `split_rows` selected keys, at most its share of the session's target partitions
+    /// (`u64::MAX`: never split).
     pub split_rows: u64,
 }
 
@@ -38,7 +39,7 @@ impl Default for TableOptions {
             batch_size: 8192,
             pushdown: true,
             file_column: "file".into(),
-            split_rows: 1 << 20,
+            split_rows: 1 << 19,
         }
     }
 }
