@@ -184,5 +184,17 @@ fn main() {
             median(ql)
         );
     }
+    // The blocking front door (`tersedb sql`): a session, the tables and a runtime per call.
+    let q = format!("SELECT SUM(key) FROM k WHERE key BETWEEN {lo} AND {hi}");
+    let mut t = Vec::new();
+    for _ in 0..runs {
+        let s = Instant::now();
+        tersedb_datafusion::query(&path, &q, &TableOptions::default()).unwrap();
+        t.push(us(s));
+    }
+    println!(
+        "`tersedb_datafusion::query` of the SUM over 1%: {:.1} us",
+        median(t)
+    );
     let _ = std::fs::remove_file(&path);
 }

@@ -129,16 +129,28 @@ fn file_name(p: &Path) -> String {
 
 /// The databases of a file, or those every file of a directory has, in name order.
 pub fn database_names(path: &Path) -> Result<Vec<String>> {
-    let (files, _) = files_of(path)?;
-    let mut common: Option<Vec<String>> = None;
+    common_names(&open_files(path)?.0)
+}
+
+/// The files of `path` opened read-only, each with its name for the file column, and whether
+/// `path` is a directory.
+pub(crate) fn open_files(path: &Path) -> Result<(Vec<(String, Env)>, bool)> {
+    let (files, dir) = files_of(path)?;
+    let mut envs = Vec::with_capacity(files.len());
     for f in &files {
-        let env = open_env(f)?;
-        let txn = env
-            .begin_read()
-            .map_err(|e| engine_err(&f.display().to_string(), e))?;
+        envs.push((file_name(f), open_env(f)?));
+    }
+    Ok((envs, dir))
+}
+
+/// The databases every one of `envs` has, in name order.
+pub(crate) fn common_names(envs: &[(String, Env)]) -> Result<Vec<String>> {
+    let mut common: Option<Vec<String>> = None;
+    for (name, env) in envs {
+        let txn = env.begin_read().map_err(|e| engine_err(name, e))?;
         let names: Vec<String> = txn
             .list_dbs()
-            .map_err(|e| engine_err(&f.display().to_string(), e))?
+            .map_err(|e| engine_err(name, e))?
             .into_iter()
             .map(|(n, _)| n)
             .collect();
@@ -180,20 +192,8 @@ impl TerseTable {
     /// The database `db` of the tersedb file at `path`, or of every file of the directory at
     /// `path` (each must have it, with the same configuration).
     pub fn open(path: &Path, db: &str, opts: TableOptions) -> Result<TerseTable> {
-        let (files, dir) = files_of(path)?;
-        let mut sources = Vec::with_capacity(files.len());
-        for f in &files {
-            sources.push(Source {
-                name: file_name(f),
-                env: open_env(f)?,
-            });
-        }
-        Self::from_envs(
-            sources.into_iter().map(|s| (s.name, s.env)).collect(),
-            dir,
-            db,
-            opts,
-        )
+        let (envs, dir) = open_files(path)?;
+        Self::from_envs(envs, dir, db, opts)
     }
 
     /// The database `db` of open environments, each with its name for the file column
