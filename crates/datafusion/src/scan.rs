@@ -204,30 +204,17 @@ fn engine_err(name: &str, e: tersedb::Error) -> DataFusionError {
     DataFusionError::External(format!("{name}: {e}").into())
 }
 
-/// COUNT/MIN/MAX of a partition's selected keys. Every key selected (no key predicate, or
-/// intervals covering the file's first to last key): the file's [`extent`], O(depth).
-/// Otherwise a COUNT fold per interval, clipped to that extent: blocks and leaves wholly
-/// inside are answered from their descriptors.
+/// COUNT/MIN/MAX of a partition's selected keys: without a key predicate the file's
+/// [`extent`], O(depth); else a COUNT fold per interval (blocks and leaves wholly inside are
+/// answered from their descriptors; cheaper for a narrow range than two descents more).
 fn part_stats(p: &Part) -> Result<PartStats> {
-    let e = extent(&p.txn, &p.db).map_err(|e| engine_err(&p.name, e))?;
-    let (Some(ivs), Some(min), Some(max)) = (&p.ivs, e.min, e.max) else {
-        return Ok(e); // every key, or none
+    let err = |e| engine_err(&p.name, e);
+    let Some(ivs) = &p.ivs else {
+        return extent(&p.txn, &p.db).map_err(err);
     };
-    let clipped: Vec<(u64, u64)> = ivs
-        .0
-        .iter()
-        .map(|&(lo, hi)| (lo.max(min), hi.min(max)))
-        .filter(|(lo, hi)| lo <= hi)
-        .collect();
-    if clipped == [(min, max)] {
-        return Ok(e);
-    }
     let mut s = PartStats::default();
-    for (lo, hi) in clipped {
-        let f = p
-            .txn
-            .fold_keys(&p.db, lo, hi, false)
-            .map_err(|e| engine_err(&p.name, e))?;
+    for &(lo, hi) in &ivs.0 {
+        let f = p.txn.fold_keys(&p.db, lo, hi, false).map_err(err)?;
         s.rows += f.count;
         s.min = s.min.or(f.min);
         s.max = f.max.or(s.max);
