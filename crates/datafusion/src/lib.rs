@@ -73,10 +73,10 @@ pub fn register_all(
     opts: &TableOptions,
 ) -> datafusion::error::Result<Vec<String>> {
     // Each file opened once, its environment shared by the tables.
-    let (envs, dir) = table::open_files(path)?;
-    let names = table::common_names(&envs)?;
+    let files = table::open_files(path)?;
+    let names = table::common_names(&files)?;
     for name in &names {
-        let t = TerseTable::from_envs(envs.clone(), dir, name, opts.clone())?;
+        let t = TerseTable::from_envs(files.envs.clone(), files.dir, name, opts.clone())?;
         ctx.register_table(
             datafusion::common::TableReference::bare(name.as_str()),
             Arc::new(t),

@@ -130,28 +130,36 @@ fn file_name(p: &Path) -> String {
 
 /// The databases of a file, or those every file of a directory has, in name order.
 pub fn database_names(path: &Path) -> Result<Vec<String>> {
-    common_names(&open_files(path)?.0)
+    common_names(&open_files(path)?)
 }
 
-/// The files of `path` opened read-only, each with its name for the file column, and whether
-/// `path` is a directory.
-pub(crate) fn open_files(path: &Path) -> Result<(Vec<(String, Env)>, bool)> {
-    let (files, dir) = files_of(path)?;
-    let mut envs = Vec::with_capacity(files.len());
-    for f in &files {
+/// The files of a table: their paths, each opened read-only with its name for the file
+/// column, and whether they are a directory's.
+pub(crate) struct Files {
+    pub paths: Vec<PathBuf>,
+    pub envs: Vec<(String, Env)>,
+    pub dir: bool,
+}
+
+/// The files of `path` (see [`files_of`]), opened.
+pub(crate) fn open_files(path: &Path) -> Result<Files> {
+    let (paths, dir) = files_of(path)?;
+    let mut envs = Vec::with_capacity(paths.len());
+    for f in &paths {
         envs.push((file_name(f), open_env(f)?));
     }
-    Ok((envs, dir))
+    Ok(Files { paths, envs, dir })
 }
 
-/// The databases every one of `envs` has, in name order.
-pub(crate) fn common_names(envs: &[(String, Env)]) -> Result<Vec<String>> {
+/// The databases every one of the files has, in name order.
+pub(crate) fn common_names(files: &Files) -> Result<Vec<String>> {
     let mut common: Option<Vec<String>> = None;
-    for (name, env) in envs {
-        let txn = env.begin_read().map_err(|e| engine_err(name, e))?;
+    for (path, (_, env)) in files.paths.iter().zip(&files.envs) {
+        let err = |e| engine_err(&path.display().to_string(), e);
+        let txn = env.begin_read().map_err(err)?;
         let names: Vec<String> = txn
             .list_dbs()
-            .map_err(|e| engine_err(name, e))?
+            .map_err(err)?
             .into_iter()
             .map(|(n, _)| n)
             .collect();
@@ -193,8 +201,8 @@ impl TerseTable {
     /// The database `db` of the tersedb file at `path`, or of every file of the directory at
     /// `path` (each must have it, with the same configuration).
     pub fn open(path: &Path, db: &str, opts: TableOptions) -> Result<TerseTable> {
-        let (envs, dir) = open_files(path)?;
-        Self::from_envs(envs, dir, db, opts)
+        let f = open_files(path)?;
+        Self::from_envs(f.envs, f.dir, db, opts)
     }
 
     /// The database `db` of open environments, each with its name for the file column
