@@ -1,4 +1,5 @@
-//! SUM and COUNT over 1% and 100% key ranges, and per `GROUP BY key / N` bucket, through
+//! SUM and COUNT over 1% and 100% key ranges (the full SUM also with its in-tree fold split
+//! across the 2 target partitions), and per `GROUP BY key / N` bucket, through
 //! DataFusion with the push-downs, the same SQL with push-down off (DataFusion filters and
 //! aggregates every row the scan decodes), and the in-tree query language; then a 4-file directory against one file of the same keys,
 //! scanned with push-down off (every row decoded, one partition per file).
@@ -45,6 +46,16 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn ctx(path: &Path, pushdown: bool, partitions: usize) -> SessionContext {
+    ctx_with(
+        path,
+        pushdown,
+        partitions,
+        TableOptions::default().split_rows,
+    )
+}
+
+/// `split_rows`: see [`TableOptions::split_rows`].
+fn ctx_with(path: &Path, pushdown: bool, partitions: usize, split_rows: u64) -> SessionContext {
     let cfg = SessionConfig::new().with_target_partitions(partitions);
     let ctx = if pushdown {
         tersedb_datafusion::session(cfg)
@@ -56,6 +67,7 @@ fn ctx(path: &Path, pushdown: bool, partitions: usize) -> SessionContext {
         "k",
         TableOptions {
             pushdown,
+            split_rows,
             ..Default::default()
         },
     )
@@ -145,16 +157,19 @@ fn main() {
     let one = root.join("one.tdb");
     let on = ctx(&one, true, 2);
     let off = ctx(&one, false, 2);
+    let split = ctx_with(&one, true, 2, 1 << 19);
     let env = Env::open_read_only(&one, &EnvOptions::default()).unwrap();
     let txn = env.begin_read().unwrap();
 
     println!("| query | push-down | no push-down | query language | no push-down / push-down | push-down / query language |");
     println!("|---|---|---|---|---|---|");
-    for (agg, range) in [
-        ("SUM(key)", "1%"),
-        ("COUNT(*)", "1%"),
-        ("SUM(key)", "100%"),
-        ("COUNT(*)", "100%"),
+    for (agg, range, on) in [
+        ("SUM(key)", "1%", &on),
+        ("COUNT(*)", "1%", &on),
+        ("SUM(key)", "100%", &on),
+        // The fold cut in two key ranges folded on two threads (TableOptions::split_rows).
+        ("SUM(key)", "100% (fold split in 2)", &split),
+        ("COUNT(*)", "100%", &on),
     ] {
         let cond = if range == "1%" {
             format!(" WHERE key BETWEEN {lo} AND {hi}")
@@ -162,7 +177,7 @@ fn main() {
             String::new()
         };
         let q = format!("SELECT {agg} FROM k{cond}");
-        let (a, va) = time_sql(&rt, &on, &q, runs);
+        let (a, va) = time_sql(&rt, on, &q, runs);
         let (b, vb) = time_sql(&rt, &off, &q, runs);
         let (c, vc) = time_tree(&txn, &q, runs);
         assert!(va == vb && vb == vc, "{q}: {va} {vb} {vc}");

@@ -90,10 +90,11 @@ impl PhysicalOptimizerRule for TerseAggregateRule {
     fn optimize(
         &self,
         plan: Arc<dyn ExecutionPlan>,
-        _config: &ConfigOptions,
+        config: &ConfigOptions,
     ) -> Result<Arc<dyn ExecutionPlan>> {
+        let threads = config.execution.target_partitions.max(1);
         plan.transform_down(|node| {
-            Ok(match replace(&node) {
+            Ok(match replace(&node, threads) {
                 Some(new) => Transformed::new(new, true, TreeNodeRecursion::Jump),
                 None => Transformed::no(node),
             })
@@ -222,7 +223,7 @@ fn raw_of(top: &AggregateExec) -> Option<&AggregateExec> {
     }
 }
 
-fn replace(node: &Arc<dyn ExecutionPlan>) -> Option<Arc<dyn ExecutionPlan>> {
+fn replace(node: &Arc<dyn ExecutionPlan>, threads: usize) -> Option<Arc<dyn ExecutionPlan>> {
     let top = node.as_ref().downcast_ref::<AggregateExec>()?;
     if top.mode().output_mode() != AggregateOutputMode::Final
         || !top.group_expr().is_single()
@@ -287,8 +288,13 @@ fn replace(node: &Arc<dyn ExecutionPlan>) -> Option<Arc<dyn ExecutionPlan>> {
         aggs.push(agg);
     }
     let scan = Arc::new(scan.clone());
-    let exec: Arc<dyn ExecutionPlan> =
-        Arc::new(TerseAggregateExec::new(scan, aggs, bucket, top.schema()));
+    let exec: Arc<dyn ExecutionPlan> = Arc::new(TerseAggregateExec::new(
+        scan,
+        aggs,
+        bucket,
+        top.schema(),
+        threads,
+    ));
     let parts = top.properties().output_partitioning();
     let exec: Arc<dyn ExecutionPlan> = if parts.partition_count() > 1 {
         // Parents of a FinalPartitioned aggregate may rely on its hash partitioning (a join,
@@ -318,6 +324,8 @@ pub struct TerseAggregateExec {
     aggs: Vec<Agg>,
     /// `GROUP BY key / N`: N (the output's first column is the bucket).
     bucket: Option<u64>,
+    /// Threads a file's fold may be split across (the session's target partitions).
+    threads: usize,
     schema: SchemaRef,
     props: Arc<PlanProperties>,
 }
@@ -328,6 +336,7 @@ impl TerseAggregateExec {
         aggs: Vec<Agg>,
         bucket: Option<u64>,
         schema: SchemaRef,
+        threads: usize,
     ) -> Self {
         // Buckets come out in ascending order.
         let eq = match bucket {
@@ -350,6 +359,7 @@ impl TerseAggregateExec {
             scan,
             aggs,
             bucket,
+            threads,
             schema,
             props: Arc::new(props),
         }
@@ -459,6 +469,45 @@ fn pick_u64(a: Option<u64>, b: Option<u64>, f: fn(u64, u64) -> u64) -> Option<u6
     }
 }
 
+/// `ivs` (sorted, disjoint) clipped to `[min, max]`, in at most `k` pieces of consecutive
+/// keys of about equal span (by key value: even for evenly spread keys); none when nothing
+/// is left after clipping. Their union is the clipped set.
+fn split(ivs: &[(u64, u64)], min: u64, max: u64, k: usize) -> Vec<Ivs> {
+    let clipped: Vec<(u64, u64)> = ivs
+        .iter()
+        .map(|&(lo, hi)| (lo.max(min), hi.min(max)))
+        .filter(|(lo, hi)| lo <= hi)
+        .collect();
+    let total: u128 = clipped.iter().map(|&(a, b)| u128::from(b - a) + 1).sum();
+    let step = total.div_ceil(k.max(1) as u128).max(1);
+    let mut out = Vec::new();
+    let mut cur = Vec::new();
+    let mut room = step; // keys the current piece still takes, at least 1
+    for (mut a, b) in clipped {
+        loop {
+            let len = u128::from(b - a) + 1;
+            if len < room {
+                cur.push((a, b));
+                room -= len;
+                break;
+            }
+            // room <= len: the piece ends inside [a, b]
+            let end = a + (room - 1) as u64;
+            cur.push((a, end));
+            out.push(Ivs(std::mem::take(&mut cur)));
+            room = step;
+            if end == b {
+                break;
+            }
+            a = end + 1;
+        }
+    }
+    if !cur.is_empty() {
+        out.push(Ivs(cur));
+    }
+    out
+}
+
 /// `key BETWEEN lo AND hi OR ...` as a balanced tree (no deep recursion for long lists).
 fn cover(ivs: &[(u64, u64)]) -> Pred {
     match ivs {
@@ -471,9 +520,39 @@ fn cover(ivs: &[(u64, u64)]) -> Pred {
 }
 
 impl TerseAggregateExec {
-    /// `f` of every file, on one thread each when there are several.
-    fn each_part<T: Send>(&self, f: impl Fn(&Part) -> Result<T> + Sync) -> Result<Vec<T>> {
+    /// The pieces of work: each file with its selected keys, cut into key ranges of at least
+    /// `split_rows` keys each, at most the file's share of `threads` (a COUNT, MIN and MAX
+    /// alone is read from block descriptors: never cut).
+    fn pieces(&self) -> Vec<Part> {
         let parts = &self.scan.parts;
+        let share = self.threads.div_ceil(parts.len().max(1)) as u64;
+        let folds = self.key_sum() || self.records() || self.bucket.is_some();
+        let (Some(stats), true, true) = (&self.scan.stats, share > 1, folds) else {
+            return parts.clone();
+        };
+        let mut out = Vec::with_capacity(parts.len());
+        for (p, s) in parts.iter().zip(stats) {
+            let k = share.min(s.rows / self.scan.split_rows.max(1));
+            let (Some(min), Some(max), true) = (s.min, s.max, k > 1) else {
+                out.push(p.clone());
+                continue;
+            };
+            let all = [(0, u64::MAX)];
+            let ivs = p.ivs.as_ref().map_or(&all[..], |i| &i.0[..]);
+            for piece in split(ivs, min, max, k as usize) {
+                out.push(Part {
+                    ivs: Some(piece),
+                    ..p.clone()
+                });
+            }
+        }
+        out
+    }
+
+    /// `f` of every piece of work ([`Self::pieces`]), on one thread each when there are
+    /// several.
+    fn each_part<T: Send>(&self, f: impl Fn(&Part) -> Result<T> + Sync) -> Result<Vec<T>> {
+        let parts = self.pieces();
         if parts.len() <= 1 {
             return parts.iter().map(f).collect();
         }
@@ -773,5 +852,47 @@ impl ExecutionPlan for TerseAggregateExec {
             self.schema.clone(),
             stream,
         )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split;
+
+    /// Every piece's keys, in order.
+    fn keys(pieces: &[crate::filter::Ivs]) -> Vec<(u64, u64)> {
+        pieces.iter().flat_map(|p| p.0.iter().copied()).collect()
+    }
+
+    #[test]
+    fn split_covers_the_clipped_set_in_order() {
+        // One interval in two halves.
+        let p = split(&[(0, u64::MAX)], 10, 19, 2);
+        assert_eq!(keys(&p), [(10, 14), (15, 19)]);
+        assert_eq!(p.len(), 2);
+        // Cuts inside and between intervals; clipping drops what lies outside.
+        let p = split(&[(0, 3), (5, 9), (12, 12), (20, 30)], 2, 25, 3);
+        assert_eq!(p.len(), 3);
+        let total: u64 = p.iter().flat_map(|x| &x.0).map(|(a, b)| b - a + 1).sum();
+        assert_eq!(total, 2 + 5 + 1 + 6);
+        let mut merged: Vec<(u64, u64)> = Vec::new();
+        for (a, b) in keys(&p) {
+            match merged.last_mut() {
+                Some(l) if l.1 + 1 == a => l.1 = b,
+                _ => merged.push((a, b)),
+            }
+        }
+        assert_eq!(merged, [(2, 3), (5, 9), (12, 12), (20, 25)]);
+        for w in keys(&p).windows(2) {
+            assert!(w[0].1 < w[1].0 && w[0].0 <= w[0].1);
+        }
+        // More pieces asked than keys; the whole key space; nothing left after clipping.
+        assert_eq!(split(&[(7, 8)], 0, 100, 5).len(), 2);
+        let p = split(&[(0, u64::MAX)], 0, u64::MAX, 3);
+        assert_eq!(p.len(), 3);
+        assert_eq!(p[0].0[0].0, 0);
+        assert_eq!(p[2].0[0].1, u64::MAX);
+        assert!(split(&[(0, 5)], 6, 9, 2).is_empty());
+        assert_eq!(keys(&split(&[(3, 9)], 0, 20, 1)), [(3, 9)]);
     }
 }

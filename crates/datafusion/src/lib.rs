@@ -72,9 +72,11 @@ pub fn register_all(
     path: &Path,
     opts: &TableOptions,
 ) -> datafusion::error::Result<Vec<String>> {
-    let names = table::database_names(path)?;
+    // Each file opened once, its environment shared by the tables.
+    let files = table::open_files(path)?;
+    let names = table::common_names(&files)?;
     for name in &names {
-        let t = TerseTable::open(path, name, opts.clone())?;
+        let t = TerseTable::from_envs(files.envs.clone(), files.dir, name, opts.clone())?;
         ctx.register_table(
             datafusion::common::TableReference::bare(name.as_str()),
             Arc::new(t),
@@ -91,10 +93,20 @@ pub fn query(
     sql: &str,
     opts: &TableOptions,
 ) -> datafusion::error::Result<Vec<datafusion::arrow::array::RecordBatch>> {
+    let ctx = session(SessionConfig::new());
+    register_all(&ctx, path, opts)?;
+    runtime()?.block_on(async { ctx.sql(sql).await?.collect().await })
+}
+
+/// The multi-threaded runtime [`query`] runs on, started by its first call and kept for the
+/// process (starting one costs a thread per core every call).
+fn runtime() -> datafusion::error::Result<&'static tokio::runtime::Runtime> {
+    static RT: std::sync::OnceLock<tokio::runtime::Runtime> = std::sync::OnceLock::new();
+    if let Some(rt) = RT.get() {
+        return Ok(rt);
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .build()
         .map_err(|e| datafusion::error::DataFusionError::External(e.into()))?;
-    let ctx = session(SessionConfig::new());
-    register_all(&ctx, path, opts)?;
-    rt.block_on(async { ctx.sql(sql).await?.collect().await })
+    Ok(RT.get_or_init(|| rt))
 }

@@ -240,6 +240,94 @@ fn statistics_are_exact() {
 }
 
 #[test]
+fn statistics_follow_new_commits() {
+    // Statistics are read from each file's newest snapshot when asked (the table, the scan
+    // at planning): never those of the snapshot seen at registration.
+    let d = temp("commits");
+    let f = d.join("ev.tdb");
+    file(&f, 10..20);
+    let t = Arc::new(TerseTable::open(&f, "ev", TableOptions::default()).unwrap());
+    let on = tersedb_datafusion::session(SessionConfig::new().with_target_partitions(2));
+    on.register_table("ev", t.clone()).unwrap();
+    let q = "SELECT COUNT(*), MIN(key), MAX(key) FROM ev";
+    let p = plan(&on, q);
+    assert!(!has(&p, "TerseScanExec"), "answered from statistics: {p}");
+    let answer = |n: i64, lo: u32, hi: u32| {
+        [
+            ScalarValue::Int64(Some(n)),
+            ScalarValue::UInt32(Some(lo)),
+            ScalarValue::UInt32(Some(hi)),
+        ]
+    };
+    assert_eq!(one_row(&on, q), answer(10, 10, 19));
+    assert_eq!(t.statistics().unwrap().num_rows, Precision::Exact(10));
+    {
+        let env = Env::open(&f, &EnvOptions::default()).unwrap();
+        let mut w = env.begin_write().unwrap();
+        let db = w.open_db("ev").unwrap();
+        for k in [3u32, 50, 51] {
+            w.insert(&db, k, &(2 * k as u64).to_le_bytes()).unwrap();
+        }
+        w.erase(&db, 10u32).unwrap();
+        w.commit().unwrap();
+    }
+    assert_eq!(one_row(&on, q), answer(12, 3, 51));
+    let s = t.statistics().unwrap();
+    assert_eq!(s.num_rows, Precision::Exact(12));
+    assert_eq!(
+        (
+            s.column_statistics[0].min_value.clone(),
+            s.column_statistics[0].max_value.clone()
+        ),
+        (
+            Precision::Exact(ScalarValue::UInt32(Some(3))),
+            Precision::Exact(ScalarValue::UInt32(Some(51)))
+        )
+    );
+    let q = "SELECT COUNT(*), MIN(key), MAX(key) FROM ev WHERE key BETWEEN 5 AND 50";
+    assert_eq!(one_row(&on, q), answer(10, 11, 50));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn split_folds_answer_exactly() {
+    // Every fold cut into key ranges on 2 or 3 threads (split_rows 1): the same answers as
+    // DataFusion's own aggregates, for SUM/AVG/MIN/MAX of keys and records, over the whole
+    // file, a range list and per bucket.
+    let d = temp("split");
+    let f = d.join("ev.tdb");
+    file(&f, (0..30_000u32).filter(|k| k % 7 != 3).map(|k| k * 3 + 1));
+    let off = ctx(&f, false);
+    for threads in [2, 3] {
+        let on = tersedb_datafusion::session(SessionConfig::new().with_target_partitions(threads));
+        let opts = TableOptions {
+            split_rows: 1,
+            ..Default::default()
+        };
+        tersedb_datafusion::register_all(&on, &f, &opts).unwrap();
+        for q in [
+            "SELECT SUM(key), AVG(key), MIN(key), MAX(key), COUNT(*) FROM ev",
+            "SELECT SUM(key), SUM(record), MIN(record), MAX(record) FROM ev WHERE key BETWEEN 5 AND 40000 OR key > 80000 OR key IN (1, 88, 61001)",
+        ] {
+            let p = plan(&on, q);
+            assert!(has(&p, "TerseAggregateExec"), "{p}");
+            assert_eq!(one_row(&on, q), one_row(&off, q), "{q}");
+        }
+        let q = "SELECT key / 1000 AS b, COUNT(*), SUM(key), MAX(record) FROM ev WHERE key > 777 GROUP BY b ORDER BY b";
+        let p = plan(&on, q);
+        assert!(has(&p, "TerseAggregateExec"), "{p}");
+        let all = |ctx: &SessionContext| {
+            let b = block(async { ctx.sql(q).await?.collect().await }).unwrap();
+            datafusion::arrow::util::pretty::pretty_format_batches(&b)
+                .unwrap()
+                .to_string()
+        };
+        assert_eq!(all(&on), all(&off));
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
 fn a_directory_is_one_table_with_one_partition_per_file() {
     let d = temp("dir");
     file(&d.join("a.tdb"), 0..100);

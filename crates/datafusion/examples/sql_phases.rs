@@ -1,0 +1,200 @@
+//! Where a query's time goes through DataFusion with the push-downs: SQL parsing and the
+//! logical plan, the logical optimizer, physical planning (the table's `scan`, the physical
+//! optimizer rules and the statistics they ask for) and execution; beside it the table's
+//! `statistics()` and the in-tree query language. Medians of RUNS runs, microseconds.
+//!
+//! `cargo run --release --manifest-path crates/datafusion/Cargo.toml --example sql_phases --
+//! [KEYS] [RUNS]` (default 20,000,000 keys, 21 runs). Data as in `sql_speed`: ClusterData-like
+//! u32 keys, BP128 leaves, no records, one file.
+
+use datafusion::execution::SessionState;
+use datafusion::physical_plan::collect;
+use datafusion::prelude::SessionConfig;
+use std::path::Path;
+use std::time::Instant;
+use tersedb::{CodecId, DbConfig, Durability, Env, EnvOptions, KeyType, RecordType};
+use tersedb_datafusion::datafusion::catalog::TableProvider;
+use tersedb_datafusion::{TableOptions, TerseTable};
+
+fn write(path: &Path, n: u64) -> u64 {
+    let _ = std::fs::remove_file(path);
+    let env = Env::create(path, &EnvOptions::default().durability(Durability::None)).unwrap();
+    let mut w = env.begin_write().unwrap();
+    let cfg = DbConfig::raw(KeyType::U32, RecordType::None).with_codec(Some(CodecId::Bp128));
+    let db = w.create_db("k", cfg).unwrap();
+    let mut rng = fastrand::Rng::with_seed(42);
+    let (mut k, mut done) = (0u64, 0u64);
+    while done < n {
+        if rng.u32(..9) != 0 {
+            w.append(&db, k as u32, b"").unwrap();
+            done += 1;
+        }
+        k += 1;
+    }
+    w.commit().unwrap();
+    k - 1
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+fn us(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e6
+}
+
+async fn phases(state: &SessionState, sql: &str) -> [f64; 5] {
+    let t = Instant::now();
+    let logical = state.create_logical_plan(sql).await.unwrap();
+    let parse = us(t);
+    let t = Instant::now();
+    let optimized = state.optimize(&logical).unwrap();
+    let optimize = us(t);
+    let t = Instant::now();
+    // The physical planner and optimizer (`SessionState::create_physical_plan` would run the
+    // logical optimizer again first).
+    let physical = state
+        .query_planner()
+        .create_physical_plan(&optimized, state)
+        .await
+        .unwrap();
+    let plan = us(t);
+    let t = Instant::now();
+    let batches = collect(physical, state.task_ctx()).await.unwrap();
+    let exec = us(t);
+    assert_eq!(batches.iter().map(|b| b.num_rows()).sum::<usize>(), 1);
+    [parse, optimize, plan, exec, parse + optimize + plan + exec]
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let n: u64 = args.get(1).map_or(20_000_000, |s| s.parse().unwrap());
+    let runs: usize = args.get(2).map_or(21, |s| s.parse().unwrap());
+    let path = std::env::temp_dir().join(format!("tersedb-sql-phases-{}.tdb", std::process::id()));
+    let max = write(&path, n);
+    let (lo, hi) = (max / 2, max / 2 + max / 100);
+    let ctx = tersedb_datafusion::session(SessionConfig::new().with_target_partitions(2));
+    let table = std::sync::Arc::new(TerseTable::open(&path, "k", TableOptions::default()).unwrap());
+    ctx.register_table("k", table.clone()).unwrap();
+    // The same table with folds split across the 2 target partitions.
+    let two = tersedb_datafusion::session(SessionConfig::new().with_target_partitions(2));
+    let opts = TableOptions {
+        split_rows: 1 << 19,
+        ..TableOptions::default()
+    };
+    two.register_table(
+        "k",
+        std::sync::Arc::new(TerseTable::open(&path, "k", opts).unwrap()),
+    )
+    .unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread().build().unwrap();
+    let env = Env::open_read_only(&path, &EnvOptions::default()).unwrap();
+    let txn = env.begin_read().unwrap();
+
+    let mut t = Vec::new();
+    for _ in 0..runs {
+        let s = Instant::now();
+        let _ = table.statistics();
+        t.push(us(s));
+    }
+    println!("{n} keys; medians of {runs} runs, us");
+    // The engine's fold alone, whole and split in two (what a split push-down gains).
+    {
+        let db = txn.open_db("k").unwrap();
+        let mut a = Vec::new();
+        let mut b = Vec::new();
+        let mut c = Vec::new();
+        for _ in 0..runs {
+            let s = Instant::now();
+            let f = txn.fold_keys(&db, 0, max, true).unwrap();
+            a.push(us(s));
+            let s = Instant::now();
+            let (x, y) = std::thread::scope(|sc| {
+                let h1 = sc.spawn(|| txn.fold_keys(&db, 0, max / 2, true).unwrap());
+                let h2 = sc.spawn(|| txn.fold_keys(&db, max / 2 + 1, max, true).unwrap());
+                (h1.join().unwrap(), h2.join().unwrap())
+            });
+            b.push(us(s));
+            assert_eq!(x.sum + y.sum, f.sum);
+            let s = Instant::now();
+            let x = txn.fold_keys(&db, 0, max / 2, true).unwrap();
+            let y = txn.fold_keys(&db, max / 2 + 1, max, true).unwrap();
+            c.push(us(s));
+            assert_eq!(x.sum + y.sum, f.sum);
+        }
+        println!(
+            "fold_keys SUM over every key: {:.1} us; its two halves on two threads {:.1} us, one after the other {:.1} us",
+            median(a),
+            median(b),
+            median(c)
+        );
+    }
+    println!("TableProvider::statistics(): {:.1} us", median(t));
+    println!("| query | parse + logical plan | optimize | physical plan | execute | total | `ctx.sql` + `collect` | query language |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    for (q, ctx, note) in [
+        (
+            format!("SELECT SUM(key) FROM k WHERE key BETWEEN {lo} AND {hi}"),
+            &ctx,
+            "",
+        ),
+        (
+            format!("SELECT COUNT(*) FROM k WHERE key BETWEEN {lo} AND {hi}"),
+            &ctx,
+            "",
+        ),
+        ("SELECT SUM(key) FROM k".to_string(), &ctx, ""),
+        (
+            "SELECT SUM(key) FROM k".to_string(),
+            &two,
+            " (fold split in 2)",
+        ),
+        ("SELECT COUNT(*) FROM k".to_string(), &ctx, ""),
+    ] {
+        let state = ctx.state();
+        let mut cols: Vec<Vec<f64>> = vec![Vec::new(); 5];
+        for _ in 0..runs {
+            let p = rt.block_on(phases(&state, &q));
+            for (c, v) in cols.iter_mut().zip(p) {
+                c.push(v);
+            }
+        }
+        let mut whole = Vec::new();
+        for _ in 0..runs {
+            let s = Instant::now();
+            rt.block_on(async { ctx.sql(&q).await?.collect().await })
+                .unwrap();
+            whole.push(us(s));
+        }
+        let mut ql = Vec::new();
+        for _ in 0..runs {
+            let s = Instant::now();
+            txn.query_str(&q).unwrap();
+            ql.push(us(s));
+        }
+        let m: Vec<String> = cols
+            .into_iter()
+            .map(|c| format!("{:.1}", median(c)))
+            .collect();
+        println!(
+            "| `{q}`{note} | {} | {:.1} | {:.1} |",
+            m.join(" | "),
+            median(whole),
+            median(ql)
+        );
+    }
+    // The blocking front door (`tersedb sql`): a session, the tables and a runtime per call.
+    let q = format!("SELECT SUM(key) FROM k WHERE key BETWEEN {lo} AND {hi}");
+    let mut t = Vec::new();
+    for _ in 0..runs {
+        let s = Instant::now();
+        tersedb_datafusion::query(&path, &q, &TableOptions::default()).unwrap();
+        t.push(us(s));
+    }
+    println!(
+        "`tersedb_datafusion::query` of the SUM over 1%: {:.1} us",
+        median(t)
+    );
+    let _ = std::fs::remove_file(&path);
+}
