@@ -97,11 +97,46 @@ pub fn uniform(rng: &mut Rng, n: usize, min: u64, max: u64) -> Vec<u64> {
         out.sort_unstable();
         out.dedup();
     }
-    while out.len() > n {
-        let i = rng.usize(..out.len());
-        out.remove(i);
-    }
+    drop_random(rng, &mut out, n);
     out
+}
+
+/// Drops random elements of `v` until `n` are left: the elements `v.remove(rng.usize(..len))`
+/// would drop one after the other (the same draws, so the same keys as ever for a seed), found
+/// by rank among the survivors in a Fenwick tree instead of shifting the vector on each draw
+/// (quadratic: 25 s of the uniform generator's 2M keys, which drew ~n/8 extras).
+fn drop_random(rng: &mut Rng, v: &mut Vec<u64>, n: usize) {
+    let len = v.len();
+    if len <= n {
+        return;
+    }
+    // tree[i] (1-based) counts the survivors in (i - lowbit(i), i].
+    let mut tree: Vec<u32> = (0..=len).map(|i| (i & i.wrapping_neg()) as u32).collect();
+    tree[0] = 0;
+    let mut alive = vec![true; len];
+    let top = usize::BITS - 1 - len.leading_zeros();
+    for left in (n + 1..=len).rev() {
+        // The survivor of rank `r` (0-based): the smallest position whose prefix count is r + 1.
+        let mut r = rng.usize(..left) as u32;
+        let (mut pos, mut step) = (0usize, 1usize << top);
+        while step > 0 {
+            let next = pos + step;
+            if next <= len && tree[next] <= r {
+                pos = next;
+                r -= tree[next];
+            }
+            step >>= 1;
+        }
+        // `pos` survivors-or-not precede it: element `pos` (0-based) is the one.
+        alive[pos] = false;
+        let mut i = pos + 1;
+        while i <= len {
+            tree[i] -= 1;
+            i += i & i.wrapping_neg();
+        }
+    }
+    let mut keep = alive.iter();
+    v.retain(|_| keep.next() == Some(&true));
 }
 
 /// ClusterData: `n` sorted distinct keys in `[min, max)`.
@@ -217,6 +252,26 @@ mod tests {
         let u = uniform(&mut Rng::with_seed(1), n, 0, max);
         let ones = |v: &[u64]| v.windows(2).filter(|w| w[1] - w[0] == 1).count();
         assert!(ones(&c) > 4 * ones(&u), "{} vs {}", ones(&c), ones(&u));
+    }
+
+    /// The Fenwick tree drops exactly what removing by index from the vector drops.
+    #[test]
+    fn drop_random_is_remove_by_index() {
+        for seed in 0..200u64 {
+            let mut shape = Rng::with_seed(seed);
+            let len = shape.usize(0..300);
+            let n = shape.usize(0..=len);
+            let v: Vec<u64> = (0..len as u64).map(|x| x * 3 + 1).collect();
+            let mut want = v.clone();
+            let mut rng = Rng::with_seed(seed ^ 0xabc);
+            while want.len() > n {
+                let i = rng.usize(..want.len());
+                want.remove(i);
+            }
+            let mut got = v;
+            drop_random(&mut Rng::with_seed(seed ^ 0xabc), &mut got, n);
+            assert_eq!(got, want, "seed {seed}: len {len}, n {n}");
+        }
     }
 
     #[test]
