@@ -183,14 +183,15 @@ impl BlockSum {
         if self.isa >= Isa::Avx2 {
             let (b, n) = bp128_frame(d, payload)?;
             if b <= 24 {
+                let kernel = crate::simd::vertical_avx2::MOMENTS[b as usize];
                 // SAFETY: AVX2 is supported (`new` capped the level at the CPU's); the kernel
                 // reads the 16*b bytes of the frame, which `bp128_frame` checked are inside
                 // `payload`.
-                let m =
-                    unsafe { crate::simd::vertical_avx2::MOMENTS[b as usize](payload.as_ptr()) };
+                let m = unsafe { kernel(payload.as_ptr()) };
                 return Some(bp128_from_moments(d.start, n, m));
             }
-            // SAFETY: as above (AVX2 supported, 16*b frame bytes inside `payload`).
+            // SAFETY: AVX2 is supported (`new` capped the level at the CPU's); `bp128_frame`
+            // checked the frame's 16*b bytes are inside `payload`.
             return Some(unsafe { bp128_wide_avx2(d, b, n, payload) });
         }
         bp128_scalar_by_value(d.start, d.count, d.last, d.size, d.bits, payload)
@@ -296,9 +297,9 @@ fn bp128_from_moments(start: u32, n: usize, (dsum, jsum): (u64, u64)) -> u64 {
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 unsafe fn bp128_wide_avx2(d: &crate::Descriptor, b: u32, n: usize, payload: &[u8]) -> u64 {
-    // SAFETY: the caller's contract.
-    let t =
-        unsafe { crate::simd::vertical_avx2::SUM_KEYS_D1[b as usize](payload.as_ptr(), d.start) };
+    let kernel = crate::simd::vertical_avx2::SUM_KEYS_D1[b as usize];
+    // SAFETY: the caller's contract (AVX2 supported, the frame's 16*b bytes in `payload`).
+    let t = unsafe { kernel(payload.as_ptr(), d.start) };
     let pad = (crate::vertical::FRAME - n) as u64 * d.last as u64;
     (d.start as u64).wrapping_add(t).wrapping_sub(pad)
 }
@@ -320,9 +321,10 @@ unsafe fn bp128_run_avx2<'p, R: BlockRun<'p>>(
             Some((b, n)) => {
                 // SAFETY: AVX2 is enabled here; the frame's 16*b bytes are inside `p`
                 // (`bp128_frame`).
-                match unsafe { crate::simd::vertical_avx2::moments_inline(b, p.as_ptr()) } {
+                let m = unsafe { crate::simd::vertical_avx2::moments_inline(b, p.as_ptr()) };
+                match m {
                     Some(m) => bp128_from_moments(d.start, n, m),
-                    // SAFETY: as above.
+                    // SAFETY: AVX2 is enabled here; the frame's 16*b bytes are inside `p`.
                     None => unsafe { bp128_wide_avx2(&d, b, n, p) },
                 }
             }

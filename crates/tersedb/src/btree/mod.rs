@@ -668,11 +668,9 @@ impl Spec {
             (KeyType::U64, Key::U32(v)) => return Ok(Key::U64(v as u64)),
             _ => {}
         }
+        // Byte-string keys (or a mismatch, which `encode_key` refuses) as they are.
         self.encode_key(key)?;
-        Ok(match (self.key_type, *key) {
-            (KeyType::U64, Key::U32(v)) => Key::U64(v as u64),
-            (_, k) => k,
-        })
+        Ok(*key)
     }
 
     /// Decodes stored key bytes.
