@@ -19,7 +19,25 @@ pub fn fold_keys<S: PageSource + ?Sized>(
     root: PageId,
     fs: FoldSpec,
 ) -> Result<KeyFold> {
-    let mut out = KeyFold::default();
+    fold_keys_counted(src, spec, root, fs).map(|f| f.keys)
+}
+
+/// A fold with the number of leaves it visited (the query executor's statistics).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Folded {
+    pub keys: KeyFold,
+    pub leaves: u64,
+}
+
+/// [`fold_keys`] counting the leaves visited: one descent, the query executor's path for key
+/// aggregates over one interval.
+pub(crate) fn fold_keys_counted<S: PageSource + ?Sized>(
+    src: &S,
+    spec: &Spec,
+    root: PageId,
+    fs: FoldSpec,
+) -> Result<Folded> {
+    let mut out = Folded::default();
     if root != 0 && fs.lo <= fs.hi {
         node(src, spec, root, 0, fs, &mut out)?;
     }
@@ -32,7 +50,7 @@ fn node<S: PageSource + ?Sized>(
     id: PageId,
     depth: usize,
     fs: FoldSpec,
-    out: &mut KeyFold,
+    out: &mut Folded,
 ) -> Result<()> {
     if depth >= MAX_DEPTH {
         return Err(super::node::corrupt(id, "tree too deep"));
@@ -40,7 +58,8 @@ fn node<S: PageSource + ?Sized>(
     let page = src.page(id)?;
     let l = Layout::open(&page, id, spec)?;
     if l.leaf {
-        return leaf(&page, &l, fs, out);
+        out.leaves += 1;
+        return leaf(&page, &l, fs, &mut out.keys);
     }
     // Children i covers [key i-1, key i): visit those overlapping [lo, hi].
     let int = |i: usize| l.int_key(&page, i);
