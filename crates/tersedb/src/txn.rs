@@ -89,7 +89,7 @@ type PinnedHandle = std::sync::OnceLock<(usize, Entry, Arc<str>)>;
 /// The first databases a read transaction's queries opened by name, with their entries and
 /// handles, read without a lock (as [`HANDLES_PINNED`]): a query names its database, and the
 /// `RwLock` of [`EntryCache`], the name's hash and the handle's clone and drop (four atomic
-/// read-modify-writes) were a tenth of a small range query's time.
+/// read-modify-writes) were ~5% of a 0.1% range query's time (2M keys, BP128).
 const NAMES_PINNED: usize = 4;
 type PinnedName = std::sync::OnceLock<(Entry, Db)>;
 
