@@ -200,12 +200,13 @@ impl BlockSum {
     /// The totals of a run of blocks: `run.next` yields each block (descriptor, payload, base)
     /// from the cursor `at` on until `None`; each is summed as [`BlockSum::sum`] sums it or,
     /// where that declines, by `run.decline` (a decode), and its `base` times its count added.
-    /// Gives back the cursor where the run stopped. For BP128 on AVX2 the whole loop is
-    /// compiled with AVX2 enabled and each width's kernel inlined into it
-    /// ([`moments_inline`]): no call per block, so the loop's state stays in registers, where
-    /// a call through the kernels' table spilled it on every block.
+    /// Gives back the cursor where the run stopped. For BP128 and SIMD FOR on AVX2 the whole
+    /// loop is compiled with AVX2 enabled and each width's kernel inlined into it
+    /// ([`moments_inline`], [`sum_inline`]): no call per block, so the loop's state stays in
+    /// registers, where a call through the kernels' table spilled it on every block.
     ///
     /// [`moments_inline`]: crate::simd::vertical_avx2::moments_inline
+    /// [`sum_inline`]: crate::simd::vertical_avx2::sum_inline
     #[inline(always)]
     pub fn run<'p, R: BlockRun<'p>>(
         &self,
@@ -213,9 +214,14 @@ impl BlockSum {
         at: R::Cursor,
     ) -> Result<(RunTotal, R::Cursor), R::Error> {
         #[cfg(target_arch = "x86_64")]
-        if self.kind == Kind::Bp128 && self.isa >= Isa::Avx2 {
-            // SAFETY: AVX2 is supported (`new` capped the level at the CPU's).
-            return unsafe { bp128_run_avx2(run, at) };
+        if self.isa >= Isa::Avx2 {
+            match self.kind {
+                // SAFETY: AVX2 is supported (`new` capped the level at the CPU's).
+                Kind::Bp128 => return unsafe { bp128_run_avx2(run, at) },
+                // SAFETY: AVX2 is supported (`new` capped the level at the CPU's).
+                Kind::SimdFor => return unsafe { simd_for_run_avx2(run, at) },
+                Kind::Pfor | Kind::PforDelta => {}
+            }
         }
         let (mut t, mut at) = (RunTotal::default(), at);
         while let Some(blk) = run.next(&mut at)? {
@@ -336,6 +342,47 @@ unsafe fn bp128_run_avx2<'p, R: BlockRun<'p>>(
                 }
             }
             None => run.decline(d, p)?,
+        };
+        t.add(&blk, s);
+    }
+    Ok((t, at))
+}
+
+/// [`BlockSum::run`] for SIMD FOR on AVX2: each block `count * start` plus the sum of its
+/// `count - 1` offsets, as [`BlockSum::sum`] takes it, declining the same blocks.
+///
+/// # Safety
+/// AVX2 must be supported.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn simd_for_run_avx2<'p, R: BlockRun<'p>>(
+    run: &R,
+    at: R::Cursor,
+) -> Result<(RunTotal, R::Cursor), R::Error> {
+    let (mut t, mut at) = (RunTotal::default(), at);
+    while let Some(blk) = run.next(&mut at)? {
+        let (d, p) = (blk.desc, blk.payload);
+        let count = d.count as usize;
+        let b = d.bits as u32;
+        let s = if count <= 1 {
+            if count == 1 {
+                d.start as u64
+            } else {
+                0
+            }
+        } else if count <= crate::vertical::MAX_KEYS
+            && d.size as usize == crate::vertical::frame_len(b)
+            && p.len() >= crate::vertical::frame_len(b)
+        {
+            // SAFETY: AVX2 is enabled here; the frame's 16*b bytes are inside `p` (checked
+            // above; widths outside 1..=25 give `None`).
+            match unsafe { crate::simd::vertical_avx2::sum_inline(b, p.as_ptr(), count as u32 - 1) }
+            {
+                Some(offs) => count as u64 * d.start as u64 + offs as u64,
+                None => run.decline(d, p)?,
+            }
+        } else {
+            run.decline(d, p)?
         };
         t.add(&blk, s);
     }
@@ -522,9 +569,10 @@ mod tests {
         }
     }
 
-    /// A run's totals on every ISA and codec with a block sum (BP128's own AVX2 loop among
-    /// them) against the keys' sum: every width, one- and two-key blocks, bases, blocks the
-    /// shortcut declines (a forged width) answered by `decline`, and the stop at `hi`.
+    /// A run's totals on every ISA and codec with a block sum (BP128's and SIMD FOR's own AVX2
+    /// loops among them) against the keys' sum: every width, one- and two-key blocks, bases,
+    /// blocks the shortcut declines (a forged width, an empty frame) answered by `decline`,
+    /// and the stop at `hi`.
     #[test]
     fn runs_match_the_keys() {
         use crate::{BlockCodec, CodecId};
@@ -559,9 +607,15 @@ mod tests {
                     }
                     .unwrap();
                     buf.truncate(d.size as usize);
-                    // Now and then a BP128 width the payload does not have: declined.
-                    if codec == CodecId::Bp128 && i % 7 == 3 && d.count > 1 {
+                    // Now and then a width the payload does not have, or (SIMD FOR) an empty
+                    // frame of width 0: declined.
+                    let forged = matches!(codec, CodecId::Bp128 | CodecId::SimdFor);
+                    if forged && i % 7 == 3 && d.count > 1 {
                         d.bits = d.bits.wrapping_add(1);
+                    }
+                    if codec == CodecId::SimdFor && i % 11 == 5 && d.count > 1 {
+                        (d.bits, d.size) = (0, 0);
+                        buf.clear();
                     }
                     let base = if round % 2 == 1 {
                         rng.u64(..1 << 40)
@@ -596,7 +650,7 @@ mod tests {
                 }
                 declined += run.declined.get();
             }
-            // The forged BP128 widths, and SIMD FOR's offsets wider than its kernel sums.
+            // The forged widths, and SIMD FOR's offsets wider than its kernel sums.
             if matches!(codec, CodecId::Bp128 | CodecId::SimdFor) {
                 assert!(declined > 0, "{codec:?}: no block declined");
             }

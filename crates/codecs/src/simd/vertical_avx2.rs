@@ -648,3 +648,23 @@ pub unsafe fn moments_inline(b: u32, packed: *const u8) -> Option<(u64, u64)> {
     }
     by_width!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24)
 }
+
+/// The sum of the first `n <= 128` values of a frame of width `b` in `1..=25`, as [`SUM`]
+/// gives it, with that width's kernel inlined through a `match` (as [`moments_inline`]);
+/// `None` for other widths. For SIMD FOR's loop over many frames (`sum::BlockSum::run`).
+///
+/// # Safety
+/// AVX2 must be enabled in the caller; `packed` must point to `16 * b` readable bytes.
+#[inline(always)]
+pub unsafe fn sum_inline(b: u32, packed: *const u8, n: u32) -> Option<u32> {
+    macro_rules! by_width {
+        ($($w:literal)*) => {
+            match b {
+                // SAFETY: the caller's contract (AVX2 enabled, 16*b readable bytes).
+                $($w => Some(unsafe { sum2::<$w>(packed, n) }),)*
+                _ => None,
+            }
+        };
+    }
+    by_width!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25)
+}
