@@ -31,7 +31,7 @@ use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::{DataType, SchemaRef};
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
-use datafusion::common::{DataFusionError, Result, ScalarValue};
+use datafusion::common::{DataFusionError, ParamValues, Result, ScalarValue};
 use datafusion::execution::TaskContext;
 use datafusion::logical_expr::Operator;
 use datafusion::physical_expr::expressions::{BinaryExpr, CastExpr, Column, Literal};
@@ -366,6 +366,24 @@ impl TerseAggregateExec {
     }
 }
 
+impl TerseAggregateExec {
+    /// The node one execution of a prepared statement runs: its scan bound to `params` on each
+    /// file's newest snapshot ([`TerseScanExec::bind`]; `None` as there).
+    pub(crate) fn bind(&self, params: &ParamValues) -> Result<Option<TerseAggregateExec>> {
+        let Some(scan) = self.scan.bind(params)? else {
+            return Ok(None);
+        };
+        Ok(Some(TerseAggregateExec {
+            scan: Arc::new(scan),
+            aggs: self.aggs.clone(),
+            bucket: self.bucket,
+            threads: self.threads,
+            schema: self.schema.clone(),
+            props: self.props.clone(),
+        }))
+    }
+}
+
 impl DisplayAs for TerseAggregateExec {
     fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
         let aggs: Vec<String> = self.aggs.iter().map(|a| a.to_string()).collect();
@@ -377,7 +395,7 @@ impl DisplayAs for TerseAggregateExec {
             f,
             ", aggregates=[{}] in-tree, files={}/{}{}",
             aggs.join(", "),
-            self.scan.parts.len(),
+            self.scan.files_read(),
             self.scan.files,
             self.scan.show_ranges()
         )
@@ -682,6 +700,16 @@ impl TerseAggregateExec {
             let r = p.txn.query(&self.engine_query(p)).map_err(err)?;
             return Ok(self.totals_of(&r.values));
         }
+        if p.ivs.is_none() && !self.key_sum() {
+            // COUNT, MIN and MAX of every key: the catalog's count and a descent to each end.
+            let e = crate::table::extent(&p.txn, &p.db).map_err(err)?;
+            return Ok(Totals {
+                count: e.rows,
+                key_min: e.min,
+                key_max: e.max,
+                ..Totals::default()
+            });
+        }
         let mut t = Totals::default();
         for &(lo, hi) in &ivs.0 {
             let f = p
@@ -846,6 +874,7 @@ impl ExecutionPlan for TerseAggregateExec {
         _partition: usize,
         _ctx: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
+        self.scan.unbound()?;
         let batch = self.batch();
         let stream = futures::stream::iter(std::iter::once(batch));
         Ok(Box::pin(RecordBatchStreamAdapter::new(
