@@ -33,6 +33,15 @@ use datafusion::arrow::datatypes::{DataType, SchemaRef};
 use datafusion::common::{DataFusionError, ParamValues, Result, ScalarValue};
 use datafusion::execution::{SessionState, TaskContext};
 use datafusion::logical_expr::LogicalPlan;
+#[allow(deprecated)]
+use datafusion::physical_plan::coalesce_batches::CoalesceBatchesExec;
+use datafusion::physical_plan::coalesce_partitions::CoalescePartitionsExec;
+use datafusion::physical_plan::coop::CooperativeExec;
+use datafusion::physical_plan::filter::FilterExec;
+use datafusion::physical_plan::limit::{GlobalLimitExec, LocalLimitExec};
+use datafusion::physical_plan::projection::ProjectionExec;
+use datafusion::physical_plan::repartition::RepartitionExec;
+use datafusion::physical_plan::sorts::sort_preserving_merge::SortPreservingMergeExec;
 use datafusion::physical_plan::{
     displayable, execute_stream, ChildrenPropertiesMode, ExecutionPlan, ReplaceChildrenOptions,
     SendableRecordBatchStream,
@@ -286,14 +295,30 @@ fn bind(
             None => return Ok(None),
         }
     }
-    let node = if children.is_empty() {
-        node.clone()
-    } else {
-        // The bound nodes keep the properties the plan was made with.
-        node.clone().replace_children(
-            children,
-            ReplaceChildrenOptions::new(ChildrenPropertiesMode::Keep),
-        )?
-    };
-    Ok(Some(node.reset_state()?))
+    if children.is_empty() {
+        return Ok(Some(node.clone().reset_state()?));
+    }
+    // The bound nodes keep the properties the plan was made with.
+    let keep = ReplaceChildrenOptions::new(ChildrenPropertiesMode::Keep);
+    let new = node.clone().replace_children(children, keep)?;
+    if stateless(node.as_ref()) {
+        return Ok(Some(new));
+    }
+    Ok(Some(new.reset_state()?))
+}
+
+/// Nodes whose `reset_state` is `replace_children` with their children as they are (the
+/// default), so a node made by `replace_children` is already reset: calling it again would
+/// only build the node twice (microseconds a small statement notices).
+#[allow(deprecated)] // CoalesceBatchesExec: older plans still have it
+fn stateless(p: &dyn ExecutionPlan) -> bool {
+    p.is::<ProjectionExec>()
+        || p.is::<CoalescePartitionsExec>()
+        || p.is::<CooperativeExec>()
+        || p.is::<RepartitionExec>()
+        || p.is::<CoalesceBatchesExec>()
+        || p.is::<SortPreservingMergeExec>()
+        || p.is::<FilterExec>()
+        || p.is::<GlobalLimitExec>()
+        || p.is::<LocalLimitExec>()
 }

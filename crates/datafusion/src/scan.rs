@@ -171,7 +171,6 @@ impl TerseScanExec {
             parts,
             stats,
             deferred: None,
-            filters: bound.iter().map(|f| f.to_string()).collect(),
             ..self.clone()
         }))
     }

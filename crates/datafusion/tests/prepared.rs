@@ -245,9 +245,10 @@ fn plans_once_and_reads_the_newest_snapshot() {
     assert!(!e.contains("AggregateExec: mode"), "{e}");
     let e = aggs.explain(Some(&u32s(&[10, 20]))).unwrap().unwrap();
     assert!(e.contains("key_ranges=[10, 20]"), "{e}");
-    // Nothing answered from statistics at planning.
+    // Nothing answered from statistics at planning; the projection renaming COUNT(*)'s
+    // column is folded into the aggregate.
     let e = all.explain(None).unwrap().unwrap();
-    assert!(e.contains("TerseAggregateExec"), "{e}");
+    assert!(e.starts_with("TerseAggregateExec"), "{e}");
     for round in 0..3u32 {
         for (lo, hi) in [(0, 100), (150, 14999), (7, 7), (20, 10), (14990, u32::MAX)] {
             let v = u32s(&[lo, hi]);
