@@ -257,14 +257,28 @@ pub fn has_placeholder(e: &Expr) -> bool {
 /// `e` with every parameter replaced by its value (an error names a parameter without one).
 pub fn bind(e: &Expr, params: &ParamValues) -> Result<Expr> {
     e.clone()
-        .transform(|x| match x {
+        .transform_up(|x| match x {
             Expr::Placeholder(Placeholder { id, .. }) => {
                 let (v, meta) = params.get_placeholders_with_values(&id)?.into_inner();
                 Ok(Transformed::yes(Expr::Literal(v, meta)))
             }
-            x => Ok(Transformed::no(x)),
+            x => cast_literal(x),
         })
         .map(|t| t.data)
+}
+
+/// A cast of a literal as the literal cast (type coercion puts casts on parameters, e.g. in
+/// `key IN ($1, 4)`, which the simplifier folds for literals but cannot for parameters). A
+/// value the cast refuses stays a cast, which does not translate.
+fn cast_literal(x: Expr) -> Result<Transformed<Expr>> {
+    if let Expr::Cast(Cast { expr, field }) = &x {
+        if let Expr::Literal(v, _) = expr.as_ref() {
+            if let Ok(c) = v.cast_to(field.data_type()) {
+                return Ok(Transformed::yes(Expr::Literal(c, None)));
+            }
+        }
+    }
+    Ok(Transformed::no(x))
 }
 
 /// Whether `e` translates, whatever values its parameters take: each parameter is tried as a
@@ -273,14 +287,14 @@ pub fn bind(e: &Expr, params: &ParamValues) -> Result<Expr> {
 /// sees those and the caller falls back).
 pub fn translates(e: &Expr, cx: &KeyCtx<'_>) -> bool {
     let probe = if has_placeholder(e) {
-        let nulled = e.clone().transform(|x| match x {
+        let nulled = e.clone().transform_up(|x| match x {
             Expr::Placeholder(Placeholder { field, .. }) => {
                 let v = field
                     .and_then(|f| ScalarValue::try_from(f.data_type()).ok())
                     .unwrap_or(ScalarValue::Null);
                 Ok(Transformed::yes(Expr::Literal(v, None)))
             }
-            x => Ok(Transformed::no(x)),
+            x => cast_literal(x),
         });
         match nulled {
             Ok(t) => Cow::Owned(t.data),
