@@ -77,9 +77,7 @@ fn prepared(
     ctx: &datafusion::prelude::SessionContext,
     txn: &tersedb::ReadTxn,
     path: &Path,
-    lo: u64,
-    hi: u64,
-    max: u64,
+    (lo, hi, max): (u64, u64, u64),
     runs: usize,
 ) {
     use datafusion::scalar::ScalarValue;
@@ -285,7 +283,7 @@ fn main() {
             median(ql)
         );
     }
-    prepared(&rt, &ctx, &txn, &path, lo, hi, max, runs);
+    prepared(&rt, &ctx, &txn, &path, (lo, hi, max), runs);
     // The blocking front door (`tersedb sql`): a session, the tables and a runtime per call.
     let q = format!("SELECT SUM(key) FROM k WHERE key BETWEEN {lo} AND {hi}");
     let mut t = Vec::new();
