@@ -352,7 +352,7 @@ fn numeric(scan: &TerseScanExec) -> bool {
 /// Answers aggregates of a scan inside the tree (see the module docs).
 #[derive(Debug)]
 pub struct TerseAggregateExec {
-    scan: Arc<TerseScanExec>,
+    pub(crate) scan: Arc<TerseScanExec>,
     aggs: Vec<Agg>,
     /// `GROUP BY key / N`: N (the output's first column is the bucket).
     bucket: Option<u64>,

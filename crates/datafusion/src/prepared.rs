@@ -23,7 +23,8 @@
 //! the statement falls back to DataFusion's path at every execution:
 //! `LogicalPlan::with_param_values`, then optimization and planning, as `ctx.sql` with the
 //! values inlined. So does a single execution whose values a pushed-down filter cannot take
-//! exactly (a NaN).
+//! exactly (a NaN), and every execution of a statement that reads another kind of table (its
+//! scan may keep what it read at planning, as a MemTable's does).
 
 use crate::aggregate::TerseAggregateExec;
 use crate::scan::TerseScanExec;
@@ -37,8 +38,10 @@ use datafusion::logical_expr::LogicalPlan;
 use datafusion::physical_plan::coalesce_batches::CoalesceBatchesExec;
 use datafusion::physical_plan::coalesce_partitions::CoalescePartitionsExec;
 use datafusion::physical_plan::coop::CooperativeExec;
+use datafusion::physical_plan::empty::EmptyExec;
 use datafusion::physical_plan::filter::FilterExec;
 use datafusion::physical_plan::limit::{GlobalLimitExec, LocalLimitExec};
+use datafusion::physical_plan::placeholder_row::PlaceholderRowExec;
 use datafusion::physical_plan::projection::ProjectionExec;
 use datafusion::physical_plan::repartition::RepartitionExec;
 use datafusion::physical_plan::sorts::sort_preserving_merge::SortPreservingMergeExec;
@@ -99,7 +102,10 @@ pub async fn prepare(ctx: &SessionContext, sql: &str) -> Result<Prepared> {
         "false",
     )?;
     let plan = match deferring.create_physical_plan(&logical).await {
-        Ok(p) => Some(p),
+        // Another provider's scan may hold what it read at planning (a MemTable's batches):
+        // only plans whose data all comes through deferred tersedb nodes are kept.
+        Ok(p) if reads_at_execution(&p) => Some(p),
+        Ok(_) => None,
         // A parameter that reached more than a pushed-down filter: DataFusion's path.
         Err(_) if !types.is_empty() => None,
         Err(e) => return Err(e),
@@ -113,6 +119,23 @@ pub async fn prepare(ctx: &SessionContext, sql: &str) -> Result<Prepared> {
         plan,
         task,
     })
+}
+
+/// Whether every leaf of `p` reads its data when executed: a deferred tersedb scan or
+/// aggregate, or a node without data (`SELECT 1`).
+fn reads_at_execution(p: &Arc<dyn ExecutionPlan>) -> bool {
+    let children = p.children();
+    if !children.is_empty() {
+        return children.into_iter().all(reads_at_execution);
+    }
+    let any = p.as_ref();
+    if let Some(s) = any.downcast_ref::<TerseScanExec>() {
+        return s.deferred.is_some();
+    }
+    if let Some(a) = any.downcast_ref::<TerseAggregateExec>() {
+        return a.scan.deferred.is_some();
+    }
+    any.is::<EmptyExec>() || any.is::<PlaceholderRowExec>()
 }
 
 /// `$1`..`$n`'s types; `$n` is the highest one the statement names.

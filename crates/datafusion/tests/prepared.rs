@@ -490,6 +490,32 @@ fn other_shapes_equal_inlined_sql() {
             }
         }
     }
+    // Another provider's table (a MemTable's scan holds its batches): planned each time.
+    let mem = datafusion::datasource::MemTable::try_new(
+        runtime()
+            .block_on(async {
+                ctx.sql("SELECT 5 AS x UNION ALL SELECT 9")
+                    .await?
+                    .collect()
+                    .await
+            })
+            .unwrap()[0]
+            .schema(),
+        vec![runtime()
+            .block_on(async {
+                ctx.sql("SELECT 5 AS x UNION ALL SELECT 9")
+                    .await?
+                    .collect()
+                    .await
+            })
+            .unwrap()],
+    )
+    .unwrap();
+    ctx.register_table("m", Arc::new(mem)).unwrap();
+    let q = "SELECT COUNT(*) FROM ev JOIN m ON CAST(ev.key AS BIGINT) = m.x WHERE key < $1";
+    let p = prep(&ctx, q);
+    assert!(!p.reuses_plan());
+    assert_eq!(run(&p, &u32s(&[100])), sql(&ctx, &inline(q, &[100])));
     // A value a pushed-down filter cannot take (a NaN: above every key as Arrow orders
     // floats) plans that one execution with it.
     let p = prep(
