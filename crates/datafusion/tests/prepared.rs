@@ -407,43 +407,69 @@ fn directory_with_a_file_parameter() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+/// A seeded runner: prints `SEED=`, re-runs from `SEED=...`; `TERSEDB_LONG` runs 20x the cases.
+fn runner(cases: u32) -> proptest::test_runner::TestRunner {
+    use proptest::test_runner::{Config, RngSeed, TestRunner};
+    let seed = std::env::var("SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| fastrand::u64(..));
+    eprintln!("SEED={seed}");
+    let long = std::env::var("TERSEDB_LONG").is_ok();
+    TestRunner::new(Config {
+        cases: if long { cases * 20 } else { cases },
+        rng_seed: RngSeed::Fixed(seed),
+        failure_persistence: None,
+        ..Config::default()
+    })
+}
 
-    /// Random data, random ranges and random commits between executions: each prepared
-    /// execution equals the model and `ctx.sql` with the values inlined.
-    #[test]
-    fn random_ranges_and_commits(
-        keys in prop::collection::btree_map(0u32..3000, 0u64..1000, 0..800),
-        steps in prop::collection::vec(
-            (0u32..3100, 0u32..3100, prop::collection::vec((0u32..3100, 0u64..1000), 0..20),
-             prop::collection::vec(0u32..3100, 0..20)),
-            1..6),
-    ) {
-        let d = temp(&format!("prop-{}", fastrand::u64(..)));
-        let f = d.join("ev.tdb");
-        let mut m = keys;
-        create(&f, &m);
-        let (ctx, t) = context(&f);
-        let ps: Vec<_> = [AGGS, COUNT, SUM, ROWS].iter().map(|q| prep(&ctx, q)).collect();
-        for (lo, hi, add, del) in steps {
-            let v = u32s(&[lo, hi]);
-            let want = model_aggs(&m, lo, hi);
-            prop_assert_eq!(run(&ps[0], &v), want.clone());
-            prop_assert_eq!(run(&ps[1], &v), vec![vec![want[0][1].clone()]]);
-            prop_assert_eq!(run(&ps[2], &v), vec![vec![want[0][0].clone()]]);
-            prop_assert_eq!(run(&ps[3], &v), model_rows(&m, lo, hi));
-            for (p, q) in ps.iter().zip([AGGS, COUNT, SUM, ROWS]) {
-                prop_assert_eq!(run(p, &v), sql(&ctx, &inline(q, &[lo, hi])));
+/// Random data, random ranges and random commits between executions: each prepared execution
+/// equals the model and `ctx.sql` with the values inlined, and no execution plans again.
+#[test]
+fn random_ranges_and_commits() {
+    let case = AtomicUsize::new(0);
+    let step = (
+        0u32..3100,
+        0u32..3100,
+        prop::collection::vec((0u32..3100, 0u64..1000), 0..20),
+        prop::collection::vec(0u32..3100, 0..20),
+    );
+    let strat = (
+        prop::collection::btree_map(0u32..3000, 0u64..1000, 0..800),
+        prop::collection::vec(step, 1..6),
+    );
+    runner(24)
+        .run(&strat, |(keys, steps)| {
+            let c = case.fetch_add(1, Ordering::Relaxed);
+            let d = temp(&format!("prop-{c}"));
+            let f = d.join("ev.tdb");
+            let mut m = keys;
+            create(&f, &m);
+            let (ctx, _t) = context(&f);
+            let ps: Vec<_> = [AGGS, COUNT, SUM, ROWS]
+                .iter()
+                .map(|q| prep(&ctx, q))
+                .collect();
+            for (lo, hi, add, del) in steps {
+                let v = u32s(&[lo, hi]);
+                let want = model_aggs(&m, lo, hi);
+                prop_assert_eq!(run(&ps[0], &v), want.clone());
+                prop_assert_eq!(run(&ps[1], &v), vec![vec![want[0][1].clone()]]);
+                prop_assert_eq!(run(&ps[2], &v), vec![vec![want[0][0].clone()]]);
+                prop_assert_eq!(run(&ps[3], &v), model_rows(&m, lo, hi));
+                for (p, q) in ps.iter().zip([AGGS, COUNT, SUM, ROWS]) {
+                    prop_assert_eq!(run(p, &v), sql(&ctx, &inline(q, &[lo, hi])));
+                }
+                commit(&f, &mut m, &add, &del);
             }
-            commit(&f, &mut m, &add, &del);
-        }
-        for p in &ps {
-            prop_assert_eq!(p.plans_made(), 1);
-        }
-        drop(t);
-        let _ = std::fs::remove_dir_all(&d);
-    }
+            for p in &ps {
+                prop_assert_eq!(p.plans_made(), 1);
+            }
+            let _ = std::fs::remove_dir_all(&d);
+            Ok(())
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
 }
 
 #[test]
