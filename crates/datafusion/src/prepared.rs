@@ -14,7 +14,8 @@
 //!                from them, TerseAggregateExec reads the catalog's count at execution)
 //! execute:  values checked -> bind: each deferred TerseScanExec / TerseAggregateExec rebuilt
 //!             on every file's newest snapshot with the keys the bound filters select, every
-//!             other node reset (ExecutionPlan::reset_state) -> executed
+//!             other node rebuilt over them, and reset where it keeps state
+//!             (ExecutionPlan::reset_state: joins, sorts, subqueries) -> executed
 //! ```
 //!
 //! The partition counts, schemas and properties the plan was optimized with do not depend on
@@ -72,8 +73,8 @@ pub struct Prepared {
     plans: AtomicU64,
 }
 
-/// Prepares the query `sql` of `ctx` (its tables and settings as they are now; a table
-/// registered later is not seen). Parameters are positional: `$1`, `$2`, ...
+/// Prepares the query `sql` of `ctx` (its settings as they are now, its tables resolved now).
+/// Parameters are positional: `$1`, `$2`, ...
 ///
 /// ```no_run
 /// # async fn f(ctx: datafusion::prelude::SessionContext) -> datafusion::error::Result<()> {
