@@ -1,7 +1,9 @@
 //! Where a query's time goes through DataFusion with the push-downs: SQL parsing and the
 //! logical plan, the logical optimizer, physical planning (the table's `scan`, the physical
 //! optimizer rules and the statistics they ask for) and execution; beside it the table's
-//! `statistics()` and the in-tree query language. Medians of RUNS runs, microseconds.
+//! `statistics()` and the in-tree query language. Medians of RUNS runs, microseconds. Then
+//! the same queries as prepared statements (`tersedb_datafusion::prepare`, the key range as
+//! parameters): an execution against `ctx.sql` + `collect` and the query language.
 //!
 //! `cargo run --release --manifest-path crates/datafusion/Cargo.toml --example sql_phases --
 //! [KEYS] [RUNS]` (default 20,000,000 keys, 21 runs). Data as in `sql_speed`: ClusterData-like
@@ -65,6 +67,118 @@ async fn phases(state: &SessionState, sql: &str) -> [f64; 5] {
     let exec = us(t);
     assert_eq!(batches.iter().map(|b| b.num_rows()).sum::<usize>(), 1);
     [parse, optimize, plan, exec, parse + optimize + plan + exec]
+}
+
+/// Prepared executions against `ctx.sql` + `collect` and the query language, each query's
+/// three measured in turn (interleaved run by run, so a change in the machine's load hits all
+/// three alike).
+fn prepared(
+    rt: &tokio::runtime::Runtime,
+    ctx: &datafusion::prelude::SessionContext,
+    txn: &tersedb::ReadTxn,
+    path: &Path,
+    (lo, hi, max): (u64, u64, u64),
+    runs: usize,
+) {
+    use datafusion::scalar::ScalarValue;
+    let range = |a: u64, b: u64| vec![ScalarValue::from(a as u32), ScalarValue::from(b as u32)];
+    println!("prepared statements: medians of {runs} runs, us");
+    // What an execution pays that the query language's runs (on one open snapshot) do not.
+    let env = Env::open_read_only(path, &EnvOptions::default()).unwrap();
+    let mut t = Vec::new();
+    for _ in 0..runs {
+        let s = Instant::now();
+        let r = env.begin_read().unwrap();
+        r.open_db("k").unwrap();
+        t.push(us(s));
+    }
+    println!(
+        "a fresh snapshot (begin_read + open_db): {:.1} us",
+        median(t)
+    );
+    // A prepared execution reads the newest snapshot: the query language is measured on one
+    // open snapshot (as above) and on a fresh one per query (`begin_read` first). The first
+    // columns interleave the four run by run (a change of load hits all alike; each runs with
+    // caches the others' data has cooled), the last runs each back to back.
+    println!("| query | prepared `execute` | `ctx.sql` + `collect` | query language | query language, fresh snapshot | prepared / query language | prepared / fresh | `ctx.sql` / prepared | back to back: prepared / query language |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let between = "FROM k WHERE key BETWEEN $1 AND $2";
+    for (agg, params) in [
+        ("SUM(key)", Some((lo, hi))),
+        ("COUNT(*)", Some((lo, hi))),
+        ("SUM(key)", None),
+        ("COUNT(*)", None),
+        ("SUM(key)", Some((0, max))),
+        ("COUNT(*)", Some((0, max))),
+    ] {
+        let (sql, values, inlined) = match params {
+            Some((a, b)) => (
+                format!("SELECT {agg} {between}"),
+                range(a, b),
+                format!("SELECT {agg} FROM k WHERE key BETWEEN {a} AND {b}"),
+            ),
+            None => {
+                let q = format!("SELECT {agg} FROM k");
+                (q.clone(), Vec::new(), q)
+            }
+        };
+        let p = rt.block_on(tersedb_datafusion::prepare(ctx, &sql)).unwrap();
+        assert!(p.reuses_plan());
+        let want = rt
+            .block_on(async { ctx.sql(&inlined).await?.collect().await })
+            .unwrap();
+        let got = rt.block_on(p.execute(&values)).unwrap();
+        assert_eq!(format!("{want:?}"), format!("{got:?}"));
+        let (mut a, mut b, mut c, mut d) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..runs {
+            let s = Instant::now();
+            rt.block_on(p.execute(&values)).unwrap();
+            a.push(us(s));
+            let s = Instant::now();
+            rt.block_on(async { ctx.sql(&inlined).await?.collect().await })
+                .unwrap();
+            b.push(us(s));
+            let s = Instant::now();
+            txn.query_str(&inlined).unwrap();
+            c.push(us(s));
+            let s = Instant::now();
+            env.begin_read().unwrap().query_str(&inlined).unwrap();
+            d.push(us(s));
+        }
+        // And each back to back (caches warm with its own data, as in the phase table).
+        let (mut e, mut g) = (Vec::new(), Vec::new());
+        for _ in 0..runs {
+            let s = Instant::now();
+            rt.block_on(p.execute(&values)).unwrap();
+            e.push(us(s));
+        }
+        for _ in 0..runs {
+            let s = Instant::now();
+            txn.query_str(&inlined).unwrap();
+            g.push(us(s));
+        }
+        let (e, g) = (median(e), median(g));
+        assert_eq!(p.plans_made(), 1);
+        let (a, b, c, d) = (median(a), median(b), median(c), median(d));
+        let shown = match params {
+            Some(_) => format!(
+                "`{sql}` {}",
+                if params == Some((0, max)) {
+                    "(all keys)"
+                } else {
+                    "(1%)"
+                }
+            ),
+            None => format!("`{sql}`"),
+        };
+        println!(
+            "| {shown} | {a:.1} | {b:.1} | {c:.1} | {d:.1} | {:.2} | {:.2} | {:.1} | {e:.1} / {g:.1} = {:.2} |",
+            a / c,
+            a / d,
+            b / a,
+            e / g
+        );
+    }
 }
 
 fn main() {
@@ -184,6 +298,7 @@ fn main() {
             median(ql)
         );
     }
+    prepared(&rt, &ctx, &txn, &path, (lo, hi, max), runs);
     // The blocking front door (`tersedb sql`): a session, the tables and a runtime per call.
     let q = format!("SELECT SUM(key) FROM k WHERE key BETWEEN {lo} AND {hi}");
     let mut t = Vec::new();

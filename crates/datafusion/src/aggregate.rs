@@ -31,7 +31,7 @@ use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::{DataType, SchemaRef};
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
-use datafusion::common::{DataFusionError, Result, ScalarValue};
+use datafusion::common::{DataFusionError, ParamValues, Result, ScalarValue};
 use datafusion::execution::TaskContext;
 use datafusion::logical_expr::Operator;
 use datafusion::physical_expr::expressions::{BinaryExpr, CastExpr, Column, Literal};
@@ -96,6 +96,13 @@ impl PhysicalOptimizerRule for TerseAggregateRule {
         plan.transform_down(|node| {
             Ok(match replace(&node, threads) {
                 Some(new) => Transformed::new(new, true, TreeNodeRecursion::Jump),
+                None => Transformed::no(node),
+            })
+        })?
+        .data
+        .transform_up(|node| {
+            Ok(match renamed(&node) {
+                Some(new) => Transformed::yes(new),
                 None => Transformed::no(node),
             })
         })
@@ -313,6 +320,31 @@ fn replace(node: &Arc<dyn ExecutionPlan>, threads: usize) -> Option<Arc<dyn Exec
     Some(exec)
 }
 
+/// A projection that only renames the columns of a TerseAggregateExec below it (DataFusion
+/// names `COUNT(*)`'s column `count(Int64(1))` and renames it on top) as that aggregate with
+/// the projection's schema: one node less to build and run per execution.
+fn renamed(node: &Arc<dyn ExecutionPlan>) -> Option<Arc<dyn ExecutionPlan>> {
+    let pr = node.as_ref().downcast_ref::<ProjectionExec>()?;
+    let a = pr.input().as_ref().downcast_ref::<TerseAggregateExec>()?;
+    let out = pr.schema();
+    let fields = a.schema.fields();
+    (pr.expr().len() == fields.len()).then_some(())?;
+    for (i, (e, f)) in pr.expr().iter().zip(fields.iter()).enumerate() {
+        let c = e.expr.as_ref().downcast_ref::<Column>()?;
+        let g = out.field(i);
+        let same =
+            c.index() == i && g.data_type() == f.data_type() && g.is_nullable() == f.is_nullable();
+        same.then_some(())?;
+    }
+    Some(Arc::new(TerseAggregateExec::new(
+        a.scan.clone(),
+        a.aggs.clone(),
+        a.bucket,
+        out,
+        a.threads,
+    )))
+}
+
 fn numeric(scan: &TerseScanExec) -> bool {
     scan.config.value_type != ValueType::Bytes
 }
@@ -320,7 +352,7 @@ fn numeric(scan: &TerseScanExec) -> bool {
 /// Answers aggregates of a scan inside the tree (see the module docs).
 #[derive(Debug)]
 pub struct TerseAggregateExec {
-    scan: Arc<TerseScanExec>,
+    pub(crate) scan: Arc<TerseScanExec>,
     aggs: Vec<Agg>,
     /// `GROUP BY key / N`: N (the output's first column is the bucket).
     bucket: Option<u64>,
@@ -366,6 +398,24 @@ impl TerseAggregateExec {
     }
 }
 
+impl TerseAggregateExec {
+    /// The node one execution of a prepared statement runs: its scan bound to `params` on each
+    /// file's newest snapshot ([`TerseScanExec::bind`]; `None` as there).
+    pub(crate) fn bind(&self, params: &ParamValues) -> Result<Option<TerseAggregateExec>> {
+        let Some(scan) = self.scan.bind(params)? else {
+            return Ok(None);
+        };
+        Ok(Some(TerseAggregateExec {
+            scan: Arc::new(scan),
+            aggs: self.aggs.clone(),
+            bucket: self.bucket,
+            threads: self.threads,
+            schema: self.schema.clone(),
+            props: self.props.clone(),
+        }))
+    }
+}
+
 impl DisplayAs for TerseAggregateExec {
     fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
         let aggs: Vec<String> = self.aggs.iter().map(|a| a.to_string()).collect();
@@ -377,7 +427,7 @@ impl DisplayAs for TerseAggregateExec {
             f,
             ", aggregates=[{}] in-tree, files={}/{}{}",
             aggs.join(", "),
-            self.scan.parts.len(),
+            self.scan.files_read(),
             self.scan.files,
             self.scan.show_ranges()
         )
@@ -682,6 +732,16 @@ impl TerseAggregateExec {
             let r = p.txn.query(&self.engine_query(p)).map_err(err)?;
             return Ok(self.totals_of(&r.values));
         }
+        if p.ivs.is_none() && !self.key_sum() {
+            // COUNT, MIN and MAX of every key: the catalog's count and a descent to each end.
+            let e = crate::table::extent(&p.txn, &p.db).map_err(err)?;
+            return Ok(Totals {
+                count: e.rows,
+                key_min: e.min,
+                key_max: e.max,
+                ..Totals::default()
+            });
+        }
         let mut t = Totals::default();
         for &(lo, hi) in &ivs.0 {
             let f = p
@@ -846,6 +906,7 @@ impl ExecutionPlan for TerseAggregateExec {
         _partition: usize,
         _ctx: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
+        self.scan.unbound()?;
         let batch = self.batch();
         let stream = futures::stream::iter(std::iter::once(batch));
         Ok(Box::pin(RecordBatchStreamAdapter::new(

@@ -17,11 +17,18 @@
 //! walk, run once per file, also prunes files. Anything else (a predicate on `record`, a
 //! function, a cast that could change the order of keys) is not translated: DataFusion
 //! evaluates it.
+//!
+//! A parameter (`$1`, a prepared statement's placeholder, [`crate::prepared`]) stands where a
+//! literal may: the predicate is pushed down with the placeholder in it and translated once
+//! the value is known ([`bind`]), at each execution.
 
 use datafusion::arrow::datatypes::DataType;
-use datafusion::logical_expr::expr::InList;
+use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
+use datafusion::common::{ParamValues, Result};
+use datafusion::logical_expr::expr::{InList, Placeholder};
 use datafusion::logical_expr::{Between, BinaryExpr, Cast, Expr, Operator};
 use datafusion::scalar::ScalarValue;
+use std::borrow::Cow;
 
 /// Sorted, disjoint, non-adjacent inclusive key intervals `[lo, hi]`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -231,6 +238,72 @@ pub fn translate(e: &Expr, cx: &KeyCtx<'_>) -> Option<Tri> {
         },
         _ => return None,
     })
+}
+
+/// Whether `e` has a parameter (`$1`) in it.
+pub fn has_placeholder(e: &Expr) -> bool {
+    let mut found = false;
+    let _ = e.apply(|x| {
+        found = matches!(x, Expr::Placeholder(_));
+        Ok(if found {
+            TreeNodeRecursion::Stop
+        } else {
+            TreeNodeRecursion::Continue
+        })
+    });
+    found
+}
+
+/// `e` with every parameter replaced by its value (an error names a parameter without one).
+pub fn bind(e: &Expr, params: &ParamValues) -> Result<Expr> {
+    e.clone()
+        .transform_up(|x| match x {
+            Expr::Placeholder(Placeholder { id, .. }) => {
+                let (v, meta) = params.get_placeholders_with_values(&id)?.into_inner();
+                Ok(Transformed::yes(Expr::Literal(v, meta)))
+            }
+            x => cast_literal(x),
+        })
+        .map(|t| t.data)
+}
+
+/// A cast of a literal as the literal cast (type coercion puts casts on parameters, e.g. in
+/// `key IN ($1, 4)`, which the simplifier folds for literals but cannot for parameters). A
+/// value the cast refuses stays a cast, which does not translate.
+fn cast_literal(x: Expr) -> Result<Transformed<Expr>> {
+    if let Expr::Cast(Cast { expr, field }) = &x {
+        if let Expr::Literal(v, _) = expr.as_ref() {
+            if let Ok(c) = v.cast_to(field.data_type()) {
+                return Ok(Transformed::yes(Expr::Literal(c, None)));
+            }
+        }
+    }
+    Ok(Transformed::no(x))
+}
+
+/// Whether `e` translates, whatever values its parameters take: each parameter is tried as a
+/// NULL of its type (every value of a type a comparison takes translates as a NULL of it does,
+/// except a float NaN and a value of an unknown type; [`bind`] plus [`translate`] at execution
+/// sees those and the caller falls back).
+pub fn translates(e: &Expr, cx: &KeyCtx<'_>) -> bool {
+    let probe = if has_placeholder(e) {
+        let nulled = e.clone().transform_up(|x| match x {
+            Expr::Placeholder(Placeholder { field, .. }) => {
+                let v = field
+                    .and_then(|f| ScalarValue::try_from(f.data_type()).ok())
+                    .unwrap_or(ScalarValue::Null);
+                Ok(Transformed::yes(Expr::Literal(v, None)))
+            }
+            x => cast_literal(x),
+        });
+        match nulled {
+            Ok(t) => Cow::Owned(t.data),
+            Err(_) => return false,
+        }
+    } else {
+        Cow::Borrowed(e)
+    };
+    translate(&probe, cx).is_some()
 }
 
 /// A column reference, seen through casts that keep every value and the order of the values.

@@ -23,6 +23,9 @@
 //! A directory is one table with one partition per file, scanned in parallel; the file column
 //! says which file a row came from and predicates on it prune files.
 //!
+//! A query repeated with other values ([`prepare`], `$1`, `$2`, ...) is planned once when its
+//! parameters only bound pushed-down key and file predicates ([`prepared`]).
+//!
 //! ```no_run
 //! # async fn f() -> datafusion::error::Result<()> {
 //! let ctx = tersedb_datafusion::session(Default::default());
@@ -35,12 +38,14 @@
 
 pub mod aggregate;
 pub mod filter;
+pub mod prepared;
 pub mod scan;
 pub mod table;
 
 pub use aggregate::{TerseAggregateExec, TerseAggregateRule};
 /// The DataFusion this crate is built against (for its Arrow and session types).
 pub use datafusion;
+pub use prepared::{prepare, Prepared};
 pub use scan::TerseScanExec;
 pub use table::{TableOptions, TerseTable};
 

@@ -7,8 +7,13 @@
 //! (records are read only when projected). Byte-string keys and variable-size records go
 //! through a cursor. A batch ends after `batch_size` rows; the next one starts with a fresh
 //! descent to the key after the last one returned (a batch of 8192 rows costs one descent).
+//!
+//! A scan planned for a prepared statement ([`crate::prepared`]) is *deferred*: it keeps the
+//! table and the pushed-down filters (parameters unbound) instead of snapshots and intervals,
+//! has one partition per file of the table and states no statistics; [`TerseScanExec::bind`]
+//! makes the scan one execution runs, on each file's newest snapshot.
 
-use crate::filter::Ivs;
+use crate::filter::{self, Ivs};
 use crate::table::{extent, table_statistics, Extent, TerseTable};
 use crate::{KEY, RECORD};
 use datafusion::arrow::array::{
@@ -18,7 +23,7 @@ use datafusion::arrow::array::{
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::TableProvider;
 use datafusion::common::tree_node::TreeNodeRecursion;
-use datafusion::common::{DataFusionError, Result, ScalarValue, Statistics};
+use datafusion::common::{DataFusionError, ParamValues, Result, ScalarValue, Statistics};
 use datafusion::execution::TaskContext;
 use datafusion::logical_expr::Expr;
 use datafusion::physical_expr::expressions::Column;
@@ -84,7 +89,17 @@ pub struct TerseScanExec {
     pub(crate) split_rows: u64,
     /// The pushed-down filters, for EXPLAIN.
     filters: Vec<String>,
+    /// A prepared statement's scan before [`Self::bind`] (then `parts` is empty).
+    pub(crate) deferred: Option<Arc<Deferred>>,
     props: Arc<PlanProperties>,
+}
+
+/// What a deferred scan reads at each execution: every file of the table, with the keys the
+/// pushed-down filters select once their parameters are bound.
+#[derive(Debug)]
+pub(crate) struct Deferred {
+    table: TerseTable,
+    filters: Vec<Expr>,
 }
 
 impl TerseScanExec {
@@ -94,6 +109,83 @@ impl TerseScanExec {
         projection: Vec<usize>,
         limit: Option<usize>,
         filters: &[Expr],
+    ) -> Result<TerseScanExec> {
+        Self::build(t, parts, projection, limit, filters, None)
+    }
+
+    /// A prepared statement's scan of every file of `t` (see the module docs).
+    pub(crate) fn deferred(
+        t: &TerseTable,
+        projection: Vec<usize>,
+        limit: Option<usize>,
+        filters: &[Expr],
+    ) -> Result<TerseScanExec> {
+        let cx = t.key_ctx(None);
+        let pushed = filters
+            .iter()
+            .filter(|f| filter::translates(f, &cx))
+            .cloned()
+            .collect();
+        let d = Deferred {
+            table: t.clone(),
+            filters: pushed,
+        };
+        Self::build(t, Vec::new(), projection, limit, filters, Some(Arc::new(d)))
+    }
+
+    /// The scan one execution of a prepared statement runs: a deferred scan's files, each on
+    /// its newest snapshot, with the keys the filters select given `params` (a scan that is not
+    /// deferred is returned as it is). `None`: a filter does not translate with these values
+    /// (a NaN, a value of a type no comparison of keys takes), so the statement must be
+    /// planned with them. Partitions stay one per file, an unselected file's empty.
+    pub(crate) fn bind(&self, params: &ParamValues) -> Result<Option<TerseScanExec>> {
+        let Some(d) = &self.deferred else {
+            return Ok(Some(self.clone()));
+        };
+        let bound = d
+            .filters
+            .iter()
+            .map(|f| filter::bind(f, params))
+            .collect::<Result<Vec<_>>>()?;
+        let t = &d.table;
+        let mut parts = Vec::with_capacity(t.sources.len());
+        for s in &t.sources {
+            let Some(ivs) = t.selected_exactly(&bound, &s.name) else {
+                return Ok(None);
+            };
+            let (txn, db) = t.open_db(s)?;
+            parts.push(Part {
+                name: s.name.clone(),
+                txn,
+                db,
+                ivs,
+            });
+        }
+        // Statistics serve only a split fold after planning (TerseAggregateExec::pieces).
+        let stats = if self.stats_wanted() {
+            Some(parts.iter().map(part_stats).collect::<Result<Vec<_>>>()?)
+        } else {
+            None
+        };
+        Ok(Some(TerseScanExec {
+            parts,
+            stats,
+            deferred: None,
+            ..self.clone()
+        }))
+    }
+
+    fn stats_wanted(&self) -> bool {
+        self.split_rows != u64::MAX && self.key_max.is_some()
+    }
+
+    fn build(
+        t: &TerseTable,
+        parts: Vec<Part>,
+        projection: Vec<usize>,
+        limit: Option<usize>,
+        filters: &[Expr],
+        deferred: Option<Arc<Deferred>>,
     ) -> Result<TerseScanExec> {
         let schema = Arc::new(t.schema.project(&projection)?);
         let cols = schema
@@ -108,7 +200,9 @@ impl TerseScanExec {
         let key_max = t.key_max();
         // With push-down, a file none of whose keys is selected (its key range misses the
         // intervals) is not read at all.
-        let (parts, stats) = if t.opts.pushdown && key_max.is_some() {
+        let (parts, stats) = if deferred.is_some() {
+            (parts, None)
+        } else if t.opts.pushdown && key_max.is_some() {
             let mut kept = Vec::with_capacity(parts.len());
             let mut v = Vec::with_capacity(parts.len());
             for p in parts {
@@ -131,9 +225,14 @@ impl TerseScanExec {
                 [[PhysicalSortExpr::new_default(key)]],
             );
         }
+        let n = if deferred.is_some() {
+            t.sources.len()
+        } else {
+            parts.len()
+        };
         let props = PlanProperties::new(
             eq,
-            Partitioning::UnknownPartitioning(parts.len().max(1)),
+            Partitioning::UnknownPartitioning(n.max(1)),
             EmissionType::Incremental,
             Boundedness::Bounded,
         );
@@ -159,8 +258,29 @@ impl TerseScanExec {
             key_max,
             stats,
             filters: cx_filters,
+            deferred,
             props: Arc::new(props),
         })
+    }
+
+    /// Files read: those with selected keys (a deferred scan's: all, until bound).
+    pub(crate) fn files_read(&self) -> usize {
+        if self.deferred.is_some() {
+            return self.files;
+        }
+        let read = |p: &&Part| p.ivs.as_ref().is_none_or(|i| !i.is_empty());
+        self.parts.iter().filter(read).count()
+    }
+
+    /// An error for executing a deferred scan (or an aggregate over one) unbound.
+    pub(crate) fn unbound(&self) -> Result<()> {
+        match self.deferred {
+            Some(_) => Err(DataFusionError::Execution(format!(
+                "a scan of {} planned for a prepared statement runs only through Prepared::execute",
+                self.db
+            ))),
+            None => Ok(()),
+        }
     }
 
     /// Whether a row's keys are read through leaf blocks (else through a cursor).
@@ -231,6 +351,9 @@ impl TerseScanExec {
     /// intervals differ when predicates on the file column are pushed down), nothing when no
     /// key predicate was.
     pub(crate) fn show_ranges(&self) -> String {
+        if self.deferred.is_some() {
+            return ", key_ranges=at execution".into();
+        }
         if self.parts.iter().all(|p| p.ivs.is_none()) {
             return String::new();
         }
@@ -290,7 +413,7 @@ impl DisplayAs for TerseScanExec {
             f,
             "TerseScanExec: db={}, files={}/{}, projection=[{}]",
             self.db,
-            self.parts.len(),
+            self.files_read(),
             self.files,
             names.join(", ")
         )?;
@@ -356,8 +479,11 @@ impl ExecutionPlan for TerseScanExec {
         partition: usize,
         _ctx: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
+        self.unbound()?;
         let schema = self.schema();
-        let reader = self.parts.get(partition).map(|p| Reader {
+        let part = self.parts.get(partition);
+        let part = part.filter(|p| p.ivs.as_ref().is_none_or(|i| !i.is_empty()));
+        let reader = part.map(|p| Reader {
             part: p.clone(),
             schema: schema.clone(),
             cols: self.cols.clone(),

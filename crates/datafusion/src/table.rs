@@ -53,7 +53,7 @@ pub(crate) struct Source {
 }
 
 /// A database of one or more tersedb files as a DataFusion table.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct TerseTable {
     pub(crate) db: String,
     pub(crate) config: DbConfig,
@@ -282,7 +282,7 @@ impl TerseTable {
         }
     }
 
-    fn key_ctx<'a>(&'a self, file: Option<&'a str>) -> KeyCtx<'a> {
+    pub(crate) fn key_ctx<'a>(&'a self, file: Option<&'a str>) -> KeyCtx<'a> {
         KeyCtx {
             key_max: if self.opts.pushdown {
                 self.key_max()
@@ -309,7 +309,22 @@ impl TerseTable {
         out
     }
 
-    fn open_db(&self, s: &Source) -> Result<(Arc<tersedb::ReadTxn>, Db)> {
+    /// The keys `filters` select in file `file`, every one of which must translate (`None`:
+    /// one does not, with the values its parameters were bound to); `Some(None)`: every key.
+    pub(crate) fn selected_exactly(&self, filters: &[Expr], file: &str) -> Option<Option<Ivs>> {
+        let cx = self.key_ctx(Some(file));
+        let mut out: Option<Ivs> = None;
+        for f in filters {
+            let t = filter::translate(f, &cx)?;
+            out = Some(match out {
+                None => t.t,
+                Some(o) => o.intersect(&t.t),
+            });
+        }
+        Some(out)
+    }
+
+    pub(crate) fn open_db(&self, s: &Source) -> Result<(Arc<tersedb::ReadTxn>, Db)> {
         let txn = s.env.begin_read().map_err(|e| engine_err(&s.name, e))?;
         let db = txn.open_db(&self.db).map_err(|e| engine_err(&s.name, e))?;
         Ok((Arc::new(txn), db))
@@ -334,7 +349,7 @@ impl TableProvider for TerseTable {
         Ok(filters
             .iter()
             .map(|f| {
-                if filter::translate(f, &cx).is_some() {
+                if filter::translates(f, &cx) {
                     TableProviderFilterPushDown::Exact
                 } else {
                     TableProviderFilterPushDown::Unsupported
@@ -368,11 +383,21 @@ impl TableProvider for TerseTable {
 
     async fn scan(
         &self,
-        _state: &dyn Session,
+        state: &dyn Session,
         projection: Option<&Vec<usize>>,
         filters: &[Expr],
         limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
+        let projection = projection
+            .cloned()
+            .unwrap_or_else(|| (0..self.schema.fields().len()).collect());
+        // A prepared statement's plan: files and intervals are read at each execution.
+        if state.config().get_extension::<Deferring>().is_some()
+            || filters.iter().any(filter::has_placeholder)
+        {
+            let exec = TerseScanExec::deferred(self, projection, limit, filters)?;
+            return Ok(Arc::new(exec));
+        }
         let mut parts = Vec::with_capacity(self.sources.len());
         for s in &self.sources {
             let ivs = self.selected(filters, &s.name);
@@ -387,13 +412,17 @@ impl TableProvider for TerseTable {
                 ivs,
             });
         }
-        let projection = projection
-            .cloned()
-            .unwrap_or_else(|| (0..self.schema.fields().len()).collect());
         let exec = TerseScanExec::new(self, parts, projection, limit, filters)?;
         Ok(Arc::new(exec))
     }
 }
+
+/// Set as a session config extension while a prepared statement is planned
+/// ([`crate::prepared`]): scans are then deferred ([`TerseScanExec`] takes its snapshots and
+/// key intervals when it is bound to parameter values, at each execution) and state no
+/// statistics, so nothing of a snapshot at planning stays in the plan.
+#[derive(Debug, Default)]
+pub(crate) struct Deferring;
 
 /// A database's row count and, for integer keys, its smallest and largest key.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
