@@ -1206,9 +1206,13 @@ fn append_in_frame<const DELTA: bool>(
         end += 4;
         prev = c;
     }
-    let codes = &mut payload[codes_at..codes_at + new_clen];
-    bits::set(codes, b, prev, (n - prev - 1) as u32);
-    bits::set(codes, b, n, 0);
+    if b > 0 {
+        // (At b = 0 there are no code bits to set: the uniform-key case, where the calls were
+        // 30 instructions of each append.)
+        let codes = &mut payload[codes_at..codes_at + new_clen];
+        bits::set(codes, b, prev, (n - prev - 1) as u32);
+        bits::set(codes, b, n, 0);
+    }
     payload[end..end + 4].copy_from_slice(&v.to_le_bytes());
     payload[0] = (x + comp + 1) as u8;
     d.count += 1;
