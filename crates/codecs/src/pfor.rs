@@ -1078,6 +1078,34 @@ fn append<const DELTA: bool>(
             }
         }
     }
+    append_general::<DELTA>(d, payload, key)
+}
+
+/// [`append`] where no in-place append of a frame takes the key: a block's second key, a key
+/// the frame cannot take (re-encoded with a freshly chosen `b`), and the errors. Out of line,
+/// so that the in-place path stays a small function (inlined, this path cost each append 35
+/// instructions of spills, issue 21).
+#[inline(never)]
+fn append_general<const DELTA: bool>(
+    d: &mut Descriptor,
+    payload: &mut [u8],
+    key: u32,
+) -> Result<AppendOutcome> {
+    if key > d.last && d.count == 1 && d.size == 0 && d.bits == 0 && d.start == d.last {
+        // The block's second key: the frame of the one value `v` is what the encoder writes
+        // for it (`choose` gives `b = 0` and `base = v`: no codes, no exceptions), written
+        // without decoding and encoding (once per block).
+        let v = key - d.start;
+        let size = 1 + varint_len(v);
+        if size <= payload.len() {
+            payload[0] = 0;
+            put_varint(v, &mut payload[1..size]);
+            d.count = 2;
+            d.last = key;
+            d.size = size as u32;
+            return Ok(AppendOutcome::Appended);
+        }
+    }
     parse(d, payload)?;
     let count = d.count as usize;
     if count > 0 && key <= d.last {
@@ -1432,6 +1460,11 @@ mod tests {
                 let m = decode_with::<DELTA>(Isa::Scalar, &pd, &plain, &mut want).unwrap();
                 assert_eq!(&out[..n], &want[..m], "{what}");
                 assert_eq!(&out[..n], &keys[..], "{what}");
+                if keys.len() == 2 {
+                    // The second key's frame is the encoder's, byte for byte.
+                    assert_eq!(d, pd, "{what}");
+                    assert_eq!(payload[..pd.size as usize], plain[..pd.size as usize]);
+                }
                 if let Some(h) = head(&d, &payload) {
                     let f = parse(&d, &payload).unwrap().unwrap();
                     let walked = (f.x > 0)
