@@ -511,6 +511,19 @@ fn window_start(s: &[u32], len: usize, m: u32) -> usize {
 /// `2^b` of them, which bounds the exceptions before any counting.
 #[inline(always)]
 fn choose(v: &[u32], sorted: bool) -> (u32, u32) {
+    // Nothing is ruled out below `usize::MAX`: always `Some`.
+    choose_below(v, sorted, usize::MAX).unwrap_or((32, 0))
+}
+
+/// [`choose`], or `None` when the frame would take at least `limit` bytes, known from a lower
+/// bound before any width is tried: at the frame's own width `full` its exact size; at a width
+/// `b < full` at least one exception (no window of `b` bits holds every value), and at least
+/// `n` minus the histogram's bound on its longest window ([`window_bounds`]), 4 bytes each, plus
+/// the header, the first exception's byte, a base byte and `packed_len(n, b)`. `auto` asks
+/// PFOR-DELTA for a frame under nine tenths of its best candidate's size; on spread keys
+/// (uniform u32) the bound rules it out, where choosing `b` took most of the encode (issue 21).
+#[inline(always)]
+fn choose_below(v: &[u32], sorted: bool, limit: usize) -> Option<(u32, u32)> {
     let n = v.len();
     let mut buf = [0u32; FRAME];
     let s = &mut buf[..n];
@@ -539,7 +552,20 @@ fn choose(v: &[u32], sorted: bool) -> (u32, u32) {
         .map_or(0, |b| b + 1);
     let lo = (0..bs).find(|&b| least(b) < best_size).unwrap_or(bs);
     if lo >= bs {
-        return best;
+        return (best_size < limit).then_some(best);
+    }
+    // The bound on the sizes below `limit`: the widths `lo..bs` are the only ones that can beat
+    // `full` (`least`), each by at most what the histogram allows.
+    let mut bound: Option<[u8; 33]> = None;
+    if best_size >= limit {
+        let bnd = window_bounds(v, min, full);
+        let floor = (lo..bs)
+            .map(|b| 3 + packed_len(n, b) + 4 * n.saturating_sub(bnd[b as usize] as usize).max(1))
+            .fold(best_size, usize::min);
+        if floor >= limit {
+            return None;
+        }
+        bound = Some(bnd);
     }
     // Widths just below `full` (which may drop only a few values as exceptions) are settled
     // from the smallest and largest values; for unsorted values (PFOR-DELTA) wider gaps are
@@ -553,7 +579,6 @@ fn choose(v: &[u32], sorted: bool) -> (u32, u32) {
     } else {
         Some(extremes(v))
     };
-    let mut bound: Option<[u8; 33]> = None;
     let mut is_sorted = sorted;
     let isa = Isa::detect();
     for b in (lo..bs).rev() {
@@ -602,28 +627,46 @@ fn choose(v: &[u32], sorted: bool) -> (u32, u32) {
             best = (b, base);
         }
     }
-    best
+    Some(best)
 }
 
-/// Writes the frame of `v` (`1 <= n <= 128`) into `out`; returns `(b, size)`. Built for AVX2
-/// where the CPU has it: the b choice and the frame are many short loops over the values that
-/// the compiler vectorises (unsigned minimum and maximum need SSE4.1 / AVX2).
+/// Writes the frame of `v` (`1 <= n <= 128`) into `out`; returns `(b, size)`.
 fn write_frame(v: &[u32], sorted: bool, out: &mut [u8]) -> Result<(u32, usize)> {
+    write_frame_below(v, sorted, out, usize::MAX)?.ok_or(invalid("no frame below usize::MAX"))
+}
+
+/// [`write_frame`], or `None` (nothing written) when the frame would take at least `limit`
+/// bytes ([`choose_below`]). Built for AVX2 where the CPU has it: the b choice and the frame
+/// are many short loops over the values that the compiler vectorises (unsigned minimum and
+/// maximum need SSE4.1 / AVX2).
+fn write_frame_below(
+    v: &[u32],
+    sorted: bool,
+    out: &mut [u8],
+    limit: usize,
+) -> Result<Option<(u32, usize)>> {
     #[cfg(target_arch = "x86_64")]
     if Isa::detect() >= Isa::Avx2 {
         // SAFETY: the AVX2 level and above have AVX2, BMI1/2 and POPCNT (`Isa::probe`), the
         // kernel's target features; the body is safe code.
-        return unsafe { crate::simd::pfor_avx2::write_frame(v, sorted, out) };
+        return unsafe { crate::simd::pfor_avx2::write_frame(v, sorted, out, limit) };
     }
-    write_frame_body(v, sorted, out)
+    write_frame_body(v, sorted, out, limit)
 }
 
-/// [`write_frame`]'s body, inlined into its AVX2 build.
+/// [`write_frame_below`]'s body, inlined into its AVX2 build.
 #[inline(always)]
-pub(crate) fn write_frame_body(v: &[u32], sorted: bool, out: &mut [u8]) -> Result<(u32, usize)> {
-    let (b, base) = choose(v, sorted);
+pub(crate) fn write_frame_body(
+    v: &[u32],
+    sorted: bool,
+    out: &mut [u8],
+    limit: usize,
+) -> Result<Option<(u32, usize)>> {
+    let Some((b, base)) = choose_below(v, sorted, limit) else {
+        return Ok(None);
+    };
     let size = write_coded(v, b, base, out)?;
-    Ok((b, size))
+    Ok(Some((b, size)))
 }
 
 /// Writes the frame of `v` (`1 <= n <= 128`) for the window `[base, base + 2^b)` (`b <= 32`);
@@ -725,6 +768,16 @@ pub fn finish(
 }
 
 fn encode_keys<const DELTA: bool>(keys: &[u32], out: &mut [u8]) -> Result<Descriptor> {
+    encode_keys_below::<DELTA>(keys, out, usize::MAX)?.ok_or(invalid("no frame below usize::MAX"))
+}
+
+/// [`encode_keys`], or `None` (nothing written) when the frame would take at least `limit`
+/// bytes, as [`choose_below`] tells before choosing `b` (`BlockCodec::encode_below`).
+fn encode_keys_below<const DELTA: bool>(
+    keys: &[u32],
+    out: &mut [u8],
+    limit: usize,
+) -> Result<Option<Descriptor>> {
     if keys.len() > MAX_KEYS {
         return Err(invalid("more than 129 keys"));
     }
@@ -733,7 +786,7 @@ fn encode_keys<const DELTA: bool>(keys: &[u32], out: &mut [u8]) -> Result<Descri
     }
     let (start, last) = match (keys.first(), keys.last()) {
         (Some(&s), Some(&l)) => (s, l),
-        _ => return Ok(Descriptor::default()),
+        _ => return Ok(Some(Descriptor::default())),
     };
     let mut d = Descriptor {
         start,
@@ -743,17 +796,19 @@ fn encode_keys<const DELTA: bool>(keys: &[u32], out: &mut [u8]) -> Result<Descri
         bits: 0,
     };
     if keys.len() == 1 {
-        return Ok(d);
+        return Ok(Some(d));
     }
     let n = keys.len() - 1;
     let mut v = [0u32; FRAME];
     for i in 0..n {
         v[i] = keys[i + 1] - if DELTA { keys[i] } else { start };
     }
-    let (b, size) = write_frame(&v[..n], !DELTA, out)?;
+    let Some((b, size)) = write_frame_below(&v[..n], !DELTA, out, limit)? else {
+        return Ok(None);
+    };
     d.bits = b as u8;
     d.size = size as u32;
-    Ok(d)
+    Ok(Some(d))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1306,6 +1361,14 @@ macro_rules! pfor_codec {
 
             fn encode(keys: &[u32], out: &mut [u8]) -> Result<Descriptor> {
                 encode_keys::<$delta>(keys, out)
+            }
+
+            fn encode_below(
+                keys: &[u32],
+                out: &mut [u8],
+                limit: usize,
+            ) -> Result<Option<Descriptor>> {
+                encode_keys_below::<$delta>(keys, out, limit)
             }
 
             #[inline]
