@@ -39,8 +39,9 @@
 //! `select(i)` of PFOR reads one code (O(1)) unless `i` is reached by the exception list, which it
 //! walks; PFOR-DELTA sums the first `i` deltas. `lower_bound` and `fold` decode the frame into a
 //! stack buffer. `append` writes one code in place when the new value falls in the window (the
-//! exception section moves up when the code section grows by a byte); otherwise, and for
-//! insert/remove, the block is decoded, changed and re-encoded with a freshly chosen `b`.
+//! exception section moves up when the code section grows by a byte); PFOR-DELTA also appends an
+//! exception in place, linked from the last one (compulsory ones bridging a gap); otherwise, and
+//! for insert/remove, the block is decoded, changed and re-encoded with a freshly chosen `b`.
 
 use crate::bits::{self, mask, packed_len, width};
 use crate::vbyte::{get_varint, put_varint, varint_len};
