@@ -111,6 +111,17 @@ impl Codec {
         with_codec!(self.0, C => C::encoded_len(keys))
     }
 
+    /// See [`BlockCodec::encode_below`]: `None`, nothing written, when the codec tells before
+    /// encoding that `keys` would take at least `limit` bytes.
+    pub fn encode_below(
+        self,
+        keys: &[u32],
+        out: &mut [u8],
+        limit: usize,
+    ) -> Result<Option<Descriptor>> {
+        with_codec!(self.0, C => C::encode_below(keys, out, limit))
+    }
+
     /// See [`BlockCodec::decode`].
     #[inline]
     pub fn decode(self, d: &Descriptor, payload: &[u8], out: &mut [u32]) -> Result<usize> {

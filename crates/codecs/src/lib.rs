@@ -218,6 +218,16 @@ pub trait BlockCodec {
         None
     }
 
+    /// [`BlockCodec::encode`], unless the codec can tell before encoding that the payload
+    /// would take at least `limit` bytes: then `None`, and nothing is written. (A `Some` block
+    /// may still take `limit` bytes or more.) The default always encodes; PFOR and PFOR-DELTA
+    /// bound their frame from a histogram of the values before choosing a width. `auto` asks
+    /// for each candidate it must encode to be sized under nine tenths of its best (issue 21).
+    fn encode_below(keys: &[u32], out: &mut [u8], limit: usize) -> Result<Option<Descriptor>> {
+        let _ = limit;
+        Self::encode(keys, out).map(Some)
+    }
+
     /// Decodes all `count` keys (start included) into `out[..count]`; returns `count`.
     /// `out.len()` must be at least `count` (else `InvalidInput`). Prefix sum fused in.
     fn decode(desc: &Descriptor, payload: &[u8], out: &mut [u32]) -> Result<usize>;

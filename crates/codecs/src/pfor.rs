@@ -39,8 +39,9 @@
 //! `select(i)` of PFOR reads one code (O(1)) unless `i` is reached by the exception list, which it
 //! walks; PFOR-DELTA sums the first `i` deltas. `lower_bound` and `fold` decode the frame into a
 //! stack buffer. `append` writes one code in place when the new value falls in the window (the
-//! exception section moves up when the code section grows by a byte); otherwise, and for
-//! insert/remove, the block is decoded, changed and re-encoded with a freshly chosen `b`.
+//! exception section moves up when the code section grows by a byte); PFOR-DELTA also appends an
+//! exception in place, linked from the last one (compulsory ones bridging a gap); otherwise, and
+//! for insert/remove, the block is decoded, changed and re-encoded with a freshly chosen `b`.
 
 use crate::bits::{self, mask, packed_len, width};
 use crate::vbyte::{get_varint, put_varint, varint_len};
@@ -511,6 +512,19 @@ fn window_start(s: &[u32], len: usize, m: u32) -> usize {
 /// `2^b` of them, which bounds the exceptions before any counting.
 #[inline(always)]
 fn choose(v: &[u32], sorted: bool) -> (u32, u32) {
+    // Nothing is ruled out below `usize::MAX`: always `Some`.
+    choose_below(v, sorted, usize::MAX).unwrap_or((32, 0))
+}
+
+/// [`choose`], or `None` when the frame would take at least `limit` bytes, known from a lower
+/// bound before any width is tried: at the frame's own width `full` its exact size; at a width
+/// `b < full` at least one exception (no window of `b` bits holds every value), and at least
+/// `n` minus the histogram's bound on its longest window ([`window_bounds`]), 4 bytes each, plus
+/// the header, the first exception's byte, a base byte and `packed_len(n, b)`. `auto` asks
+/// PFOR-DELTA for a frame under nine tenths of its best candidate's size; on spread keys
+/// (uniform u32) the bound rules it out, where choosing `b` took most of the encode (issue 21).
+#[inline(always)]
+fn choose_below(v: &[u32], sorted: bool, limit: usize) -> Option<(u32, u32)> {
     let n = v.len();
     let mut buf = [0u32; FRAME];
     let s = &mut buf[..n];
@@ -539,7 +553,20 @@ fn choose(v: &[u32], sorted: bool) -> (u32, u32) {
         .map_or(0, |b| b + 1);
     let lo = (0..bs).find(|&b| least(b) < best_size).unwrap_or(bs);
     if lo >= bs {
-        return best;
+        return (best_size < limit).then_some(best);
+    }
+    // The bound on the sizes below `limit`: the widths `lo..bs` are the only ones that can beat
+    // `full` (`least`), each by at most what the histogram allows.
+    let mut bound: Option<[u8; 33]> = None;
+    if best_size >= limit {
+        let bnd = window_bounds(v, min, full);
+        let floor = (lo..bs)
+            .map(|b| 3 + packed_len(n, b) + 4 * n.saturating_sub(bnd[b as usize] as usize).max(1))
+            .fold(best_size, usize::min);
+        if floor >= limit {
+            return None;
+        }
+        bound = Some(bnd);
     }
     // Widths just below `full` (which may drop only a few values as exceptions) are settled
     // from the smallest and largest values; for unsorted values (PFOR-DELTA) wider gaps are
@@ -553,7 +580,6 @@ fn choose(v: &[u32], sorted: bool) -> (u32, u32) {
     } else {
         Some(extremes(v))
     };
-    let mut bound: Option<[u8; 33]> = None;
     let mut is_sorted = sorted;
     let isa = Isa::detect();
     for b in (lo..bs).rev() {
@@ -602,28 +628,46 @@ fn choose(v: &[u32], sorted: bool) -> (u32, u32) {
             best = (b, base);
         }
     }
-    best
+    Some(best)
 }
 
-/// Writes the frame of `v` (`1 <= n <= 128`) into `out`; returns `(b, size)`. Built for AVX2
-/// where the CPU has it: the b choice and the frame are many short loops over the values that
-/// the compiler vectorises (unsigned minimum and maximum need SSE4.1 / AVX2).
+/// Writes the frame of `v` (`1 <= n <= 128`) into `out`; returns `(b, size)`.
 fn write_frame(v: &[u32], sorted: bool, out: &mut [u8]) -> Result<(u32, usize)> {
+    write_frame_below(v, sorted, out, usize::MAX)?.ok_or(invalid("no frame below usize::MAX"))
+}
+
+/// [`write_frame`], or `None` (nothing written) when the frame would take at least `limit`
+/// bytes ([`choose_below`]). Built for AVX2 where the CPU has it: the b choice and the frame
+/// are many short loops over the values that the compiler vectorises (unsigned minimum and
+/// maximum need SSE4.1 / AVX2).
+fn write_frame_below(
+    v: &[u32],
+    sorted: bool,
+    out: &mut [u8],
+    limit: usize,
+) -> Result<Option<(u32, usize)>> {
     #[cfg(target_arch = "x86_64")]
     if Isa::detect() >= Isa::Avx2 {
         // SAFETY: the AVX2 level and above have AVX2, BMI1/2 and POPCNT (`Isa::probe`), the
         // kernel's target features; the body is safe code.
-        return unsafe { crate::simd::pfor_avx2::write_frame(v, sorted, out) };
+        return unsafe { crate::simd::pfor_avx2::write_frame(v, sorted, out, limit) };
     }
-    write_frame_body(v, sorted, out)
+    write_frame_body(v, sorted, out, limit)
 }
 
-/// [`write_frame`]'s body, inlined into its AVX2 build.
+/// [`write_frame_below`]'s body, inlined into its AVX2 build.
 #[inline(always)]
-pub(crate) fn write_frame_body(v: &[u32], sorted: bool, out: &mut [u8]) -> Result<(u32, usize)> {
-    let (b, base) = choose(v, sorted);
+pub(crate) fn write_frame_body(
+    v: &[u32],
+    sorted: bool,
+    out: &mut [u8],
+    limit: usize,
+) -> Result<Option<(u32, usize)>> {
+    let Some((b, base)) = choose_below(v, sorted, limit) else {
+        return Ok(None);
+    };
     let size = write_coded(v, b, base, out)?;
-    Ok((b, size))
+    Ok(Some((b, size)))
 }
 
 /// Writes the frame of `v` (`1 <= n <= 128`) for the window `[base, base + 2^b)` (`b <= 32`);
@@ -725,6 +769,16 @@ pub fn finish(
 }
 
 fn encode_keys<const DELTA: bool>(keys: &[u32], out: &mut [u8]) -> Result<Descriptor> {
+    encode_keys_below::<DELTA>(keys, out, usize::MAX)?.ok_or(invalid("no frame below usize::MAX"))
+}
+
+/// [`encode_keys`], or `None` (nothing written) when the frame would take at least `limit`
+/// bytes, as [`choose_below`] tells before choosing `b` (`BlockCodec::encode_below`).
+fn encode_keys_below<const DELTA: bool>(
+    keys: &[u32],
+    out: &mut [u8],
+    limit: usize,
+) -> Result<Option<Descriptor>> {
     if keys.len() > MAX_KEYS {
         return Err(invalid("more than 129 keys"));
     }
@@ -733,7 +787,7 @@ fn encode_keys<const DELTA: bool>(keys: &[u32], out: &mut [u8]) -> Result<Descri
     }
     let (start, last) = match (keys.first(), keys.last()) {
         (Some(&s), Some(&l)) => (s, l),
-        _ => return Ok(Descriptor::default()),
+        _ => return Ok(Some(Descriptor::default())),
     };
     let mut d = Descriptor {
         start,
@@ -743,17 +797,19 @@ fn encode_keys<const DELTA: bool>(keys: &[u32], out: &mut [u8]) -> Result<Descri
         bits: 0,
     };
     if keys.len() == 1 {
-        return Ok(d);
+        return Ok(Some(d));
     }
     let n = keys.len() - 1;
     let mut v = [0u32; FRAME];
     for i in 0..n {
         v[i] = keys[i + 1] - if DELTA { keys[i] } else { start };
     }
-    let (b, size) = write_frame(&v[..n], !DELTA, out)?;
+    let Some((b, size)) = write_frame_below(&v[..n], !DELTA, out, limit)? else {
+        return Ok(None);
+    };
     d.bits = b as u8;
     d.size = size as u32;
-    Ok(d)
+    Ok(Some(d))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -985,13 +1041,81 @@ fn insert<const DELTA: bool>(
     })
 }
 
-/// Position of the last exception of a frame with `x > 0` (a walk of the list); `None` if the
-/// list leaves the frame (a corrupt block: the slow path reports it).
-fn last_exception(f: &Frame<'_>) -> Option<usize> {
-    let mut p = f.first;
-    for _ in 1..f.x {
-        p += bits::get(f.codes, f.b, p)? as usize + 1;
-        if p >= f.n {
+/// What the in-place appends need of a frame's header, read and checked as [`parse`] checks it
+/// (a block it refuses gets no `Head`, and the general path reports it).
+#[derive(Clone, Copy, Debug)]
+struct Head {
+    /// Values in the frame (`count - 1 >= 1`).
+    n: usize,
+    b: u32,
+    base: u32,
+    /// Number of exceptions and the position of the first (0 when `x == 0`).
+    x: usize,
+    first: usize,
+    /// Offset of the code section, and its length `packed_len(n, b)`; the `4x` bytes of
+    /// exceptions follow it and end the frame.
+    codes_at: usize,
+    clen: usize,
+}
+
+/// The header of a frame of `count >= 2` keys, when the descriptor and the payload pass
+/// [`parse`]'s checks; `None` otherwise. Inlined into the append path: `parse`'s call and its
+/// 80-byte `Result` were a hundred instructions of each append (issue 21).
+#[inline(always)]
+fn head(d: &Descriptor, payload: &[u8]) -> Option<Head> {
+    let count = d.count as usize;
+    let (b, size) = (d.bits as u32, d.size as usize);
+    if !(2..=MAX_KEYS).contains(&count) || d.last <= d.start || b > 32 {
+        return None;
+    }
+    let n = count - 1;
+    let p = payload.get(..size)?;
+    let x = *p.first()? as usize;
+    let (first, at) = if x > 0 {
+        (*p.get(1)? as usize, 2)
+    } else {
+        (0, 1)
+    };
+    if x > n || (x > 0 && first >= n) {
+        return None;
+    }
+    let (base, len) = get_varint(p, at).ok()?;
+    let clen = packed_len(n, b);
+    if len != varint_len(base) || size != at + len + clen + 4 * x {
+        return None;
+    }
+    Some(Head {
+        n,
+        b,
+        base,
+        x,
+        first,
+        codes_at: at + len,
+        clen,
+    })
+}
+
+/// Position of the last exception of a frame with `x > 0`, from its codes (a walk of the
+/// list); `None` if the list leaves the frame (a corrupt block: the general path reports it).
+///
+/// At `b = 0` every link is 0, so the exceptions are the `x` positions from the first one: the
+/// walk's answer without the walk. An ascending load meets that case on every append of a block
+/// of spread keys (uniform u32 keys): the block's second key frames the first delta alone, at
+/// `b = 0`, and each later delta is an exception, so walking the list made appending a block
+/// quadratic (390 instructions per key, a quarter of a PFOR-DELTA load's, issue 21).
+#[inline]
+fn last_exception(h: &Head, codes: &[u8]) -> Option<usize> {
+    if h.x == 0 {
+        return None;
+    }
+    if h.b == 0 {
+        let p = h.first + h.x - 1;
+        return (p < h.n).then_some(p);
+    }
+    let mut p = h.first;
+    for _ in 1..h.x {
+        p += bits::get(codes, h.b, p)? as usize + 1;
+        if p >= h.n {
             return None;
         }
     }
@@ -1003,155 +1127,48 @@ fn append<const DELTA: bool>(
     payload: &mut [u8],
     key: u32,
 ) -> Result<AppendOutcome> {
-    let frame = parse(d, payload)?;
+    if key > d.last && (d.count as usize) < MAX_KEYS {
+        if let Some(h) = head(d, payload) {
+            if append_in_frame::<DELTA>(d, payload, key, &h)? {
+                return Ok(AppendOutcome::Appended);
+            }
+        }
+    }
+    append_general::<DELTA>(d, payload, key)
+}
+
+/// [`append`] where no in-place append of a frame takes the key: a block's second key, a key
+/// the frame cannot take (re-encoded with a freshly chosen `b`), and the errors. Out of line,
+/// so that the in-place path stays a small function (inlined, this path cost each append 35
+/// instructions of spills, issue 21).
+#[inline(never)]
+fn append_general<const DELTA: bool>(
+    d: &mut Descriptor,
+    payload: &mut [u8],
+    key: u32,
+) -> Result<AppendOutcome> {
+    if key > d.last && d.count == 1 && d.size == 0 && d.bits == 0 && d.start == d.last {
+        // The block's second key: the frame of the one value `v` is what the encoder writes
+        // for it (`choose` gives `b = 0` and `base = v`: no codes, no exceptions), written
+        // without decoding and encoding (once per block).
+        let v = key - d.start;
+        let size = 1 + varint_len(v);
+        if size <= payload.len() {
+            payload[0] = 0;
+            put_varint(v, &mut payload[1..size]);
+            d.count = 2;
+            d.last = key;
+            d.size = size as u32;
+            return Ok(AppendOutcome::Appended);
+        }
+    }
+    parse(d, payload)?;
     let count = d.count as usize;
     if count > 0 && key <= d.last {
         return Err(invalid("appended key not above the last key"));
     }
     if count >= MAX_KEYS {
         return Ok(AppendOutcome::NoRoom);
-    }
-    // Fast path: the new value is a code of the current window; nothing else moves but the
-    // exception section (by at most one byte).
-    // The last exception is found by walking the chain: only when the value is an exception.
-    let last_exc = |f: &Option<Frame<'_>>| match f {
-        Some(f) if f.x > 0 => last_exception(f),
-        _ => None,
-    };
-    let fast = frame.map(|f| {
-        (
-            f.n,
-            f.b,
-            f.base,
-            f.codes_at,
-            f.codes.len(),
-            f.exc.len(),
-            f.x,
-        )
-    });
-    if let Some((n, b, base, codes_at, old_clen, exc_len, x)) = fast {
-        let v = key - if DELTA { d.last } else { d.start };
-        let code = v.wrapping_sub(base);
-        // Second fast path (PFOR-DELTA): the value is an exception and the list already has
-        // one within reach (2^b positions): link it from the last exception and store it at
-        // the end. Not for PFOR, whose offsets grow with every append: past the window each
-        // of them would become an exception, where a re-encode picks a wider b.
-        if DELTA && code > mask(b) && n < FRAME && x == 0 {
-            // The first exception: the header gains its `f` byte (everything after `x` moves up
-            // by one), the value goes to the new exception section.
-            let new_clen = packed_len(n + 1, b);
-            let old_size = d.size as usize;
-            let new_size = old_size + 1 + (new_clen - old_clen) + 4;
-            // Stay within the worst case of a block this size (callers size buffers by it).
-            if new_size <= payload.len() && new_size <= max_payload_len(count + 1) {
-                payload.copy_within(1..old_size, 2);
-                payload[0] = 1;
-                payload[1] = n as u8;
-                let cat = codes_at + 1;
-                payload[cat + old_clen..cat + new_clen].fill(0);
-                payload[cat + new_clen..cat + new_clen + 4].copy_from_slice(&v.to_le_bytes());
-                d.count += 1;
-                d.last = key;
-                d.size = new_size as u32;
-                return Ok(AppendOutcome::Appended);
-            }
-        }
-        if DELTA && code > mask(b) && n < FRAME {
-            if let Some(le) = last_exc(&frame) {
-                let link = (n - le - 1) as u32;
-                let new_clen = packed_len(n + 1, b);
-                let grow = new_clen - old_clen;
-                let exc_at = codes_at + old_clen;
-                let size = d.size as usize + grow + 4;
-                if link <= mask(b)
-                    && x < FRAME
-                    && size <= payload.len()
-                    && size <= max_payload_len(count + 1)
-                {
-                    if grow > 0 {
-                        payload.copy_within(exc_at..exc_at + exc_len, exc_at + grow);
-                        payload[exc_at..exc_at + grow].fill(0);
-                    }
-                    let codes = &mut payload[codes_at..codes_at + new_clen];
-                    bits::set(codes, b, le, link);
-                    bits::set(codes, b, n, 0);
-                    let end = exc_at + grow + exc_len;
-                    payload[end..end + 4].copy_from_slice(&v.to_le_bytes());
-                    payload[0] = (x + 1) as u8;
-                    d.count += 1;
-                    d.last = key;
-                    d.size = size as u32;
-                    return Ok(AppendOutcome::Appended);
-                }
-            }
-        }
-        // Third fast path (PFOR-DELTA): the value is an exception but the last one is out of
-        // reach. Compulsory exceptions bridge the gap (seed 004): every 2^b positions after
-        // the last exception a code becomes a link and its value moves to the end of the
-        // exception section, which stays in position order.
-        if DELTA && code > mask(b) && n < FRAME && b > 0 {
-            if let Some(le) = last_exc(&frame) {
-                let step = mask(b) as usize + 1;
-                let mut comp = 0;
-                let mut p = le;
-                while n - p - 1 > mask(b) as usize {
-                    p += step;
-                    comp += 1;
-                }
-                let new_clen = packed_len(n + 1, b);
-                let grow = new_clen - old_clen;
-                let exc_at = codes_at + old_clen;
-                let size = d.size as usize + grow + 4 * (comp + 1);
-                if x + comp < FRAME && size <= payload.len() && size <= max_payload_len(count + 1) {
-                    if grow > 0 {
-                        payload.copy_within(exc_at..exc_at + exc_len, exc_at + grow);
-                        payload[exc_at..exc_at + grow].fill(0);
-                    }
-                    let mut end = exc_at + grow + exc_len;
-                    let mut prev = le;
-                    for _ in 0..comp {
-                        let c = prev + step;
-                        let codes = &mut payload[codes_at..codes_at + new_clen];
-                        let val = base.wrapping_add(
-                            bits::get(codes, b, c).ok_or(corrupt("code outside the frame"))?,
-                        );
-                        bits::set(codes, b, prev, mask(b));
-                        payload[end..end + 4].copy_from_slice(&val.to_le_bytes());
-                        end += 4;
-                        prev = c;
-                    }
-                    let codes = &mut payload[codes_at..codes_at + new_clen];
-                    bits::set(codes, b, prev, (n - prev - 1) as u32);
-                    bits::set(codes, b, n, 0);
-                    payload[end..end + 4].copy_from_slice(&v.to_le_bytes());
-                    payload[0] = (x + comp + 1) as u8;
-                    d.count += 1;
-                    d.last = key;
-                    d.size = size as u32;
-                    return Ok(AppendOutcome::Appended);
-                }
-            }
-        }
-        if code <= mask(b) && n < FRAME {
-            let new_clen = packed_len(n + 1, b);
-            let exc_at = codes_at + old_clen;
-            let grow = new_clen - old_clen;
-            let size = d.size as usize + grow;
-            if size <= payload.len() {
-                if grow > 0 {
-                    payload.copy_within(exc_at..exc_at + exc_len, exc_at + grow);
-                    payload[exc_at..exc_at + grow].fill(0);
-                }
-                // The whole tail of the payload, not only the codes: `bits::set` then writes
-                // one word (it changes only the value's bits), where the codes' last bytes
-                // alone made it write byte by byte on every append (issue 21).
-                bits::set(&mut payload[codes_at..], b, n, code);
-                d.count += 1;
-                d.last = key;
-                d.size = size as u32;
-                return Ok(AppendOutcome::Appended);
-            }
-        }
     }
     let mut buf = [0u32; MAX_KEYS];
     let n = decode_with::<DELTA>(Isa::detect(), d, payload, &mut buf)?;
@@ -1161,6 +1178,131 @@ fn append<const DELTA: bool>(
     } else {
         AppendOutcome::NoRoom
     })
+}
+
+/// The in-place appends of `key` (above the last key, `count < MAX_KEYS`) to the frame with
+/// header `h`: `true` when one of them took it, `false` (nothing changed) when the block must
+/// be re-encoded.
+#[inline(always)]
+fn append_in_frame<const DELTA: bool>(
+    d: &mut Descriptor,
+    payload: &mut [u8],
+    key: u32,
+    h: &Head,
+) -> Result<bool> {
+    let count = d.count as usize;
+    let Head {
+        n,
+        b,
+        base,
+        x,
+        codes_at,
+        clen: old_clen,
+        ..
+    } = *h;
+    let exc_len = 4 * x;
+    let v = key - if DELTA { d.last } else { d.start };
+    let code = v.wrapping_sub(base);
+    if n >= FRAME {
+        return Ok(false);
+    }
+    // Fast path: the new value is a code of the current window; nothing else moves but the
+    // exception section (by at most one byte).
+    if code <= mask(b) {
+        let new_clen = packed_len(n + 1, b);
+        let exc_at = codes_at + old_clen;
+        let grow = new_clen - old_clen;
+        let size = d.size as usize + grow;
+        if size > payload.len() {
+            return Ok(false);
+        }
+        if grow > 0 {
+            payload.copy_within(exc_at..exc_at + exc_len, exc_at + grow);
+            payload[exc_at..exc_at + grow].fill(0);
+        }
+        // The whole tail of the payload, not only the codes: `bits::set` then writes one word
+        // (it changes only the value's bits), where the codes' last bytes alone made it write
+        // byte by byte on every append (issue 21).
+        bits::set(&mut payload[codes_at..], b, n, code);
+        d.count += 1;
+        d.last = key;
+        d.size = size as u32;
+        return Ok(true);
+    }
+    // The value is an exception. Not for PFOR, whose offsets grow with every append: past the
+    // window each of them would become an exception, where a re-encode picks a wider b.
+    if !DELTA {
+        return Ok(false);
+    }
+    if x == 0 {
+        // The first exception: the header gains its `f` byte (everything after `x` moves up by
+        // one), the value goes to the new exception section.
+        let new_clen = packed_len(n + 1, b);
+        let old_size = d.size as usize;
+        let new_size = old_size + 1 + (new_clen - old_clen) + 4;
+        // Stay within the worst case of a block this size (callers size buffers by it).
+        if new_size > payload.len() || new_size > max_payload_len(count + 1) {
+            return Ok(false);
+        }
+        payload.copy_within(1..old_size, 2);
+        payload[0] = 1;
+        payload[1] = n as u8;
+        let cat = codes_at + 1;
+        payload[cat + old_clen..cat + new_clen].fill(0);
+        payload[cat + new_clen..cat + new_clen + 4].copy_from_slice(&v.to_le_bytes());
+        d.count += 1;
+        d.last = key;
+        d.size = new_size as u32;
+        return Ok(true);
+    }
+    let Some(le) = last_exception(h, &payload[codes_at..codes_at + old_clen]) else {
+        return Ok(false);
+    };
+    // The list has an exception within reach (2^b positions): link it from the last exception
+    // and store the value at the end. Otherwise compulsory exceptions bridge the gap (seed
+    // 004): every 2^b positions after the last exception a code becomes a link and its value
+    // moves to the end of the exception section, which stays in position order.
+    let step = mask(b) as usize + 1;
+    let comp = (n - le - 1) / step;
+    if comp > 0 && b == 0 {
+        return Ok(false);
+    }
+    let new_clen = packed_len(n + 1, b);
+    let grow = new_clen - old_clen;
+    let exc_at = codes_at + old_clen;
+    let size = d.size as usize + grow + 4 * (comp + 1);
+    if x + comp >= FRAME || size > payload.len() || size > max_payload_len(count + 1) {
+        return Ok(false);
+    }
+    if grow > 0 {
+        payload.copy_within(exc_at..exc_at + exc_len, exc_at + grow);
+        payload[exc_at..exc_at + grow].fill(0);
+    }
+    let mut end = exc_at + grow + exc_len;
+    let mut prev = le;
+    for _ in 0..comp {
+        let c = prev + step;
+        let codes = &mut payload[codes_at..codes_at + new_clen];
+        let val =
+            base.wrapping_add(bits::get(codes, b, c).ok_or(corrupt("code outside the frame"))?);
+        bits::set(codes, b, prev, mask(b));
+        payload[end..end + 4].copy_from_slice(&val.to_le_bytes());
+        end += 4;
+        prev = c;
+    }
+    if b > 0 {
+        // (At b = 0 there are no code bits to set: the uniform-key case, where the calls were
+        // 30 instructions of each append.)
+        let codes = &mut payload[codes_at..codes_at + new_clen];
+        bits::set(codes, b, prev, (n - prev - 1) as u32);
+        bits::set(codes, b, n, 0);
+    }
+    payload[end..end + 4].copy_from_slice(&v.to_le_bytes());
+    payload[0] = (x + comp + 1) as u8;
+    d.count += 1;
+    d.last = key;
+    d.size = size as u32;
+    Ok(true)
 }
 
 fn remove<const DELTA: bool>(
@@ -1220,6 +1362,14 @@ macro_rules! pfor_codec {
 
             fn encode(keys: &[u32], out: &mut [u8]) -> Result<Descriptor> {
                 encode_keys::<$delta>(keys, out)
+            }
+
+            fn encode_below(
+                keys: &[u32],
+                out: &mut [u8],
+                limit: usize,
+            ) -> Result<Option<Descriptor>> {
+                encode_keys_below::<$delta>(keys, out, limit)
             }
 
             #[inline]
@@ -1308,6 +1458,146 @@ mod tests {
                 assert_eq!(&out[..n], &keys[..], "seed {seed}");
             }
             assert_eq!(keys.len(), MAX_KEYS, "seed {seed}: an append found no room");
+        }
+    }
+
+    /// The seed of a random test: `SEED` from the environment, else a fresh one (printed).
+    fn seed() -> u64 {
+        let seed = std::env::var("SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| fastrand::u64(..));
+        println!("SEED={seed}");
+        seed
+    }
+
+    /// The next delta of one of the test's key families: spread (uniform keys: deltas up to
+    /// twice a mean of 2^0..2^24), one fixed width `w` (0..=32; at 0 the same delta every
+    /// time), small deltas with rare jumps, or one constant delta with a rare other one.
+    fn next_delta(rng: &mut fastrand::Rng, family: u32, w: u32, at_end: bool) -> u32 {
+        let jump = at_end && rng.bool();
+        match family {
+            0 => 1 + rng.u32(..2 << w.min(24)),
+            1 if w == 0 => 7,
+            1 => rng.u32(1 << (w - 1)..=mask(w)),
+            2 if jump || rng.usize(..20) == 0 => rng.u32(1 << 16..1 << 28),
+            2 => rng.u32(1..4),
+            _ if jump || rng.usize(..30) == 0 => rng.u32(8..1 << 20),
+            _ => 3,
+        }
+    }
+
+    /// In-place appends against the plain encoder, PFOR and PFOR-DELTA: keys of every family
+    /// and width (0..=32), from a block of one key to a full one (or until the next key leaves
+    /// u32), jumps at the block's end included. After every append the block decodes to the
+    /// keys the plain encoder is given, validates, stays within `max_payload_len`, and
+    /// `last_exception` agrees with a walk of the list (its `b = 0` shortcut included).
+    #[test]
+    fn appends_match_the_plain_encoder() {
+        fn run<const DELTA: bool>(rng: &mut fastrand::Rng, family: u32, w: u32) -> usize {
+            let mut keys = vec![rng.u32(..1 << 20)];
+            let mut d = Descriptor {
+                start: keys[0],
+                count: 1,
+                last: keys[0],
+                size: 0,
+                bits: 0,
+            };
+            let mut payload = vec![0u8; max_payload_len(MAX_KEYS)];
+            while keys.len() < MAX_KEYS {
+                let delta = next_delta(rng, family, w, keys.len() + 4 >= MAX_KEYS);
+                let Some(k) = keys[keys.len() - 1].checked_add(delta) else {
+                    break;
+                };
+                match append::<DELTA>(&mut d, &mut payload, k).unwrap() {
+                    AppendOutcome::Appended => keys.push(k),
+                    AppendOutcome::NoRoom => panic!("no room for key {} of a block", keys.len()),
+                }
+                let what = format!("delta {DELTA} family {family} width {w} keys {keys:?}");
+                assert!(d.size as usize <= max_payload_len(keys.len()), "{what}");
+                validate::<DELTA>(&d, &payload).unwrap_or_else(|e| panic!("{e} {what}"));
+                let mut out = [0u32; MAX_KEYS];
+                let n = decode_with::<DELTA>(Isa::Scalar, &d, &payload, &mut out).unwrap();
+                let mut plain = vec![0u8; max_payload_len(MAX_KEYS)];
+                let pd = encode_keys::<DELTA>(&keys, &mut plain).unwrap();
+                let mut want = [0u32; MAX_KEYS];
+                let m = decode_with::<DELTA>(Isa::Scalar, &pd, &plain, &mut want).unwrap();
+                assert_eq!(&out[..n], &want[..m], "{what}");
+                assert_eq!(&out[..n], &keys[..], "{what}");
+                if keys.len() == 2 {
+                    // The second key's frame is the encoder's, byte for byte.
+                    assert_eq!(d, pd, "{what}");
+                    assert_eq!(payload[..pd.size as usize], plain[..pd.size as usize]);
+                }
+                if let Some(h) = head(&d, &payload) {
+                    let f = parse(&d, &payload).unwrap().unwrap();
+                    let walked = (f.x > 0)
+                        .then(|| {
+                            let mut p = f.first;
+                            for _ in 1..f.x {
+                                p += f.code(p) as usize + 1;
+                            }
+                            p
+                        })
+                        .filter(|&p| p < f.n);
+                    let codes = &payload[h.codes_at..h.codes_at + h.clen];
+                    assert_eq!(last_exception(&h, codes), walked, "{what}");
+                }
+            }
+            keys.len()
+        }
+        let mut rng = fastrand::Rng::with_seed(seed());
+        let mut full = 0;
+        for round in 0..400u32 {
+            let family = round % 4;
+            let w = rng.u32(0..=32);
+            full += usize::from(run::<true>(&mut rng, family, w) == MAX_KEYS);
+            full += usize::from(run::<false>(&mut rng, family, w) == MAX_KEYS);
+        }
+        assert!(full > 400, "only {full} of 800 blocks filled up");
+    }
+
+    /// `head` reads what `parse` reads, and refuses every block `parse` refuses: valid frames of
+    /// every width, then each with one byte or descriptor field damaged.
+    #[test]
+    fn head_agrees_with_parse() {
+        let mut rng = fastrand::Rng::with_seed(seed());
+        for round in 0..3000 {
+            let n = rng.usize(1..MAX_KEYS);
+            let w = rng.u32(0..=32);
+            let mut keys = vec![rng.u32(..1000)];
+            while keys.len() < n {
+                let delta = next_delta(&mut rng, round % 4, w, false);
+                match keys[keys.len() - 1].checked_add(delta) {
+                    Some(k) => keys.push(k),
+                    None => break,
+                }
+            }
+            let mut payload = vec![0u8; max_payload_len(MAX_KEYS) + 8];
+            let mut d = encode_keys::<true>(&keys, &mut payload).unwrap();
+            if round % 2 == 1 {
+                match rng.usize(..6) {
+                    0 => d.count = rng.u32(..=MAX_KEYS as u32 + 2),
+                    1 => d.bits = rng.u8(..40),
+                    2 => d.size = rng.u32(..=payload.len() as u32 + 2),
+                    3 => d.last = rng.u32(..),
+                    _ => {
+                        let i = rng.usize(..(d.size as usize).max(1));
+                        payload[i] = rng.u8(..);
+                    }
+                }
+            }
+            match (head(&d, &payload), parse(&d, &payload)) {
+                (Some(h), Ok(Some(f))) => {
+                    assert_eq!(
+                        (h.n, h.b, h.base, h.x, h.first, h.codes_at, h.clen),
+                        (f.n, f.b, f.base, f.x, f.first, f.codes_at, f.codes.len()),
+                        "round {round}"
+                    );
+                }
+                (None, Err(_) | Ok(None)) => {}
+                (h, f) => panic!("round {round}: head {h:?}, parse {f:?}"),
+            }
         }
     }
 

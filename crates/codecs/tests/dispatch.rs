@@ -149,3 +149,65 @@ fn encoded_len_is_the_encoders_size() {
         assert_eq!(sized > 0, expect, "{id}");
     }
 }
+
+/// `Codec::encode_below` is `encode`, byte for byte, unless it says the block would take at
+/// least the limit, which must then be so: for every codec, random blocks of every count and
+/// delta width with outliers (the last delta often), and limits around the encoder's size.
+/// `auto` relies on it to choose the blocks' codecs as encoding every candidate did.
+#[test]
+fn encode_below_is_encode_or_a_true_refusal() {
+    let mut rng = fastrand::Rng::with_seed(seed());
+    for id in CodecId::ALL {
+        let c = Codec(id);
+        let len = c.max_payload_len(c.max_keys());
+        let (mut buf, mut below) = (vec![0u8; len], vec![0u8; len]);
+        let mut refused = 0;
+        for round in 0..3000 {
+            let n = match round % 4 {
+                0 => rng.usize(..=3),
+                1 => c.max_keys(),
+                _ => rng.usize(..=c.max_keys()),
+            };
+            let (b, start) = (rng.u32(0..=32), rng.u32(..1 << 20));
+            let mut keys = common::keys_with_width(&mut rng, n, b, start);
+            if round % 3 > 0 && keys.len() > 2 {
+                for _ in 0..rng.usize(1..4) {
+                    let at = if rng.bool() {
+                        keys.len() - 1
+                    } else {
+                        rng.usize(1..keys.len())
+                    };
+                    let w = rng.u32(8..28);
+                    let jump = rng.u32(..1 << w);
+                    for k in &mut keys[at..] {
+                        *k = k.saturating_add(jump);
+                    }
+                }
+                keys.dedup();
+            }
+            let d = c.encode(&keys, &mut buf).unwrap();
+            let size = d.size as usize;
+            let limit = match round % 3 {
+                0 => size * 9 / 10 + rng.usize(..=size / 5 + 1),
+                1 => rng.usize(..=2 * size + 1),
+                _ => usize::MAX,
+            };
+            match c.encode_below(&keys, &mut below, limit).unwrap() {
+                Some(db) => {
+                    assert_eq!(db, d, "{id} round {round}");
+                    assert_eq!(below[..size], buf[..size], "{id} round {round}");
+                }
+                None => {
+                    assert!(
+                        size >= limit,
+                        "{id} round {round}: {size} refused below {limit}"
+                    );
+                    refused += 1;
+                }
+            }
+        }
+        if matches!(id, CodecId::Pfor | CodecId::PforDelta) {
+            assert!(refused > 100, "{id}: only {refused} refusals");
+        }
+    }
+}

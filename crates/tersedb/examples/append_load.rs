@@ -2,10 +2,11 @@
 //! N ClusterData keys (the CLI's generator, `--dist clustered`: [0, 9N/8)) appended in one write
 //! transaction, committed, then the file closed; 16 KiB pages, `Durability::None`, a 1 GiB cache,
 //! as `crates/bench-peers/src/tersedb_store.rs` sets them.
-//! `cargo run --release -p tersedb --example append_load -- N CODEC|none|auto [REPEATS] [SEED]`
-//! prints the load time of each repeat (append and commit) and the file's bytes per key. With
+//! `cargo run --release -p tersedb --example append_load -- N CODEC|none|auto [REPEATS] [SEED]
+//! [clustered|uniform]` prints the load time of each repeat (append and commit) and the file's bytes per key. With
 //! `RANDOM_FIRST=1` the keys are first loaded in random order into another file, as the
-//! harness does before its ascending load.
+//! harness does before its ascending load. `uniform` takes N distinct keys drawn uniformly over
+//! u32 (`--dist uniform`; the same distribution as the CLI's generator, not the same keys).
 
 use std::time::Instant;
 use tersedb::{CodecId, DbConfig, Durability, Env, EnvOptions, KeyType, RecordType};
@@ -42,6 +43,26 @@ fn uniform(rng: &mut fastrand::Rng, n: usize, min: u64, max: u64) -> Vec<u64> {
     out
 }
 
+/// `n` distinct keys drawn uniformly over u32, sorted: draws, sorted and deduplicated, then `n`
+/// of them kept by selection sampling (linear; `uniform`'s removals by index are quadratic).
+fn uniform_u32(rng: &mut fastrand::Rng, n: usize) -> Vec<u64> {
+    let mut out = Vec::with_capacity(n + n / 8 + 8);
+    while out.len() < n {
+        let missing = n - out.len();
+        out.extend((0..missing + missing / 8 + 8).map(|_| rng.u64(..1 << 32)));
+        out.sort_unstable();
+        out.dedup();
+    }
+    let (mut needed, mut left) = (n, out.len());
+    out.retain(|_| {
+        let keep = rng.usize(..left) < needed;
+        needed -= usize::from(keep);
+        left -= 1;
+        keep
+    });
+    out
+}
+
 /// ClusterData (crates/cli/src/datasets.rs, `fill_clustered`).
 fn clustered(rng: &mut fastrand::Rng, out: &mut Vec<u64>, n: usize, min: u64, max: u64) {
     let range = max - min;
@@ -67,7 +88,7 @@ fn clustered(rng: &mut fastrand::Rng, out: &mut Vec<u64>, n: usize, min: u64, ma
 
 fn main() -> tersedb::Result<()> {
     let args: Vec<String> = std::env::args().collect();
-    let usage = "usage: append_load N CODEC|none|auto [REPEATS] [SEED]";
+    let usage = "usage: append_load N CODEC|none|auto [REPEATS] [SEED] [clustered|uniform]";
     let n: usize = args.get(1).and_then(|s| s.parse().ok()).expect(usage);
     let codec = args.get(2).map(String::as_str).unwrap_or("bp128");
     let repeats: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(1);
@@ -79,7 +100,11 @@ fn main() -> tersedb::Result<()> {
     };
     let mut keys = Vec::with_capacity(n);
     let mut rng = fastrand::Rng::with_seed(seed);
-    clustered(&mut rng, &mut keys, n, 0, (9 * n as u64 / 8).max(n as u64));
+    match args.get(5).map(String::as_str).unwrap_or("clustered") {
+        "clustered" => clustered(&mut rng, &mut keys, n, 0, (9 * n as u64 / 8).max(n as u64)),
+        "uniform" => keys = uniform_u32(&mut rng, n),
+        _ => panic!("{usage}"),
+    }
     let keys: Vec<u32> = keys.into_iter().map(|k| k as u32).collect();
 
     let path = std::env::temp_dir().join(format!("tersedb-append-{}.tdb", std::process::id()));
@@ -138,7 +163,8 @@ fn main() -> tersedb::Result<()> {
     let _ = std::fs::remove_file(&path);
     let shown: Vec<String> = times.iter().map(|t| format!("{t:.4}")).collect();
     println!(
-        "append_load {n} {codec}: load s [{}], {:.3} bytes/key",
+        "append_load {n} {codec} {}: load s [{}], {:.3} bytes/key",
+        args.get(5).map_or("clustered", String::as_str),
         shown.join(", "),
         bytes as f64 / n as f64
     );

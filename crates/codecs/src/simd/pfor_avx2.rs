@@ -444,12 +444,18 @@ pub unsafe fn min_range(s: &[u32], len: usize) -> u32 {
     crate::pfor::min_range_body(s, len)
 }
 
-/// `pfor::write_frame_body` (the b choice and the frame) with AVX2 enabled, so that its loops
-/// over the values vectorise with unsigned minimum / maximum.
+/// `pfor::write_frame_body` (the b choice and the frame, unless it would take `limit` bytes or
+/// more) with AVX2 enabled, so that its loops over the values vectorise with unsigned minimum /
+/// maximum.
 ///
 /// # Safety
 /// The CPU must support AVX2.
 #[target_feature(enable = "avx2,bmi1,bmi2,popcnt")]
-pub unsafe fn write_frame(v: &[u32], sorted: bool, out: &mut [u8]) -> crate::Result<(u32, usize)> {
-    crate::pfor::write_frame_body(v, sorted, out)
+pub unsafe fn write_frame(
+    v: &[u32],
+    sorted: bool,
+    out: &mut [u8],
+    limit: usize,
+) -> crate::Result<Option<(u32, usize)>> {
+    crate::pfor::write_frame_body(v, sorted, out, limit)
 }

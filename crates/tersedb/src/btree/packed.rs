@@ -1204,7 +1204,17 @@ impl Packed {
                     let (size, d) = match Codec(c).encoded_len(offs) {
                         Some(size) => (size, None),
                         None => {
-                            let d = Codec(c).encode(offs, &mut next_buf[..]).map_err(cfault)?;
+                            // Only a size under nine tenths of the best's can win: a codec
+                            // that tells it cannot get there is not encoded (PFOR-DELTA on
+                            // spread keys, issue 21). `size * 10 < b * 9` iff `size <
+                            // ceil(9b / 10)`.
+                            let limit = best.map_or(usize::MAX, |(_, b, _)| (9 * b).div_ceil(10));
+                            let Some(d) = Codec(c)
+                                .encode_below(offs, &mut next_buf[..], limit)
+                                .map_err(cfault)?
+                            else {
+                                continue;
+                            };
                             (d.size as usize, Some(d))
                         }
                     };
