@@ -1423,6 +1423,17 @@ pfor_codec!(PforDelta, CodecId::PforDelta, true);
 mod tests {
     use super::*;
 
+    /// A block of one key, as an append starts from.
+    fn one_key(k: u32) -> Descriptor {
+        Descriptor {
+            start: k,
+            count: 1,
+            last: k,
+            size: 0,
+            bits: 0,
+        }
+    }
+
     /// Ascending appends of mostly small deltas with rare jumps (the B+-tree's loads) take the
     /// in-place paths, compulsory exceptions included; every step decodes to the model and
     /// validates, and stays within `max_payload_len`.
@@ -1431,13 +1442,7 @@ mod tests {
         for seed in 0..300u64 {
             let mut rng = fastrand::Rng::with_seed(seed);
             let mut keys = vec![rng.u32(0..1000)];
-            let mut d = Descriptor {
-                start: keys[0],
-                count: 1,
-                last: keys[0],
-                size: 0,
-                bits: 0,
-            };
+            let mut d = one_key(keys[0]);
             let mut payload = vec![0u8; max_payload_len(MAX_KEYS)];
             let jump = 1 << rng.u32(3..20);
             let every = rng.usize(2..40);
@@ -1496,13 +1501,7 @@ mod tests {
     fn appends_match_the_plain_encoder() {
         fn run<const DELTA: bool>(rng: &mut fastrand::Rng, family: u32, w: u32) -> usize {
             let mut keys = vec![rng.u32(..1 << 20)];
-            let mut d = Descriptor {
-                start: keys[0],
-                count: 1,
-                last: keys[0],
-                size: 0,
-                bits: 0,
-            };
+            let mut d = one_key(keys[0]);
             let mut payload = vec![0u8; max_payload_len(MAX_KEYS)];
             while keys.len() < MAX_KEYS {
                 let delta = next_delta(rng, family, w, keys.len() + 4 >= MAX_KEYS);

@@ -12,6 +12,8 @@
 //!
 //! Seeded: prints the seed; re-run with `SEED=n`; more cases with `TERSEDB_LONG=1`.
 
+mod common;
+use common::runner;
 use datafusion::arrow::array::{Array, AsArray};
 use datafusion::arrow::datatypes::{
     DataType, Float64Type, Int16Type, Int32Type, Int64Type, UInt32Type, UInt64Type,
@@ -751,22 +753,6 @@ fn check(d: &Data, p: &P, batch: usize, limit: Option<usize>, width: u64, case: 
     assert_eq!(all[0][0], V::I(total as i128));
     let _ = d.base;
     let _ = std::fs::remove_dir_all(&scratch);
-}
-
-fn runner(cases: u32) -> proptest::test_runner::TestRunner {
-    use proptest::test_runner::{Config, RngSeed, TestRunner};
-    let seed = std::env::var("SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| fastrand::u64(..));
-    eprintln!("SEED={seed}");
-    let long = std::env::var("TERSEDB_LONG").is_ok();
-    TestRunner::new(Config {
-        cases: if long { cases * 20 } else { cases },
-        rng_seed: RngSeed::Fixed(seed),
-        failure_persistence: None,
-        ..Config::default()
-    })
 }
 
 #[test]

@@ -5,7 +5,9 @@
 //! however many executions), else each execution plans with its values. Wrong parameter
 //! counts and types are refused with errors naming them.
 
+mod common;
 use async_trait::async_trait;
+use common::runner;
 use datafusion::arrow::array::{Array, AsArray, RecordBatch};
 use datafusion::arrow::datatypes::{
     DataType, Float64Type, Int64Type, SchemaRef, UInt32Type, UInt64Type,
@@ -405,23 +407,6 @@ fn directory_with_a_file_parameter() {
         .unwrap();
     assert!(e.contains("files=1/2"), "{e}");
     let _ = std::fs::remove_dir_all(&d);
-}
-
-/// A seeded runner: prints `SEED=`, re-runs from `SEED=...`; `TERSEDB_LONG` runs 20x the cases.
-fn runner(cases: u32) -> proptest::test_runner::TestRunner {
-    use proptest::test_runner::{Config, RngSeed, TestRunner};
-    let seed = std::env::var("SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| fastrand::u64(..));
-    eprintln!("SEED={seed}");
-    let long = std::env::var("TERSEDB_LONG").is_ok();
-    TestRunner::new(Config {
-        cases: if long { cases * 20 } else { cases },
-        rng_seed: RngSeed::Fixed(seed),
-        failure_persistence: None,
-        ..Config::default()
-    })
 }
 
 /// Random data, random ranges and random commits between executions: each prepared execution
