@@ -561,7 +561,7 @@ fn choose_below(v: &[u32], sorted: bool, limit: usize) -> Option<(u32, u32)> {
     if best_size >= limit {
         let bnd = window_bounds(v, min, full);
         let floor = (lo..bs)
-            .map(|b| 3 + packed_len(n, b) + 4 * n.saturating_sub(bnd[b as usize] as usize).max(1))
+            .map(|b| frame_size(n, b, 0, n.saturating_sub(bnd[b as usize] as usize).max(1)))
             .fold(best_size, usize::min);
         if floor >= limit {
             return None;
@@ -649,7 +649,7 @@ fn write_frame_below(
     #[cfg(target_arch = "x86_64")]
     if Isa::detect() >= Isa::Avx2 {
         // SAFETY: the AVX2 level and above have AVX2, BMI1/2 and POPCNT (`Isa::probe`), the
-        // kernel's target features; the body is safe code.
+        // kernel's target features; the body is safe code (`limit` only bounds its output).
         return unsafe { crate::simd::pfor_avx2::write_frame(v, sorted, out, limit) };
     }
     write_frame_body(v, sorted, out, limit)

@@ -181,16 +181,16 @@ impl BlockSum {
     fn bp128_sum(&self, d: &crate::Descriptor, payload: &[u8]) -> Option<u64> {
         #[cfg(target_arch = "x86_64")]
         if self.isa >= Isa::Avx2 {
-            let (b, n) = bp128_frame(d, payload)?;
+            let (b, n) = vertical_frame(d, payload)?;
             if b <= 24 {
                 let kernel = crate::simd::vertical_avx2::MOMENTS[b as usize];
                 // SAFETY: AVX2 is supported (`new` capped the level at the CPU's); the kernel
-                // reads the 16*b bytes of the frame, which `bp128_frame` checked are inside
+                // reads the 16*b bytes of the frame, which `vertical_frame` checked are inside
                 // `payload`.
                 let m = unsafe { kernel(payload.as_ptr()) };
                 return Some(bp128_from_moments(d.start, n, m));
             }
-            // SAFETY: AVX2 is supported (`new` capped the level at the CPU's); `bp128_frame`
+            // SAFETY: AVX2 is supported (`new` capped the level at the CPU's); `vertical_frame`
             // checked the frame's 16*b bytes are inside `payload`.
             return Some(unsafe { bp128_wide_avx2(d, b, n, payload) });
         }
@@ -299,7 +299,7 @@ fn bp128_from_moments(start: u32, n: usize, (dsum, jsum): (u64, u64)) -> u64 {
 /// - n) * last`, where `T` sums the 128 decoded slots (the padding slots repeat the last key).
 ///
 /// # Safety
-/// AVX2 must be supported; `payload` holds the frame's `16 * b` bytes (`bp128_frame`).
+/// AVX2 must be supported; `payload` holds the frame's `16 * b` bytes (`vertical_frame`).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 unsafe fn bp128_wide_avx2(d: &crate::Descriptor, b: u32, n: usize, payload: &[u8]) -> u64 {
@@ -323,10 +323,10 @@ unsafe fn bp128_run_avx2<'p, R: BlockRun<'p>>(
     let (mut t, mut at) = (RunTotal::default(), at);
     while let Some(blk) = run.next(&mut at)? {
         let (d, p) = (blk.desc, blk.payload);
-        let s = match bp128_frame(&d, p) {
+        let s = match vertical_frame(&d, p) {
             Some((b, n)) => {
                 // SAFETY: AVX2 is enabled here; the frame's 16*b bytes are inside `p`
-                // (`bp128_frame`).
+                // (`vertical_frame`).
                 let m = unsafe { crate::simd::vertical_avx2::moments_inline(b, p.as_ptr()) };
                 match m {
                     Some(m) => bp128_from_moments(d.start, n, m),
@@ -362,27 +362,23 @@ unsafe fn simd_for_run_avx2<'p, R: BlockRun<'p>>(
     let (mut t, mut at) = (RunTotal::default(), at);
     while let Some(blk) = run.next(&mut at)? {
         let (d, p) = (blk.desc, blk.payload);
-        let count = d.count as usize;
-        let b = d.bits as u32;
-        let s = if count <= 1 {
-            if count == 1 {
-                d.start as u64
-            } else {
-                0
+        let s = match vertical_frame(&d, p) {
+            Some((b, n)) => {
+                // SAFETY: AVX2 is enabled here; the frame's 16*b bytes are inside `p`
+                // (`vertical_frame`; widths outside 1..=25 give `None`).
+                match unsafe { crate::simd::vertical_avx2::sum_inline(b, p.as_ptr(), n as u32) } {
+                    Some(offs) => (n as u64 + 1) * d.start as u64 + offs as u64,
+                    None => run.decline(d, p)?,
+                }
             }
-        } else if count <= crate::vertical::MAX_KEYS
-            && d.size as usize == crate::vertical::frame_len(b)
-            && p.len() >= crate::vertical::frame_len(b)
-        {
-            // SAFETY: AVX2 is enabled here; the frame's 16*b bytes are inside `p` (checked
-            // above; widths outside 1..=25 give `None`).
-            match unsafe { crate::simd::vertical_avx2::sum_inline(b, p.as_ptr(), count as u32 - 1) }
-            {
-                Some(offs) => count as u64 * d.start as u64 + offs as u64,
-                None => run.decline(d, p)?,
+            None if d.count <= 1 => {
+                if d.count == 1 {
+                    d.start as u64
+                } else {
+                    0
+                }
             }
-        } else {
-            run.decline(d, p)?
+            None => run.decline(d, p)?,
         };
         t.add(&blk, s);
     }
@@ -412,9 +408,10 @@ fn bp128_scalar_by_value(
     bp128_sum_scalar(&d, payload)
 }
 
-/// A BP128 block's frame: `(b, n)` when the descriptor and payload are consistent.
+/// A vertical frame's width and keys after the first (BP128 and SIMD FOR blocks): `(b, n)`
+/// when the descriptor and payload are consistent.
 #[inline(always)]
-fn bp128_frame(d: &crate::Descriptor, payload: &[u8]) -> Option<(u32, usize)> {
+fn vertical_frame(d: &crate::Descriptor, payload: &[u8]) -> Option<(u32, usize)> {
     let count = d.count as usize;
     let b = d.bits as u32;
     if !(2..=crate::vertical::MAX_KEYS).contains(&count)
@@ -433,7 +430,7 @@ pub fn bp128_sum_scalar(d: &crate::Descriptor, payload: &[u8]) -> Option<u64> {
     if count <= 1 {
         return Some(if count == 1 { d.start as u64 } else { 0 });
     }
-    let (b, n) = bp128_frame(d, payload)?;
+    let (b, n) = vertical_frame(d, payload)?;
     let mut vals = [0u32; crate::vertical::FRAME];
     crate::vertical::unpack_scalar(payload, b, &mut vals)?;
     let (mut k, mut s) = (d.start, d.start as u64);

@@ -181,7 +181,7 @@ impl Prepared {
         self.plans.fetch_add(1, Ordering::Relaxed);
         let logical = self.logical.clone().with_param_values(values)?;
         let physical = self.state.create_physical_plan(&logical).await?;
-        execute_stream(physical, self.state.task_ctx())
+        execute_stream(physical, self.task.clone())
     }
 
     /// The parameters' types, `$1` first (`None`: any value; a value must have its

@@ -78,20 +78,17 @@ struct EntryCache {
 /// Most handles [`EntryCache::by_handle`] keeps (it starts over past this).
 const HANDLES_CACHED: usize = 256;
 
-/// The first handles a read transaction used, each with its entry, read without a lock: a
-/// slot is written once and never changes, so a hit is a few plain loads, where the
-/// `RwLock` of [`EntryCache`] took two atomic read-modify-writes per lookup (and the cache
-/// line they write is shared by every thread reading the transaction). The name held keeps
-/// the handle's address from being reused, as in `by_handle`.
-const HANDLES_PINNED: usize = 4;
-type PinnedHandle = std::sync::OnceLock<(usize, Entry, Arc<str>)>;
-
-/// The first databases a read transaction's queries opened by name, with their entries and
-/// handles, read without a lock (as [`HANDLES_PINNED`]): a query names its database, and the
-/// `RwLock` of [`EntryCache`], the name's hash and the handle's clone and drop (four atomic
-/// read-modify-writes) were ~5% of a 0.1% range query's time (2M keys, BP128).
-const NAMES_PINNED: usize = 4;
-type PinnedName = std::sync::OnceLock<(Entry, Db)>;
+/// The first handles a read transaction used, and the first databases its queries opened by
+/// name, each with its entry, read without a lock: a slot is written once and never changes,
+/// so a hit is a few plain loads, where the `RwLock` of [`EntryCache`] took two atomic
+/// read-modify-writes per lookup (and the cache line they write is shared by every thread
+/// reading the transaction), and a query's open by name also hashed the name and cloned and
+/// dropped the handle (~5% of a 0.1% range query's time, 2M keys, BP128). A slot holds a
+/// handle whose config equals the entry's: it answers lookups by that handle (by the address
+/// of its name, which its clones share and which the slot keeps from being reused) and by its
+/// name (queries borrow the handle).
+const PINNED: usize = 4;
+type Pinned = std::sync::OnceLock<(Entry, Db)>;
 
 fn handle_key(db: &Db) -> usize {
     Arc::as_ptr(&db.name).cast::<u8>() as usize
@@ -397,10 +394,8 @@ pub struct ReadTxn {
     pages: Box<dyn Snapshot>,
     /// Catalog entries looked up so far.
     cache: RwLock<EntryCache>,
-    /// The first handles' entries, lock-free (see [`HANDLES_PINNED`]).
-    pinned: [PinnedHandle; HANDLES_PINNED],
-    /// The first names' entries and handles, lock-free (see [`NAMES_PINNED`]).
-    named: [PinnedName; NAMES_PINNED],
+    /// The first handles and names, with their entries, lock-free (see [`PINNED`]).
+    pinned: [Pinned; PINNED],
 }
 
 impl ReadTxn {
@@ -409,7 +404,6 @@ impl ReadTxn {
             pages,
             cache: RwLock::new(EntryCache::default()),
             pinned: Default::default(),
-            named: Default::default(),
         }
     }
 
@@ -420,14 +414,32 @@ impl ReadTxn {
     #[inline]
     pub(crate) fn entry(&self, db: &Db) -> Result<Entry> {
         let key = handle_key(db);
+        match self.pinned_where(|p| handle_key(p) == key) {
+            Some((e, _)) => Ok(*e),
+            None => self.entry_slow(db, key),
+        }
+    }
+
+    /// The pinned slot whose handle `hit` picks (the slots fill in order, so the first empty
+    /// one ends the search).
+    #[inline(always)]
+    fn pinned_where(&self, hit: impl Fn(&Db) -> bool) -> Option<&(Entry, Db)> {
         for slot in &self.pinned {
             match slot.get() {
-                Some((k, e, _)) if *k == key => return Ok(*e),
+                Some(p) if hit(&p.1) => return Some(p),
                 Some(_) => {}
                 None => break,
             }
         }
-        self.entry_slow(db, key)
+        None
+    }
+
+    /// Pins `db` (its config equal to `e`'s) in the first free slot, if any is left.
+    fn pin(&self, e: Entry, db: &Db) {
+        if let Some(slot) = self.pinned.iter().find(|s| s.get().is_none()) {
+            // Lost to another thread's handle: that one is pinned, this one stays cached.
+            let _ = slot.set((e, db.clone()));
+        }
     }
 
     #[inline(never)]
@@ -456,10 +468,7 @@ impl ReadTxn {
         if e.config != db.config() {
             return Err(mismatch(db, e.config));
         }
-        if let Some(slot) = self.pinned.iter().find(|s| s.get().is_none()) {
-            // Lost to another thread's handle: that one is pinned, this one cached below.
-            let _ = slot.set((key, e, db.name.clone()));
-        }
+        self.pin(e, db);
         if let Ok(mut c) = self.cache.write() {
             if c.by_handle.len() >= HANDLES_CACHED {
                 c.by_handle.clear();
@@ -488,18 +497,11 @@ impl ReadTxn {
     /// no lock, no hash, no reference count).
     #[inline]
     pub(crate) fn named_entry(&self, name: &str) -> Result<(Cow<'_, Db>, Entry)> {
-        for slot in &self.named {
-            match slot.get() {
-                Some((e, db)) if &*db.name == name => return Ok((Cow::Borrowed(db), *e)),
-                Some(_) => {}
-                None => break,
-            }
+        if let Some((e, db)) = self.pinned_where(|p| &*p.name == name) {
+            return Ok((Cow::Borrowed(db), *e));
         }
         let (db, e) = self.open_db_entry_slow(name)?;
-        if let Some(slot) = self.named.iter().find(|s| s.get().is_none()) {
-            // Lost to another thread's name: that one is pinned, this one stays cached.
-            let _ = slot.set((e, db.clone()));
-        }
+        self.pin(e, &db);
         Ok((Cow::Owned(db), e))
     }
 

@@ -628,6 +628,19 @@ unsafe fn moments<const B: u32>(packed: *const u8) -> (u64, u64) {
 
 pub static MOMENTS: [MomentsFn; 33] = table33!(moments);
 
+/// `kernel::<w>(args)` for the width `b` among the literals `w` (`None` for another width):
+/// each width's kernel inlined through a `match`, for the `*_inline` functions below. Their
+/// callers' contract is the kernels' (AVX2 enabled, `16 * b` readable bytes).
+macro_rules! by_width {
+    ($b:expr, $kernel:ident $args:tt, $($w:literal)*) => {
+        match $b {
+            // SAFETY: the caller's contract (AVX2 enabled, 16*b readable bytes).
+            $($w => Some(unsafe { $kernel::<$w> $args }),)*
+            _ => None,
+        }
+    };
+}
+
 /// `(D, J)` of a frame of width `b` in `1..=24` as [`MOMENTS`] gives them, with that width's
 /// kernel inlined through a `match` instead of called through the table; `None` for other
 /// widths. For loops over many frames compiled with AVX2 enabled (`sum::BlockSum::run`):
@@ -637,16 +650,7 @@ pub static MOMENTS: [MomentsFn; 33] = table33!(moments);
 /// AVX2 must be enabled in the caller; `packed` must point to `16 * b` readable bytes.
 #[inline(always)]
 pub unsafe fn moments_inline(b: u32, packed: *const u8) -> Option<(u64, u64)> {
-    macro_rules! by_width {
-        ($($w:literal)*) => {
-            match b {
-                // SAFETY: the caller's contract (AVX2 enabled, 16*b readable bytes).
-                $($w => Some(unsafe { moments2::<$w>(packed) }),)*
-                _ => None,
-            }
-        };
-    }
-    by_width!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24)
+    by_width!(b, moments2(packed), 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24)
 }
 
 /// The sum of the first `n <= 128` values of a frame of width `b` in `1..=25`, as [`SUM`]
@@ -657,14 +661,5 @@ pub unsafe fn moments_inline(b: u32, packed: *const u8) -> Option<(u64, u64)> {
 /// AVX2 must be enabled in the caller; `packed` must point to `16 * b` readable bytes.
 #[inline(always)]
 pub unsafe fn sum_inline(b: u32, packed: *const u8, n: u32) -> Option<u32> {
-    macro_rules! by_width {
-        ($($w:literal)*) => {
-            match b {
-                // SAFETY: the caller's contract (AVX2 enabled, 16*b readable bytes).
-                $($w => Some(unsafe { sum2::<$w>(packed, n) }),)*
-                _ => None,
-            }
-        };
-    }
-    by_width!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25)
+    by_width!(b, sum2(packed, n), 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25)
 }
