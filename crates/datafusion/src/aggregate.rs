@@ -572,13 +572,16 @@ fn cover(ivs: &[(u64, u64)]) -> Pred {
 impl TerseAggregateExec {
     /// The pieces of work: each file with its selected keys, cut into key ranges of at least
     /// `split_rows` keys each, at most the file's share of `threads` (a COUNT, MIN and MAX
-    /// alone is read from block descriptors: never cut).
-    fn pieces(&self) -> Vec<Part> {
+    /// alone is read from block descriptors: never cut, and no statistics are read for it).
+    fn pieces(&self) -> Result<Vec<Part>> {
         let parts = &self.scan.parts;
         let share = self.threads.div_ceil(parts.len().max(1)) as u64;
         let folds = self.key_sum() || self.records() || self.bucket.is_some();
-        let (Some(stats), true, true) = (&self.scan.stats, share > 1, folds) else {
-            return parts.clone();
+        if share <= 1 || !folds || self.scan.split_rows == u64::MAX {
+            return Ok(parts.clone());
+        }
+        let Some(stats) = self.scan.part_stats()? else {
+            return Ok(parts.clone());
         };
         let mut out = Vec::with_capacity(parts.len());
         for (p, s) in parts.iter().zip(stats) {
@@ -596,13 +599,13 @@ impl TerseAggregateExec {
                 });
             }
         }
-        out
+        Ok(out)
     }
 
     /// `f` of every piece of work ([`Self::pieces`]), on one thread each when there are
     /// several.
     fn each_part<T: Send>(&self, f: impl Fn(&Part) -> Result<T> + Sync) -> Result<Vec<T>> {
-        let parts = self.pieces();
+        let parts = self.pieces()?;
         if parts.len() <= 1 {
             return parts.iter().map(f).collect();
         }

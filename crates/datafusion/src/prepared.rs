@@ -255,7 +255,8 @@ impl Prepared {
     }
 }
 
-/// `v` as a value of `ty`: itself, a NULL of it, or an integer `ty` holds exactly.
+/// `v` as a value of `ty`: itself, a NULL of it, or an integer `ty` holds exactly (Arrow's
+/// checked cast: an integer out of `ty`'s range is an error, not a NULL).
 fn convert(v: &ScalarValue, ty: &DataType) -> Option<ScalarValue> {
     if &v.data_type() == ty {
         return Some(v.clone());
@@ -266,34 +267,7 @@ fn convert(v: &ScalarValue, ty: &DataType) -> Option<ScalarValue> {
     if !(v.data_type().is_integer() && ty.is_integer()) {
         return None;
     }
-    let n = integer(v)?;
-    let out = match ty {
-        DataType::Int8 => ScalarValue::Int8(Some(i8::try_from(n).ok()?)),
-        DataType::Int16 => ScalarValue::Int16(Some(i16::try_from(n).ok()?)),
-        DataType::Int32 => ScalarValue::Int32(Some(i32::try_from(n).ok()?)),
-        DataType::Int64 => ScalarValue::Int64(Some(i64::try_from(n).ok()?)),
-        DataType::UInt8 => ScalarValue::UInt8(Some(u8::try_from(n).ok()?)),
-        DataType::UInt16 => ScalarValue::UInt16(Some(u16::try_from(n).ok()?)),
-        DataType::UInt32 => ScalarValue::UInt32(Some(u32::try_from(n).ok()?)),
-        DataType::UInt64 => ScalarValue::UInt64(Some(u64::try_from(n).ok()?)),
-        _ => return None,
-    };
-    Some(out)
-}
-
-fn integer(v: &ScalarValue) -> Option<i128> {
-    use ScalarValue as S;
-    Some(match v {
-        S::Int8(Some(x)) => i128::from(*x),
-        S::Int16(Some(x)) => i128::from(*x),
-        S::Int32(Some(x)) => i128::from(*x),
-        S::Int64(Some(x)) => i128::from(*x),
-        S::UInt8(Some(x)) => i128::from(*x),
-        S::UInt16(Some(x)) => i128::from(*x),
-        S::UInt32(Some(x)) => i128::from(*x),
-        S::UInt64(Some(x)) => i128::from(*x),
-        _ => return None,
-    })
+    v.cast_to(ty).ok().filter(|c| !c.is_null())
 }
 
 /// The plan one execution runs: deferred tersedb nodes bound to `params` on fresh snapshots,

@@ -137,7 +137,9 @@ impl TerseScanExec {
     /// its newest snapshot, with the keys the filters select given `params` (a scan that is not
     /// deferred is returned as it is). `None`: a filter does not translate with these values
     /// (a NaN, a value of a type no comparison of keys takes), so the statement must be
-    /// planned with them. Partitions stay one per file, an unselected file's empty.
+    /// planned with them. The partitions stay one per file of the table: a file none of whose
+    /// keys is selected is not opened, and the partitions past the selected files' are empty.
+    /// No statistics: a split fold reads its own ([`TerseScanExec::part_stats`]).
     pub(crate) fn bind(&self, params: &ParamValues) -> Result<Option<TerseScanExec>> {
         let Some(d) = &self.deferred else {
             return Ok(Some(self.clone()));
@@ -153,6 +155,9 @@ impl TerseScanExec {
             let Some(ivs) = t.selected_exactly(&bound, &s.name) else {
                 return Ok(None);
             };
+            if ivs.as_ref().is_some_and(Ivs::is_empty) {
+                continue;
+            }
             let (txn, db) = t.open_db(s)?;
             parts.push(Part {
                 name: s.name.clone(),
@@ -161,22 +166,28 @@ impl TerseScanExec {
                 ivs,
             });
         }
-        // Statistics serve only a split fold after planning (TerseAggregateExec::pieces).
-        let stats = if self.stats_wanted() {
-            Some(parts.iter().map(part_stats).collect::<Result<Vec<_>>>()?)
-        } else {
-            None
-        };
         Ok(Some(TerseScanExec {
             parts,
-            stats,
+            stats: None,
             deferred: None,
             ..self.clone()
         }))
     }
 
-    fn stats_wanted(&self) -> bool {
-        self.split_rows != u64::MAX && self.key_max.is_some()
+    /// Each partition's COUNT, MIN and MAX: the ones read at planning, or (a bound scan of a
+    /// prepared statement) read now. `None`: the table has no integer keys or no push-down.
+    pub(crate) fn part_stats(&self) -> Result<Option<Vec<PartStats>>> {
+        if let Some(s) = &self.stats {
+            return Ok(Some(s.clone()));
+        }
+        if self.key_max.is_none() || self.deferred.is_some() {
+            return Ok(None);
+        }
+        self.parts
+            .iter()
+            .map(part_stats)
+            .collect::<Result<_>>()
+            .map(Some)
     }
 
     fn build(

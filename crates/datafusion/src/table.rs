@@ -297,31 +297,19 @@ impl TerseTable {
     /// The keys `filters` (all of them) select in file `file`; `None`: every key.
     pub(crate) fn selected(&self, filters: &[Expr], file: &str) -> Option<Ivs> {
         let cx = self.key_ctx(Some(file));
-        let mut out: Option<Ivs> = None;
-        for f in filters {
-            if let Some(t) = filter::translate(f, &cx) {
-                out = Some(match out {
-                    None => t.t,
-                    Some(o) => o.intersect(&t.t),
-                });
-            }
-        }
-        out
+        let sets = filters.iter().filter_map(|f| filter::translate(f, &cx));
+        sets.map(|t| t.t).reduce(|a, b| a.intersect(&b))
     }
 
     /// The keys `filters` select in file `file`, every one of which must translate (`None`:
     /// one does not, with the values its parameters were bound to); `Some(None)`: every key.
     pub(crate) fn selected_exactly(&self, filters: &[Expr], file: &str) -> Option<Option<Ivs>> {
         let cx = self.key_ctx(Some(file));
-        let mut out: Option<Ivs> = None;
-        for f in filters {
-            let t = filter::translate(f, &cx)?;
-            out = Some(match out {
-                None => t.t,
-                Some(o) => o.intersect(&t.t),
-            });
-        }
-        Some(out)
+        let sets = filters
+            .iter()
+            .map(|f| filter::translate(f, &cx).map(|t| t.t));
+        let sets = sets.collect::<Option<Vec<Ivs>>>()?;
+        Some(sets.into_iter().reduce(|a, b| a.intersect(&b)))
     }
 
     pub(crate) fn open_db(&self, s: &Source) -> Result<(Arc<tersedb::ReadTxn>, Db)> {

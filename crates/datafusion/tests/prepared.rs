@@ -406,6 +406,24 @@ fn directory_with_a_file_parameter() {
         .unwrap()
         .unwrap();
     assert!(e.contains("files=1/2"), "{e}");
+    // Rows, not aggregates: the scan's partitions past the selected file's are empty, so
+    // the file that is selected must be read whichever partition it lands in.
+    let rows = "SELECT key, record FROM ev WHERE file = $1 AND key < $2 ORDER BY key";
+    let p = prep(&ctx, rows);
+    assert!(p.reuses_plan());
+    for (file, hi) in [("a", 40u32), ("b", 40), ("b", 0), ("c", 40)] {
+        let v = vec![ScalarValue::from(file), ScalarValue::from(hi)];
+        let inl =
+            format!("SELECT key, record FROM ev WHERE file = '{file}' AND key < {hi} ORDER BY key");
+        let got = run(&p, &v);
+        assert_eq!(got, sql(&ctx, &inl), "{file} {hi}");
+        let want = match file {
+            "a" => 8,
+            "b" if hi > 0 => 8,
+            _ => 0,
+        };
+        assert_eq!(got.len(), want, "{file} {hi}");
+    }
     let _ = std::fs::remove_dir_all(&d);
 }
 
