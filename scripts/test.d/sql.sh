@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The DataFusion tables (crates/datafusion, its own workspace so that `cargo test --workspace`
 # never builds DataFusion) and `tersedb sql` end to end (the CLI with its `sql` feature). Both
-# build into one target dir beside the main one, with dependencies at opt-level 1 (the crate's
+# build into one target dir beside the main one, with dependencies at opt-level 0 (the crate's
 # dev profile; the CLI gets the same through --config), so DataFusion is compiled once.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -9,4 +9,4 @@ cd "$(dirname "$0")/../.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}/sql"
 cargo test --manifest-path crates/datafusion/Cargo.toml
 cargo test -p tersedb-cli --features sql --test sql \
-  --config 'profile.dev.package."*".opt-level=1'
+  --config 'profile.dev.package."*".opt-level=0'
