@@ -1118,6 +1118,19 @@ mod tests {
         assert!(total < 100 * 257 / 8, "{total} bytes");
     }
 
+    /// FORMAT.md's example, byte for byte.
+    #[test]
+    fn format_example() {
+        let keys = [10, 11, 13, 14, 15, 18];
+        let (d, p) = encoded(&keys);
+        assert_eq!((d.bits, d.size, p[0]), (32, 1, 0x62));
+        // Present mode at k = 0: values 0, 1, 0, 0, 2 = bits 1 01 1 1 001.
+        let mut out = [0u8; 4];
+        let d = Rice::encode_as(&keys, &mut out, Mode::Present, 0).unwrap();
+        assert_eq!((d.bits, d.size, out[0], out[1]), (0, 1, 0b1001_1101, 0));
+        Rice::validate(&d, &out).unwrap();
+    }
+
     /// A gap of u32::MAX - 1 (keys 0 and u32::MAX) and the widest values at every k.
     #[test]
     fn extreme_gaps() {
