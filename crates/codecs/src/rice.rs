@@ -138,11 +138,16 @@ fn check(d: &Descriptor, payload: &[u8]) -> Result<Option<Shape>> {
 }
 
 /// LSB-first bit reader over a block's `size` payload bytes; reads past the end see zeros and
-/// are caught by the position check.
+/// are caught by the position check. `buf` holds the `nbuf` bits from `pos` (zeros above them),
+/// refilled from the bytes when fewer than 40 are left: a value then costs a shift, a
+/// `trailing_zeros` and a shift on a register, not a load from `pos` (the dependency chain of
+/// a variable-length code).
 struct Reader<'a> {
     data: &'a [u8],
     pos: usize,
     end: usize,
+    buf: u64,
+    nbuf: u32,
 }
 
 impl<'a> Reader<'a> {
@@ -152,6 +157,8 @@ impl<'a> Reader<'a> {
             data,
             pos: 0,
             end: data.len() * 8,
+            buf: 0,
+            nbuf: 0,
         }
     }
 
@@ -174,19 +181,26 @@ impl<'a> Reader<'a> {
     /// One value `v = (q << k) | low` (k <= 31): `low` first, then `q` in unary.
     #[inline(always)]
     fn read(&mut self, k: u32) -> Result<u32> {
-        let avail = 64 - (self.pos & 7) as u32;
-        let w = self.peek();
-        let low = w & ((1u64 << k) - 1);
-        let tz = (w >> k).trailing_zeros();
-        if k + tz + 1 <= avail {
-            // Remainder, quotient and stop bit all in this window (the common case).
-            self.pos += (k + tz + 1) as usize;
+        if self.nbuf < 40 {
+            self.buf = self.peek();
+            self.nbuf = 64 - (self.pos & 7) as u32;
+        }
+        let low = self.buf & ((1u64 << k) - 1);
+        let t = self.buf >> k;
+        let tz = t.trailing_zeros();
+        let n = k + tz + 1;
+        if n <= self.nbuf {
+            // Remainder, quotient and stop bit all in the buffer (the common case); tz < 64.
+            self.buf = (t >> tz) >> 1;
+            self.nbuf -= n;
+            self.pos += n as usize;
             if self.pos > self.end {
                 return Err(corrupt("Rice code past the end of the payload"));
             }
             let v = ((tz as u64) << k) | low;
             return u32::try_from(v).map_err(|_| corrupt("Rice value beyond 32 bits"));
         }
+        self.nbuf = 0;
         self.read_slow(k, low)
     }
 
