@@ -18,8 +18,9 @@
 //! Golomb-Rice coding is Golomb's code ("Run-length encodings", S. W. Golomb, IEEE Trans. Inf.
 //! Theory 12(3), 1966) with a power-of-two divisor 2^k (R. F. Rice, "Some practical universal
 //! noiseless coding techniques", JPL Publication 79-22, 1979). It is not one of the codecs of
-//! the papers tersedb follows (the Upscaledb paper's section 3 and Lemire et al.'s "Decoding
-//! billions of integers per second through vectorization"): it exists for issue 21, keys that
+//! the papers tersedb follows ("Upscaledb: Efficient Integer-Key Compression in a Key-Value
+//! Store using SIMD Instructions", section 3; "Stream VByte: Faster Byte-Oriented Integer
+//! Compression"; "Super-Scalar RAM-CPU Cache Compression"): it exists for issue 21, keys that
 //! are clustered and dense. There a bit-packed block pays its 12-byte descriptor (at most 257
 //! keys per block) plus at least one bit per key, while a Roaring bitmap pays about one bit per
 //! *possible* value, under a bit per key once more than half the values are present. Coding the
@@ -40,7 +41,7 @@
 //! values below it), and `fold` is arithmetic: the sum of `[min, max]` minus the missing values
 //! in it. Insert, append and remove decode into a stack buffer, change it and re-encode (the
 //! mode and `k` may change); `NoRoom` leaves the block unchanged. `append` keeps the block's
-//! mode and `k` while the new codes are short (a quotient of at most 2, at most 4 new missing
+//! mode and `k` while the new codes are short (a quotient of at most 16, at most 5 new missing
 //! values): a key one past `last` in complement mode changes only the descriptor; other short
 //! appends write their codes after the stream's end (the complement's one walk of the missing
 //! values finds the last of them). Where the block's count becomes a power of two or a multiple
@@ -607,7 +608,7 @@ fn end_bit(payload: &[u8], size: usize) -> Result<usize> {
     }
 }
 
-/// ORs the low `n <= 32` bits of `code` into `payload` at bit `pos` (the caller zeroed them).
+/// ORs the low `n <= 48` bits of `code` into `payload` at bit `pos` (the caller zeroed them).
 fn or_bits(payload: &mut [u8], pos: usize, code: u64, n: u32) {
     let sh = (pos & 7) as u32;
     let c = code << sh;
@@ -619,10 +620,15 @@ fn or_bits(payload: &mut [u8], pos: usize, code: u64, n: u32) {
     }
 }
 
-/// The code of `v` at `k` as bits (LSB first) and its length, if the quotient is at most 2.
+/// Longest quotient `append` writes without re-choosing `k`: the code is the one the encoder
+/// writes at this `k`; only a `k` far too small for the new gaps makes quotients long.
+const APPEND_MAX_Q: u32 = 16;
+
+/// The code of `v` at `k` as bits (LSB first) and its length, if the quotient is at most
+/// [`APPEND_MAX_Q`].
 fn short_code(v: u32, k: u32) -> Option<(u64, u32)> {
     let q = v >> k;
-    (q <= 2).then(|| {
+    (q <= APPEND_MAX_Q).then(|| {
         let low = v as u64 & ((1u64 << k) - 1);
         (low | 1u64 << (k + q), k + q + 1)
     })
