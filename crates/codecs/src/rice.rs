@@ -292,7 +292,8 @@ impl<'a> Writer<'a> {
     }
 }
 
-/// Bits of `c` values with quotient sum `qsum = sum(v >> k)` at `k`.
+/// Bits of `vals` plus `zeros` values of 0 at `k`: `sum(v >> k)` unary zeros, and a stop bit
+/// and `k` remainder bits per value.
 #[inline]
 fn cost(vals: &[u32], zeros: u64, k: u32) -> u64 {
     let q: u64 = vals.iter().map(|&v| (v >> k) as u64).sum();
