@@ -727,12 +727,34 @@ impl BlockCodec for Rice {
             return Ok(tiny(keys));
         }
         let g = Gaps::of(keys);
-        let (kp, bp) = best_k(&g.present[..g.n], 0);
-        let (kc, bc) = best_k(&g.firsts[..g.runs], g.ones);
-        let (mode, k, bits) = if bc < bp {
-            (Mode::Complement, kc, bc)
+        // Every code takes at least a bit: a mode whose best is below the other's code count
+        // wins without costing the other (the choice stays: complement only when strictly
+        // fewer bits). Dense blocks skip the present gaps' passes, sparse ones the complement's.
+        let (present, missing) = (g.n as u64, g.runs as u64 + g.ones);
+        let (mode, k, bits) = if missing <= present {
+            let (kc, bc) = best_k(&g.firsts[..g.runs], g.ones);
+            if bc < present {
+                (Mode::Complement, kc, bc)
+            } else {
+                let (kp, bp) = best_k(&g.present[..g.n], 0);
+                if bc < bp {
+                    (Mode::Complement, kc, bc)
+                } else {
+                    (Mode::Present, kp, bp)
+                }
+            }
         } else {
-            (Mode::Present, kp, bp)
+            let (kp, bp) = best_k(&g.present[..g.n], 0);
+            if missing >= bp {
+                (Mode::Present, kp, bp)
+            } else {
+                let (kc, bc) = best_k(&g.firsts[..g.runs], g.ones);
+                if bc < bp {
+                    (Mode::Complement, kc, bc)
+                } else {
+                    (Mode::Present, kp, bp)
+                }
+            }
         };
         write(keys, &g, mode, k, bits, out)
     }
