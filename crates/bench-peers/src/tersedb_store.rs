@@ -1,5 +1,6 @@
 //! tersedb as a [`Store`]: one database of keys without records (a key codec, `auto` or none),
-//! 16 KiB pages, a 1 GiB page cache, `Durability::None` (commits are atomic but not fsynced;
+//! 16 KiB pages (or `TERSEDB_BENCH_PAGE_SIZE` bytes: the fixed pages of a small file are a
+//! large share of its bytes per key), a 1 GiB page cache, `Durability::None` (commits are atomic but not fsynced;
 //! `close` syncs). Ascending loads
 //! use `append`, ranges the in-tree fold (`ReadTxn::fold_keys`), which sums and counts a block
 //! at a time on the compressed keys.
@@ -41,8 +42,14 @@ impl TerseStore {
             Width::U64 => KeyType::U64,
         };
         let path = dir.join("bench.tdb");
+        let page_size = match std::env::var("TERSEDB_BENCH_PAGE_SIZE") {
+            Ok(v) => v
+                .parse()
+                .map_err(|_| format!("TERSEDB_BENCH_PAGE_SIZE {v:?} is not a number"))?,
+            Err(_) => 16384,
+        };
         let opts = EnvOptions::default()
-            .page_size(16384)
+            .page_size(page_size)
             .durability(Durability::None)
             .cache_bytes(1 << 30);
         let env = Env::create(&path, &opts).map_err(e)?;

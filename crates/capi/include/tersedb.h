@@ -233,7 +233,7 @@ typedef struct {
   // Most keys per compressed block (0: the codec's maximum).
   uint32_t block_size;
   // A key codec for u32 and u64 keys ("auto": chosen per block, "bp128", "streamvbyte",
-  // "vbyte", "masked-vbyte", "varintgb", "for", "simd-for", "pfor", "pfor-delta"), a key
+  // "vbyte", "masked-vbyte", "varintgb", "for", "simd-for", "pfor", "pfor-delta", "rice"), a key
   // scheme for byte-string keys ("head-tail", "head", "tail", "db2", "wiredtiger", "myisam",
   // "pkb"), or "none" for keys as they are. NULL: the default, "auto" for integer keys and
   // "head-tail" for byte strings.

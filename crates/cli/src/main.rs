@@ -71,7 +71,7 @@ enum Command {
         page_size: Option<usize>,
         /// Key codec of a new u32 or u64 database: auto (chosen per block; the default on pages
         /// of 1 KiB and more), none, vbyte, masked-vbyte, varintgb, streamvbyte, bp128, for,
-        /// simd-for, pfor, pfor-delta. For binary keys, the key compression scheme:
+        /// simd-for, pfor, pfor-delta, rice. For binary keys, the key compression scheme:
         /// none, head, tail, head-tail (the default), wiredtiger, myisam, pkb.
         #[arg(long)]
         compression: Option<String>,

@@ -39,7 +39,7 @@ fn rows<'a>(out: &'a str, table: &str) -> Vec<&'a str> {
         .collect()
 }
 
-const CODECS: [&str; 9] = [
+const CODECS: [&str; 10] = [
     "vbyte",
     "masked-vbyte",
     "varintgb",
@@ -49,6 +49,7 @@ const CODECS: [&str; 9] = [
     "simd-for",
     "pfor",
     "pfor-delta",
+    "rice",
 ];
 
 #[test]
@@ -63,7 +64,7 @@ fn quick_json_has_every_table_and_verified_answers() {
     let series = [("a", 8.0, 8.0), ("b", 8.0, 8.0), ("c", 4.0, 4.0)];
 
     let sizes = rows(&out, "ts_sizes");
-    assert_eq!(sizes.len(), 3 * 11 * 2, "{out}");
+    assert_eq!(sizes.len(), 3 * 12 * 2, "{out}");
     for (s, kw, rw) in series {
         let of = |keys: &str, records: &str| -> &str {
             sizes

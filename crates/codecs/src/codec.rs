@@ -59,6 +59,10 @@ macro_rules! with_codec {
                 type $C = $crate::pfor::PforDelta;
                 $body
             }
+            $crate::CodecId::Rice => {
+                type $C = $crate::rice::Rice;
+                $body
+            }
         }
     };
 }

@@ -30,6 +30,7 @@ pub mod for_;
 pub mod isa;
 pub mod masked_vbyte;
 pub mod pfor;
+pub mod rice;
 pub(crate) mod search;
 pub mod simd;
 pub mod simd_for;
@@ -59,11 +60,12 @@ pub enum CodecId {
     SimdFor = 7,
     Pfor = 8,
     PforDelta = 9,
+    Rice = 10,
 }
 
 impl CodecId {
     /// Every codec, in id order.
-    pub const ALL: [CodecId; 9] = [
+    pub const ALL: [CodecId; 10] = [
         CodecId::VByte,
         CodecId::MaskedVByte,
         CodecId::VarIntGb,
@@ -73,6 +75,7 @@ impl CodecId {
         CodecId::SimdFor,
         CodecId::Pfor,
         CodecId::PforDelta,
+        CodecId::Rice,
     ];
 
     /// The codec's name as used in the API, the CLI and the file format docs.
@@ -87,6 +90,7 @@ impl CodecId {
             CodecId::SimdFor => "simd-for",
             CodecId::Pfor => "pfor",
             CodecId::PforDelta => "pfor-delta",
+            CodecId::Rice => "rice",
         }
     }
 
@@ -112,7 +116,8 @@ impl std::fmt::Display for CodecId {
 /// Invariants of a well-formed block: `count <= C::MAX_KEYS`; `count == 0` implies every other
 /// field is zero; `count == 1` implies `start == last` and `size == 0`; `start < .. < last`
 /// are the keys; `size` bytes of payload are in use; `bits <= 32` is the bit width for the packed
-/// codecs (0 for the byte-oriented ones, which do not use it).
+/// codecs (0 for the byte-oriented ones, which do not use it), except Rice's `k | mode << 5`
+/// (at most 63: the engine's block index keeps 6 bits).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Descriptor {
     /// First (smallest) key of the block.
@@ -123,7 +128,8 @@ pub struct Descriptor {
     pub last: u32,
     /// Payload bytes in use.
     pub size: u32,
-    /// Bit width of the packed codecs; 0 for the byte-oriented codecs.
+    /// Bit width of the packed codecs; 0 for the byte-oriented codecs; Rice's `k` and mode flag
+    /// ([`rice::COMPLEMENT`]).
     pub bits: u8,
 }
 

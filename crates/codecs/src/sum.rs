@@ -69,7 +69,8 @@ pub fn sum_le_u32(bytes: &[u8]) -> u64 {
 /// FOR stores offsets from the start key, so the sum is `count * start + sum(offsets)`, and the
 /// fused kernel's wrapping 32-bit sum of 128 offsets of `b <= 25` bits cannot wrap; BP128 sums
 /// its deltas' moments in registers; PFOR and PFOR-DELTA sum their codes' moments and correct
-/// at the exceptions (`pfor::sum`). `None` when this shortcut does not apply (other codecs,
+/// at the exceptions (`pfor::sum`); Rice's complement mode is the sum of `[start, last]` minus
+/// the missing values (`rice::Rice::block_sum`; its present mode sums as it decodes). `None` when this shortcut does not apply (other codecs,
 /// wider offsets, a block that does not parse): decode and use [`sum_u32`].
 #[inline]
 pub fn block_sum(codec: crate::CodecId, d: &crate::Descriptor, payload: &[u8]) -> Option<u64> {
@@ -104,6 +105,7 @@ enum Kind {
     SimdFor,
     Pfor,
     PforDelta,
+    Rice,
 }
 
 impl BlockSum {
@@ -114,6 +116,7 @@ impl BlockSum {
             crate::CodecId::SimdFor => Kind::SimdFor,
             crate::CodecId::Pfor => Kind::Pfor,
             crate::CodecId::PforDelta => Kind::PforDelta,
+            crate::CodecId::Rice => Kind::Rice,
             _ => return None,
         };
         Some(BlockSum {
@@ -132,6 +135,7 @@ impl BlockSum {
         }
         match self.kind {
             Kind::Bp128 => return self.bp128_sum(d, payload),
+            Kind::Rice => return crate::rice::Rice::block_sum(d, payload),
             Kind::SimdFor => {}
             Kind::Pfor | Kind::PforDelta => {
                 if count > crate::pfor::MAX_KEYS {
@@ -220,7 +224,7 @@ impl BlockSum {
                 Kind::Bp128 => return unsafe { bp128_run_avx2(run, at) },
                 // SAFETY: AVX2 is supported (`new` capped the level at the CPU's).
                 Kind::SimdFor => return unsafe { simd_for_run_avx2(run, at) },
-                Kind::Pfor | Kind::PforDelta => {}
+                Kind::Pfor | Kind::PforDelta | Kind::Rice => {}
             }
         }
         let (mut t, mut at) = (RunTotal::default(), at);

@@ -97,10 +97,11 @@ fn every_codec_dispatches_to_its_static_type() {
             CodecId::SimdFor => same_as_static::<tersedb_codecs::simd_for::SimdFor>(id, &mut rng),
             CodecId::Pfor => same_as_static::<tersedb_codecs::pfor::Pfor>(id, &mut rng),
             CodecId::PforDelta => same_as_static::<tersedb_codecs::pfor::PforDelta>(id, &mut rng),
+            CodecId::Rice => same_as_static::<tersedb_codecs::rice::Rice>(id, &mut rng),
         }
         seen.push(id);
     }
-    assert_eq!(seen.len(), 9);
+    assert_eq!(seen.len(), 10);
 }
 
 #[test]

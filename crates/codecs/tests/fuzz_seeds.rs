@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use tersedb_codecs::{Codec, CodecId};
 
 /// The fuzz targets and the codecs each one picks from (`pick % len`), as in fuzz_targets/.
-const FAMILIES: [(&str, &[CodecId]); 3] = [
+const FAMILIES: [(&str, &[CodecId]); 4] = [
     (
         "byte_codecs",
         &[
@@ -23,6 +23,7 @@ const FAMILIES: [(&str, &[CodecId]); 3] = [
         &[CodecId::Bp128, CodecId::For, CodecId::SimdFor],
     ),
     ("pfor_codecs", &[CodecId::Pfor, CodecId::PforDelta]),
+    ("rice_codec", &[CodecId::Rice]),
 ];
 
 fn key_sets(max: usize) -> Vec<(&'static str, Vec<u32>)> {

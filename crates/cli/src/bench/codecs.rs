@@ -498,6 +498,7 @@ fn subjects() -> Vec<Box<dyn Subject>> {
         codec::<simd_for::SimdFor>(),
         codec::<pfor::Pfor>(),
         codec::<pfor::PforDelta>(),
+        codec::<rice::Rice>(),
         Box::new(Memcpy),
         Box::new(Bitpacking4x),
     ]

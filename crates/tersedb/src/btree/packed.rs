@@ -2681,20 +2681,22 @@ impl Packed {
         fs: FoldSpec,
         out: &mut KeyFold,
     ) -> SResult<()> {
-        // The codecs' block sums (BP128, SIMD FOR, PFOR, PFOR-DELTA), chosen once for the
-        // leaf; an `auto` list asks per block.
+        // The codecs' block sums (BP128, SIMD FOR, PFOR, PFOR-DELTA, Rice), chosen once for
+        // the leaf; an `auto` list asks per block.
         let isa = tersedb_codecs::Isa::detect();
         let sums = [
             BlockSum::new(isa, CodecId::Bp128),
             BlockSum::new(isa, CodecId::SimdFor),
             BlockSum::new(isa, CodecId::PforDelta),
             BlockSum::new(isa, CodecId::Pfor),
+            BlockSum::new(isa, CodecId::Rice),
         ];
         let summer = |c: CodecId| match c {
             CodecId::Bp128 => sums[0],
             CodecId::SimdFor => sums[1],
             CodecId::PforDelta => sums[2],
             CodecId::Pfor => sums[3],
+            CodecId::Rice => sums[4],
             _ => None,
         };
         if let Some((first, last)) = self.key_range(region)? {

@@ -87,11 +87,10 @@ fn key_bytes(k: Key<'_>) -> Vec<u8> {
 
 fn value(cfg: &DbConfig, n: u16, sel: u8) -> Vec<u8> {
     match cfg.record_type {
-        // The last codec's compressed records: one value nine times in ten (PDICT chunks).
+        // PFOR-DELTA's compressed records (config 9): one value nine times in ten (PDICT
+        // chunks).
         RecordType::Fixed(w)
-            if cfg.compress_records
-                && cfg.key_codec == CodecId::ALL.last().copied()
-                && n % 10 != 3 =>
+            if cfg.compress_records && cfg.key_codec == Some(CodecId::PforDelta) && n % 10 != 3 =>
         {
             let mut v = 200u32.to_le_bytes().to_vec();
             v.resize(w as usize, 0);
