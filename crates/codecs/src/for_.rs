@@ -18,6 +18,7 @@
 //! never grows the block).
 
 use crate::bits::{self, packed_len, width};
+use crate::rewrite;
 use crate::{
     AppendOutcome, BlockCodec, CodecError, CodecId, Descriptor, Fold, InsertOutcome, RemoveOutcome,
     Result,
@@ -42,26 +43,11 @@ fn invalid(what: &'static str) -> CodecError {
 /// Cheap descriptor checks; returns `(b, n)`.
 #[inline]
 fn check(d: &Descriptor, payload: &[u8]) -> Result<(u32, usize)> {
-    let count = d.count as usize;
-    if count > MAX {
-        return Err(corrupt("count exceeds 257"));
-    }
-    if count <= 1 {
-        if d.size != 0 || d.bits != 0 {
-            return Err(corrupt("block of at most one key has a payload"));
-        }
-        if count == 0 && (d.start != 0 || d.last != 0) {
-            return Err(corrupt("empty block with keys"));
-        }
-        if count == 1 && d.start != d.last {
-            return Err(corrupt("one-key block with start != last"));
-        }
+    if !crate::check_head(d, MAX, "count exceeds 257")? {
         return Ok((0, 0));
     }
+    let count = d.count as usize;
     let b = d.bits as u32;
-    if d.last <= d.start {
-        return Err(corrupt("last <= start"));
-    }
     if b != width(d.last - d.start) {
         return Err(corrupt("bit width is not width(last - start)"));
     }
@@ -81,21 +67,6 @@ fn offsets(payload: &[u8], b: u32, first: usize, out: &mut [u32]) -> Result<()> 
         *o = bits::get(payload, b, first + k).ok_or(corrupt("offsets"))?;
     }
     Ok(())
-}
-
-fn all_keys(d: &Descriptor, payload: &[u8]) -> Result<([u32; MAX], usize)> {
-    let mut buf = [0u32; MAX];
-    let n = For::decode(d, payload, &mut buf)?;
-    Ok((buf, n))
-}
-
-/// Re-encodes `keys` into `payload` if it fits (`encode` checks the size before writing).
-fn reencode(keys: &[u32], payload: &mut [u8]) -> Result<Option<Descriptor>> {
-    match For::encode(keys, payload) {
-        Ok(nd) => Ok(Some(nd)),
-        Err(CodecError::NoRoom { .. }) => Ok(None),
-        Err(e) => Err(e),
-    }
 }
 
 /// Inserts offset `insert` at position `at` (or removes the offset at `at` when `None`) of the
@@ -278,23 +249,7 @@ impl BlockCodec for For {
             desc.size = new_size as u32;
             return Ok(InsertOutcome::Inserted { slot });
         }
-        let (mut keys, count) = all_keys(desc, payload)?;
-        let slot = keys[..count].partition_point(|&k| k < key);
-        if slot < count && keys[slot] == key {
-            return Ok(InsertOutcome::Exists { slot });
-        }
-        if count == MAX {
-            return Ok(InsertOutcome::NoRoom);
-        }
-        keys.copy_within(slot..count, slot + 1);
-        keys[slot] = key;
-        match reencode(&keys[..count + 1], payload)? {
-            Some(nd) => {
-                *desc = nd;
-                Ok(InsertOutcome::Inserted { slot })
-            }
-            None => Ok(InsertOutcome::NoRoom),
-        }
+        rewrite::insert::<For, MAX>(desc, payload, key)
     }
 
     fn append(desc: &mut Descriptor, payload: &mut [u8], key: u32) -> Result<AppendOutcome> {
@@ -359,16 +314,7 @@ impl BlockCodec for For {
             desc.size = packed_len(n - 1, b) as u32;
             return Ok(RemoveOutcome::Removed { grew: false });
         }
-        let (mut keys, count) = all_keys(desc, payload)?;
-        keys.copy_within(slot + 1..count, slot);
-        match reencode(&keys[..count - 1], payload)? {
-            Some(nd) => {
-                let grew = nd.size > desc.size;
-                *desc = nd;
-                Ok(RemoveOutcome::Removed { grew })
-            }
-            None => Ok(RemoveOutcome::NoRoom),
-        }
+        rewrite::remove::<For, MAX>(desc, payload, slot)
     }
 
     fn fold(desc: &Descriptor, payload: &[u8], slots: std::ops::Range<usize>) -> Result<Fold> {

@@ -30,6 +30,7 @@ pub mod for_;
 pub mod isa;
 pub mod masked_vbyte;
 pub mod pfor;
+pub(crate) mod rewrite;
 pub mod rice;
 pub(crate) mod search;
 pub mod simd;
@@ -109,6 +110,35 @@ impl std::fmt::Display for CodecId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
     }
+}
+
+/// The descriptor checks every bit-packing codec (FOR, BP128 and SIMD FOR, PFOR and PFOR-DELTA,
+/// Rice) makes first: at most `max` keys (`max_msg` when more); a block of 0 or 1 key has no
+/// payload and no bit width, an empty one no keys, a one-key one `start == last`; a longer one
+/// `last > start`. `Ok(false)`: a block of at most one key, which needs no further check.
+#[inline(always)]
+pub(crate) fn check_head(d: &Descriptor, max: usize, max_msg: &'static str) -> Result<bool> {
+    let corrupt = |what| Err(CodecError::Corrupt { what });
+    let count = d.count as usize;
+    if count > max {
+        return corrupt(max_msg);
+    }
+    if count <= 1 {
+        if d.size != 0 || d.bits != 0 {
+            return corrupt("block of at most one key has a payload");
+        }
+        if count == 0 && (d.start != 0 || d.last != 0) {
+            return corrupt("empty block with keys");
+        }
+        if count == 1 && d.start != d.last {
+            return corrupt("one-key block with start != last");
+        }
+        return Ok(false);
+    }
+    if d.last <= d.start {
+        return corrupt("last <= start");
+    }
+    Ok(true)
 }
 
 /// What the caller keeps about a block (the leaf's block index entry).

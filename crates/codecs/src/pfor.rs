@@ -205,25 +205,10 @@ impl Frame<'_> {
 /// Checks the descriptor and parses the header; `None` for blocks of 0 or 1 key.
 #[inline]
 fn parse<'a>(d: &Descriptor, payload: &'a [u8]) -> Result<Option<Frame<'a>>> {
-    let count = d.count as usize;
-    if count > MAX_KEYS {
-        return Err(corrupt("count exceeds 129"));
-    }
-    if count <= 1 {
-        if d.size != 0 || d.bits != 0 {
-            return Err(corrupt("block of at most one key has a payload"));
-        }
-        if count == 0 && (d.start != 0 || d.last != 0) {
-            return Err(corrupt("empty block with keys"));
-        }
-        if count == 1 && d.start != d.last {
-            return Err(corrupt("one-key block with start != last"));
-        }
+    if !crate::check_head(d, MAX_KEYS, "count exceeds 129")? {
         return Ok(None);
     }
-    if d.last <= d.start {
-        return Err(corrupt("last <= start"));
-    }
+    let count = d.count as usize;
     let b = d.bits as u32;
     if b > 32 {
         return Err(corrupt("bit width above 32"));

@@ -47,6 +47,7 @@
 //! values finds the last of them). Where the block's count becomes a power of two or a multiple
 //! of 32, and whenever the codes would be long, append re-encodes with the best mode and `k`.
 
+use crate::rewrite;
 use crate::{
     AppendOutcome, BlockCodec, CodecError, CodecId, Descriptor, Fold, InsertOutcome, RemoveOutcome,
     Result,
@@ -95,25 +96,10 @@ struct Shape {
 /// Cheap descriptor checks; `None` for blocks of at most one key (no payload).
 #[inline]
 fn check(d: &Descriptor, payload: &[u8]) -> Result<Option<Shape>> {
-    let count = d.count as usize;
-    if count > MAX {
-        return Err(corrupt("count exceeds 257"));
-    }
-    if count <= 1 {
-        if d.size != 0 || d.bits != 0 {
-            return Err(corrupt("block of at most one key has a payload"));
-        }
-        if count == 0 && (d.start != 0 || d.last != 0) {
-            return Err(corrupt("empty block with keys"));
-        }
-        if count == 1 && d.start != d.last {
-            return Err(corrupt("one-key block with start != last"));
-        }
+    if !crate::check_head(d, MAX, "count exceeds 257")? {
         return Ok(None);
     }
-    if d.last <= d.start {
-        return Err(corrupt("last <= start"));
-    }
+    let count = d.count as usize;
     if d.bits > COMPLEMENT | K_MASK {
         return Err(corrupt("Rice bits beyond the mode flag and k"));
     }
@@ -697,22 +683,6 @@ fn append_fast(desc: &mut Descriptor, s: Shape, payload: &mut [u8], key: u32) ->
     Ok(true)
 }
 
-/// Decodes any block into a stack buffer.
-fn all_keys(d: &Descriptor, payload: &[u8]) -> Result<([u32; MAX], usize)> {
-    let mut buf = [0u32; MAX];
-    let n = Rice::decode(d, payload, &mut buf)?;
-    Ok((buf, n))
-}
-
-/// Encodes `keys` into `payload`, `None` when they do not fit (nothing written then).
-fn reencode(keys: &[u32], payload: &mut [u8]) -> Result<Option<Descriptor>> {
-    match Rice::encode(keys, payload) {
-        Ok(nd) => Ok(Some(nd)),
-        Err(CodecError::NoRoom { .. }) => Ok(None),
-        Err(e) => Err(e),
-    }
-}
-
 impl BlockCodec for Rice {
     const ID: CodecId = CodecId::Rice;
     const MAX_KEYS: usize = MAX;
@@ -843,23 +813,7 @@ impl BlockCodec for Rice {
     }
 
     fn insert(desc: &mut Descriptor, payload: &mut [u8], key: u32) -> Result<InsertOutcome> {
-        let (mut keys, count) = all_keys(desc, payload)?;
-        let slot = keys[..count].partition_point(|&k| k < key);
-        if slot < count && keys[slot] == key {
-            return Ok(InsertOutcome::Exists { slot });
-        }
-        if count == MAX {
-            return Ok(InsertOutcome::NoRoom);
-        }
-        keys.copy_within(slot..count, slot + 1);
-        keys[slot] = key;
-        match reencode(&keys[..count + 1], payload)? {
-            Some(nd) => {
-                *desc = nd;
-                Ok(InsertOutcome::Inserted { slot })
-            }
-            None => Ok(InsertOutcome::NoRoom),
-        }
+        rewrite::insert::<Rice, MAX>(desc, payload, key)
     }
 
     fn append(desc: &mut Descriptor, payload: &mut [u8], key: u32) -> Result<AppendOutcome> {
@@ -881,9 +835,9 @@ impl BlockCodec for Rice {
                 return Ok(AppendOutcome::Appended);
             }
         }
-        let (mut keys, count) = all_keys(desc, payload)?;
+        let (mut keys, count) = rewrite::keys_of::<Rice, MAX>(desc, payload)?;
         keys[count] = key;
-        match reencode(&keys[..count + 1], payload)? {
+        match rewrite::encode_fitting::<Rice>(&keys[..count + 1], payload)? {
             Some(nd) => {
                 *desc = nd;
                 Ok(AppendOutcome::Appended)
@@ -894,19 +848,7 @@ impl BlockCodec for Rice {
 
     fn remove(desc: &mut Descriptor, payload: &mut [u8], slot: usize) -> Result<RemoveOutcome> {
         check(desc, payload)?;
-        let (mut keys, count) = all_keys(desc, payload)?;
-        if slot >= count {
-            return Err(invalid("slot out of range"));
-        }
-        keys.copy_within(slot + 1..count, slot);
-        match reencode(&keys[..count - 1], payload)? {
-            Some(nd) => {
-                let grew = nd.size > desc.size;
-                *desc = nd;
-                Ok(RemoveOutcome::Removed { grew })
-            }
-            None => Ok(RemoveOutcome::NoRoom),
-        }
+        rewrite::remove::<Rice, MAX>(desc, payload, slot)
     }
 
     fn fold(desc: &Descriptor, payload: &[u8], slots: std::ops::Range<usize>) -> Result<Fold> {

@@ -460,22 +460,10 @@ fn invalid(what: &'static str) -> CodecError {
 /// Cheap descriptor checks; returns `(b, n)` with `n = count - 1` values in the frame.
 #[inline(always)]
 pub(crate) fn check(d: &Descriptor, payload: &[u8]) -> Result<(u32, usize)> {
-    let count = d.count as usize;
-    if count > MAX_KEYS {
-        return Err(corrupt("count exceeds 129"));
-    }
-    if count <= 1 {
-        if d.size != 0 || d.bits != 0 {
-            return Err(corrupt("block of at most one key has a payload"));
-        }
-        if count == 0 && (d.start != 0 || d.last != 0) {
-            return Err(corrupt("empty block with keys"));
-        }
-        if count == 1 && d.start != d.last {
-            return Err(corrupt("one-key block with start != last"));
-        }
+    if !crate::check_head(d, MAX_KEYS, "count exceeds 129")? {
         return Ok((0, 0));
     }
+    let count = d.count as usize;
     let b = d.bits as u32;
     if b == 0 || b > 32 {
         return Err(corrupt("bit width not in 1..=32"));
@@ -485,9 +473,6 @@ pub(crate) fn check(d: &Descriptor, payload: &[u8]) -> Result<(u32, usize)> {
     }
     if d.size as usize > payload.len() {
         return Err(corrupt("size exceeds payload"));
-    }
-    if d.last <= d.start {
-        return Err(corrupt("last <= start"));
     }
     Ok((b, count - 1))
 }

@@ -4,35 +4,13 @@
 //! fresh snapshot each time, and prints the median of each in microseconds. Under callgrind,
 //! `--toggle-collect='*Prepared::execute*'` counts the prepared path alone.
 
+mod common;
+
+use common::{median, write};
 use datafusion::scalar::ScalarValue;
-use std::path::Path;
 use std::time::Instant;
-use tersedb::{CodecId, DbConfig, Durability, Env, EnvOptions, KeyType, RecordType};
+use tersedb::{Env, EnvOptions};
 use tersedb_datafusion::{TableOptions, TerseTable};
-
-fn write(path: &Path, n: u64) -> (Env, u64) {
-    let _ = std::fs::remove_file(path);
-    let env = Env::create(path, &EnvOptions::default().durability(Durability::None)).unwrap();
-    let mut w = env.begin_write().unwrap();
-    let cfg = DbConfig::raw(KeyType::U32, RecordType::None).with_codec(Some(CodecId::Bp128));
-    let db = w.create_db("k", cfg).unwrap();
-    let mut rng = fastrand::Rng::with_seed(42);
-    let (mut k, mut done) = (0u64, 0u64);
-    while done < n {
-        if rng.u32(..9) != 0 {
-            w.append(&db, k as u32, b"").unwrap();
-            done += 1;
-        }
-        k += 1;
-    }
-    w.commit().unwrap();
-    (env, k - 1)
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[v.len() / 2]
-}
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();

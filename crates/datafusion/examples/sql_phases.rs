@@ -9,38 +9,17 @@
 //! [KEYS] [RUNS]` (default 20,000,000 keys, 21 runs). Data as in `sql_speed`: ClusterData-like
 //! u32 keys, BP128 leaves, no records, one file.
 
+mod common;
+
+use common::{median, write};
 use datafusion::execution::SessionState;
 use datafusion::physical_plan::collect;
 use datafusion::prelude::SessionConfig;
 use std::path::Path;
 use std::time::Instant;
-use tersedb::{CodecId, DbConfig, Durability, Env, EnvOptions, KeyType, RecordType};
+use tersedb::{Env, EnvOptions};
 use tersedb_datafusion::datafusion::catalog::TableProvider;
 use tersedb_datafusion::{TableOptions, TerseTable};
-
-fn write(path: &Path, n: u64) -> u64 {
-    let _ = std::fs::remove_file(path);
-    let env = Env::create(path, &EnvOptions::default().durability(Durability::None)).unwrap();
-    let mut w = env.begin_write().unwrap();
-    let cfg = DbConfig::raw(KeyType::U32, RecordType::None).with_codec(Some(CodecId::Bp128));
-    let db = w.create_db("k", cfg).unwrap();
-    let mut rng = fastrand::Rng::with_seed(42);
-    let (mut k, mut done) = (0u64, 0u64);
-    while done < n {
-        if rng.u32(..9) != 0 {
-            w.append(&db, k as u32, b"").unwrap();
-            done += 1;
-        }
-        k += 1;
-    }
-    w.commit().unwrap();
-    k - 1
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    v[v.len() / 2]
-}
 
 fn us(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e6
@@ -186,7 +165,9 @@ fn main() {
     let n: u64 = args.get(1).map_or(20_000_000, |s| s.parse().unwrap());
     let runs: usize = args.get(2).map_or(21, |s| s.parse().unwrap());
     let path = std::env::temp_dir().join(format!("tersedb-sql-phases-{}.tdb", std::process::id()));
-    let max = write(&path, n);
+    let (writer, max) = write(&path, n);
+    // Closed before the tables open the file read-only, as every run of this example did.
+    drop(writer);
     let (lo, hi) = (max / 2, max / 2 + max / 100);
     let ctx = tersedb_datafusion::session(SessionConfig::new().with_target_partitions(2));
     let table = std::sync::Arc::new(TerseTable::open(&path, "k", TableOptions::default()).unwrap());
