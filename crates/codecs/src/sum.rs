@@ -129,10 +129,10 @@ impl BlockSum {
     /// to this block (see [`block_sum`]). Always inlined: it runs once per block in the fold.
     #[inline(always)]
     pub fn sum(&self, d: &crate::Descriptor, payload: &[u8]) -> Option<u64> {
-        let count = d.count as usize;
-        if count <= 1 {
-            return Some(if count == 1 { d.start as u64 } else { 0 });
+        if let Some(s) = few_keys_sum(d) {
+            return Some(s);
         }
+        let count = d.count as usize;
         match self.kind {
             Kind::Bp128 => return self.bp128_sum(d, payload),
             Kind::Rice => return crate::rice::Rice::block_sum(d, payload),
@@ -338,14 +338,10 @@ unsafe fn bp128_run_avx2<'p, R: BlockRun<'p>>(
                     None => unsafe { bp128_wide_avx2(&d, b, n, p) },
                 }
             }
-            None if d.count <= 1 => {
-                if d.count == 1 {
-                    d.start as u64
-                } else {
-                    0
-                }
-            }
-            None => run.decline(d, p)?,
+            None => match few_keys_sum(&d) {
+                Some(s) => s,
+                None => run.decline(d, p)?,
+            },
         };
         t.add(&blk, s);
     }
@@ -375,14 +371,10 @@ unsafe fn simd_for_run_avx2<'p, R: BlockRun<'p>>(
                     None => run.decline(d, p)?,
                 }
             }
-            None if d.count <= 1 => {
-                if d.count == 1 {
-                    d.start as u64
-                } else {
-                    0
-                }
-            }
-            None => run.decline(d, p)?,
+            None => match few_keys_sum(&d) {
+                Some(s) => s,
+                None => run.decline(d, p)?,
+            },
         };
         t.add(&blk, s);
     }
@@ -428,11 +420,21 @@ fn vertical_frame(d: &crate::Descriptor, payload: &[u8]) -> Option<(u32, usize)>
     Some((b, count - 1))
 }
 
+/// The sum of a block of at most one key (no payload): its start key, or 0 when empty;
+/// `None` for a longer block.
+#[inline(always)]
+fn few_keys_sum(d: &crate::Descriptor) -> Option<u64> {
+    match d.count {
+        0 => Some(0),
+        1 => Some(d.start as u64),
+        _ => None,
+    }
+}
+
 /// Scalar twin of the BP128 block sum (unpack, prefix sum, add).
 pub fn bp128_sum_scalar(d: &crate::Descriptor, payload: &[u8]) -> Option<u64> {
-    let count = d.count as usize;
-    if count <= 1 {
-        return Some(if count == 1 { d.start as u64 } else { 0 });
+    if let Some(s) = few_keys_sum(d) {
+        return Some(s);
     }
     let (b, n) = vertical_frame(d, payload)?;
     let mut vals = [0u32; crate::vertical::FRAME];
