@@ -29,7 +29,7 @@ case "${1:-} ${2:-}" in
     echo "error: the option \`Z\` is only accepted on the nightly compiler" >&2; exit 101 ;;
   "fuzz run")
     echo "stat::number_of_executed_units: 123"
-    if [ "$RUN_OK" = 1 ]; then exit 0; fi
+    if [ "$RUN_OK" = 1 ] && [ "${3:-}" != "${CRASH:-}" ]; then exit 0; fi
     echo "==1==ERROR: AddressSanitizer: heap-buffer-overflow" >&2; exit 77 ;;
 esac
 echo "unexpected: cargo $*" >&2
@@ -83,7 +83,7 @@ case_ "no cargo-fuzz" 1 "skipped: cargo-fuzz is not installed" HAVE_FUZZ=0 -- --
 if grep -q "^cargo install" <(calls); then echo "fuzz_fallback: installed without --ci" >&2; failures=$((failures + 1)); fi
 case_ "no nightly, stable cannot build, --ci" 0 "skipped: pages does not build without a nightly" \
   HAVE_NIGHTLY=0 BUILD_OK=0 -- --ci --time 1 pages engine
-grep -q "^cargo fuzz build pages RUSTC_BOOTSTRAP=1" <(calls) || { echo "fuzz_fallback: no RUSTC_BOOTSTRAP=1 build" >&2; failures=$((failures + 1)); }
+grep -qE "^cargo fuzz build pages --target-dir \S+/target/fuzz RUSTC_BOOTSTRAP=1" <(calls) || { echo "fuzz_fallback: no RUSTC_BOOTSTRAP=1 build" >&2; failures=$((failures + 1)); }
 case_ "no rustup, stable cannot build, --ci" 0 "skipped: pages does not build without a nightly" \
   NO_RUSTUP=1 BUILD_OK=0 -- --ci --time 1 pages
 case_ "no nightly, stable builds" 0 "pages: 123 executions in 1 s, no crash" \
@@ -91,8 +91,15 @@ case_ "no nightly, stable builds" 0 "pages: 123 executions in 1 s, no crash" \
 case_ "nightly, build fails, --ci" 1 "pages: FAILED to build" BUILD_OK=0 -- --ci --time 1 pages
 case_ "nightly, a crash, --ci" 1 "query: FAILED after 123 executions" RUN_OK=0 -- --ci --time 1 query
 case_ "nightly, clean" 0 "byte_codecs: 123 executions in 1 s, no crash" -- --time 1 pages byte_codecs
-grep -q "^cargo +nightly fuzz run byte_codecs corpus/byte_codecs seeds/byte_codecs -- -max_total_time=1 .*-dict=dict/codecs.dict" <(calls) ||
+grep -qE "^cargo \+nightly fuzz run byte_codecs --target-dir \S+/target/fuzz corpus/byte_codecs seeds/byte_codecs -- -max_total_time=1 .*-dict=dict/codecs.dict" <(calls) ||
   { echo "fuzz_fallback: the codec target ran without its corpus, time or dictionary" >&2; failures=$((failures + 1)); }
+# Targets run side by side: a crash in one fails the run and is reported for that target alone.
+case_ "two at a time, one crashes" 1 "engine: 123 executions in 1 s, no crash" CRASH=query FUZZ_JOBS=2 -- --time 1 pages engine query rice_codec
+grep -q "query: FAILED after 123 executions" <<<"$(env -i HOME="$HOME" PATH="$scratch/bin:/usr/bin:/bin" SHIM_LOG=/dev/null \
+  HAVE_FUZZ=1 HAVE_NIGHTLY=1 BUILD_OK=1 RUN_OK=1 NO_RUSTUP=0 CRASH=query FUZZ_JOBS=2 \
+  bash "$scratch/repo/scripts/fuzz" --time 1 pages engine query rice_codec 2>&1)" ||
+  { echo "fuzz_fallback: the crashing target was not reported" >&2; failures=$((failures + 1)); }
+[ "$(grep -c "fuzz run" <(calls))" = 4 ] || { echo "fuzz_fallback: not every target ran" >&2; failures=$((failures + 1)); }
 case_ "unknown target" 2 "unknown fuzz target: nope" HAVE_FUZZ=0 -- --ci nope
 if grep -q "^cargo install" <(calls); then echo "fuzz_fallback: installed for an unknown target" >&2; failures=$((failures + 1)); fi
 
