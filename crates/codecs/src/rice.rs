@@ -2,7 +2,7 @@
 //! where the keys are dense, the gaps between the values the block lacks.
 //!
 //! ```text
-//! Descriptor { start, count <= 257, last, bits = k | mode << 5, size = ceil(coded bits / 8) }
+//! Descriptor { start, count <= 511, last, bits = k | mode << 5, size = ceil(coded bits / 8) }
 //! R = last - start + 1 values in [start, last]; M = R - count of them are missing
 //! present mode (mode 0):     n - 1 = count - 1 gaps g_i = key_i - key_{i-1}   (i = 1 .. count-1)
 //! complement mode (mode 1):  M gaps g_1 = m_1 - start, g_j = m_j - m_{j-1}, where
@@ -25,7 +25,8 @@
 //! keys per block) plus at least one bit per key, while a Roaring bitmap pays about one bit per
 //! *possible* value, under a bit per key once more than half the values are present. Coding the
 //! gaps between the missing values instead of the present ones makes a block of nearly
-//! consecutive keys cost a few bits per *missing* value.
+//! consecutive keys cost a few bits per *missing* value, and a Rice block holds up to 511 keys
+//! (all that the engine's 9-bit count field holds), so its descriptor costs half as much per key.
 //!
 //! Both modes follow from `count`, `start` and `last` (in the descriptor) plus the mode flag and
 //! `k` in `bits` (bit 5 and bits 0..5; the engine's block index keeps 6 bits of it). The encoder
@@ -57,8 +58,11 @@ use crate::{
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Rice;
 
-/// Most keys of a block, start key included (the engine's block limit).
-pub const MAX_KEYS: usize = 257;
+/// Most keys of a block, start key included: the most the engine's 9-bit descriptor count
+/// holds. Twice the other codecs' 257 halves the descriptors' share of a dense block's bytes
+/// (12 bytes per block, 0.047 bytes/key at 257 keys), the bulk of Rice's gap to Roaring on
+/// clustered keys (issue 21).
+pub const MAX_KEYS: usize = 511;
 const MAX: usize = MAX_KEYS;
 /// Most bits a gap takes with the best `k` (`k = 31`: a quotient of at most 1).
 const WORST_BITS: usize = 33;
@@ -96,7 +100,7 @@ struct Shape {
 /// Cheap descriptor checks; `None` for blocks of at most one key (no payload).
 #[inline]
 fn check(d: &Descriptor, payload: &[u8]) -> Result<Option<Shape>> {
-    if !crate::check_head(d, MAX, "count exceeds 257")? {
+    if !crate::check_head(d, MAX, "count exceeds 511")? {
         return Ok(None);
     }
     let count = d.count as usize;
@@ -361,7 +365,7 @@ fn bits_for(g: &Gaps, mode: Mode, k: u32) -> u64 {
 /// Checks `keys` for [`BlockCodec::encode`].
 fn check_keys(keys: &[u32]) -> Result<()> {
     if keys.len() > MAX {
-        return Err(invalid("more than 257 keys"));
+        return Err(invalid("more than 511 keys"));
     }
     if keys.windows(2).fold(false, |bad, w| bad | (w[1] <= w[0])) {
         return Err(invalid("keys not strictly increasing"));
@@ -996,7 +1000,7 @@ mod tests {
         v
     }
 
-    const SIZES: [usize; 9] = [1, 2, 3, 5, 17, 64, 100, 256, 257];
+    const SIZES: [usize; 12] = [1, 2, 3, 5, 17, 64, 100, 256, 257, 258, 510, MAX];
 
     fn encoded(keys: &[u32]) -> (Descriptor, Vec<u8>) {
         let mut buf = vec![0u8; Rice::max_payload_len(keys.len())];
@@ -1088,19 +1092,19 @@ mod tests {
     #[test]
     fn the_mode_follows_the_density() {
         let mut rng = fastrand::Rng::with_seed(5);
-        let (d, _) = encoded(&keys(&mut rng, 0, 257));
+        let (d, _) = encoded(&keys(&mut rng, 0, MAX));
         assert_eq!((Rice::mode(&d), d.size), (Mode::Complement, 0));
-        let (d, _) = encoded(&keys(&mut rng, 3, 257));
+        let (d, _) = encoded(&keys(&mut rng, 3, MAX));
         assert_eq!(Rice::mode(&d), Mode::Present);
         let mut total = 0;
         for _ in 0..100 {
-            let (d, _) = encoded(&keys(&mut rng, 1, 257));
+            let (d, _) = encoded(&keys(&mut rng, 1, MAX));
             assert_eq!(Rice::mode(&d), Mode::Complement);
             total += d.size as usize;
         }
         // About 0.124 missing values per key at some 3.5 bits each: well under a byte per
         // eight keys (ClusterData is about 0.11 bytes/key with the descriptors).
-        assert!(total < 100 * 257 / 8, "{total} bytes");
+        assert!(total < 100 * MAX / 8, "{total} bytes");
     }
 
     /// FORMAT.md's example, byte for byte.
@@ -1365,7 +1369,7 @@ mod tests {
                     p.to_vec(),
                 ),
                 ("unary run past the end", d, vec![0u8; p.len()]),
-                ("count 258", Descriptor { count: 258, ..d }, p.to_vec()),
+                ("count 512", Descriptor { count: 512, ..d }, p.to_vec()),
                 (
                     "last < start",
                     Descriptor {
@@ -1412,6 +1416,63 @@ mod tests {
         }
     }
 
+    /// The count bound: 511 keys encode and validate (both modes); 512 keys are refused by
+    /// `encode`, and a descriptor claiming 512 (or more) keys by every read, whatever its
+    /// payload, before any buffer of `MAX` is indexed by it.
+    #[test]
+    fn count_511_accepted_512_refused() {
+        let mut rng = fastrand::Rng::with_seed(511);
+        let mut out = [0u32; MAX];
+        let dense: Vec<u32> = (1000..1000 + MAX as u32).collect();
+        for keys in [
+            dense.clone(),
+            keys(&mut rng, 1, MAX),
+            keys(&mut rng, 3, MAX),
+        ] {
+            assert_eq!(keys.len(), MAX);
+            let (d, p) = encoded(&keys);
+            assert_eq!(d.count, 511);
+            check_reads(&d, &p, &keys, &mut rng);
+            for count in [512, 513, 1000, u32::MAX] {
+                let fd = Descriptor { count, ..d };
+                assert!(Rice::validate(&fd, &p).is_err(), "count {count} validated");
+                assert!(Rice::decode(&fd, &p, &mut out).is_err());
+                assert!(Rice::select(&fd, &p, 511).is_err());
+                assert!(Rice::fold(&fd, &p, 0..512).is_err());
+                poke(&fd, &p);
+            }
+        }
+        // 512 consecutive keys: complement mode with nothing missing would need no payload.
+        let d = Descriptor {
+            start: 1000,
+            count: 512,
+            last: 1511,
+            size: 0,
+            bits: COMPLEMENT,
+        };
+        assert!(Rice::validate(&d, &[]).is_err());
+        assert!(Rice::decode(&d, &[], &mut out).is_err());
+        poke(&d, &[]);
+        let mut keys = dense;
+        keys.push(1000 + MAX as u32);
+        let mut buf = vec![0u8; Rice::max_payload_len(keys.len())];
+        assert!(matches!(
+            Rice::encode(&keys, &mut buf),
+            Err(CodecError::InvalidInput { .. })
+        ));
+        let full = Rice::encode(&keys[..MAX], &mut buf).unwrap();
+        let (mut d2, mut b2) = (full, buf.clone());
+        assert_eq!(
+            Rice::append(&mut d2, &mut b2, 1000 + MAX as u32).unwrap(),
+            AppendOutcome::NoRoom
+        );
+        assert_eq!(
+            Rice::insert(&mut d2, &mut b2, 0).unwrap(),
+            InsertOutcome::NoRoom
+        );
+        assert_eq!((d2, b2), (full, buf));
+    }
+
     /// A one-bit-per-missing-value stream whose codes go past `last` or overflow u32, and random
     /// descriptors over random bytes: errors, never a panic.
     #[test]
@@ -1437,7 +1498,7 @@ mod tests {
             let spread = 1u32 << rng.u32(..32);
             let d = Descriptor {
                 start,
-                count: rng.u32(..300),
+                count: rng.u32(..600),
                 last: start.saturating_add(rng.u32(..spread)),
                 size: rng.u32(..=len as u32 + 2),
                 bits: rng.u8(..70),

@@ -36,13 +36,13 @@ impl<'a> Input<'a> {
         Input {
             desc: Descriptor {
                 start: u32_at(0),
-                count: u16_at(4) as u32 % 300,
+                count: u16_at(4) as u32 % 600,
                 last: u32_at(6),
                 size: u16_at(10) as u32,
                 bits: h[12],
             },
             key: u32_at(13),
-            slot: u16_at(17) as usize % 300,
+            slot: u16_at(17) as usize % 600,
             pick: h[19],
             payload: &data[n..],
         }

@@ -340,7 +340,7 @@ macro_rules! codec_suite {
                 }
                 let mut rng = fastrand::Rng::with_seed(42);
                 for b in 0..=32 {
-                    for n in [1usize, 2, 31, 32, 33, 127, 128, 129, 255, 256, 257] {
+                    for n in [1usize, 2, 31, 32, 33, 127, 128, 129, 255, 256, 257, 258, 510, 511] {
                         if n > <C as BlockCodec>::MAX_KEYS {
                             continue;
                         }
