@@ -23,7 +23,8 @@ pub struct DbConfig {
     /// tenth (u32 and u64 keys; `key_codec` is then `None`).
     pub auto_codec: bool,
     /// Most keys per compressed block, start key included; 0 = the codec's maximum (257 for
-    /// the byte-oriented codecs and FOR, 129 for BP128, SIMD FOR and the PFOR family).
+    /// the byte-oriented codecs and FOR, 129 for BP128, SIMD FOR and the PFOR family, 511 for
+    /// Rice).
     pub block_size: u16,
     /// How queries read fixed-size records: opaque bytes, or a little-endian number (then the
     /// record type must be `Fixed(2)` for i16, `Fixed(4)` for u32/i32, `Fixed(8)` for

@@ -50,7 +50,7 @@ use super::Key;
 use std::ops::Range;
 use tersedb_codecs::sum::{BlockSum, RunBlock, RunTotal};
 use tersedb_codecs::{
-    AppendOutcome, Codec, CodecError, CodecId, Descriptor, InsertOutcome, RemoveOutcome,
+    AppendOutcome, BlockCodec, Codec, CodecError, CodecId, Descriptor, InsertOutcome, RemoveOutcome,
 };
 
 /// Bytes of the KeyList header (block count, payload end).
@@ -65,10 +65,15 @@ pub const BASED_FLAG: u16 = 0x8000;
 pub const DESC: usize = 12;
 /// Bytes of one block descriptor of a wide (u64) list.
 pub const DESC_WIDE: usize = 16;
-/// Most keys a block may hold, start key included (the byte-oriented codecs' limit).
+/// Most keys a block of any codec may hold, start key included (Rice's limit; each block is
+/// held to its own codec's, [`Packed::cap`]).
 pub const MAX_BLOCK_KEYS: usize = super::zone::MAX_KEYS;
-/// Room for one block's payload: the worst case of every codec (VByte: 5 bytes per delta).
-const SCRATCH: usize = 1344;
+/// Most keys of a StreamVByte, VarIntGB or Masked VByte block (their lookups decode into a
+/// stack buffer of this many).
+const BYTE_CODEC_KEYS: usize = <tersedb_codecs::streamvbyte::StreamVByte as BlockCodec>::MAX_KEYS;
+/// Room for one block's payload: the worst case of every codec at its own key limit (Rice's
+/// 33 bits per gap at 511 keys, 2,104 bytes; VByte's 5 bytes per delta at 257, 1,280).
+const SCRATCH: usize = 2104;
 
 /// The descriptors' key counts do not add up to the node's.
 const COUNTS_DISAGREE: Fault = Fault("block index key counts disagree with the node's");
@@ -1141,8 +1146,8 @@ impl Packed {
         }
     }
 
-    /// Encodes `keys` (sorted, unique, `1..=257`, within 2^32 - 1 of the first in a wide list)
-    /// as one block appended to `e`.
+    /// Encodes `keys` (sorted, unique, `1..=` the codec's block limit, within 2^32 - 1 of the
+    /// first in a wide list) as one block appended to `e`.
     fn encode_one(&self, keys: &[u64], e: &mut Encoded) -> SResult<()> {
         let (Some(&first), Some(&last)) = (keys.first(), keys.last()) else {
             return Err(Fault("empty block"));
@@ -1431,7 +1436,7 @@ impl Packed {
         Ok(n)
     }
 
-    /// Decodes the keys of block `blk` into `out` (at least 257 long).
+    /// Decodes the keys of block `blk` into `out` (at least [`MAX_BLOCK_KEYS`] long).
     fn decode_keys_at(&self, region: &[u8], blk: &Block, out: &mut [u64]) -> SResult<usize> {
         self.decode_keys_with(region, blk, out, &mut [0u32; MAX_BLOCK_KEYS])
     }
@@ -1546,8 +1551,10 @@ impl Packed {
                     // Their SIMD decoders beat the codecs' sequential lower_bound on a 257-key
                     // block (in-process A/B, `tersedb-codecs` example `lower_bound_ab`:
                     // StreamVByte 76 vs 118 ns, VarIntGB 100 vs 134, Masked VByte 109 vs 121;
-                    // VByte loses): decode into the stack, then binary search.
-                    let mut keys = [0u32; MAX_BLOCK_KEYS];
+                    // VByte loses): decode into the stack, then binary search. The buffer is
+                    // their limit, not MAX_BLOCK_KEYS: zeroing Rice's 511 would cost each
+                    // lookup another kilobyte (a longer block is refused by the decoder).
+                    let mut keys = [0u32; BYTE_CODEC_KEYS];
                     let n = codec
                         .decode(&blk.desc, bytes_at(region, &blk.at)?, &mut keys)
                         .map_err(cfault)?;
@@ -2806,6 +2813,29 @@ impl Packed {
 mod tests {
     use super::*;
 
+    /// The engine's buffers cover every codec: a block of the codec's most keys fits the key
+    /// buffers, its worst payload the scratch buffers, and the byte codecs whose lookups decode
+    /// into a buffer of `BYTE_CODEC_KEYS` hold no more.
+    #[test]
+    fn buffers_cover_every_codec() {
+        let mut most = 0;
+        for c in CodecId::ALL {
+            let max = Codec(c).max_keys();
+            assert!(max <= MAX_BLOCK_KEYS, "{c}: {max} keys");
+            assert!(Codec(c).max_payload_len(max) <= SCRATCH, "{c}");
+            most = most.max(max);
+        }
+        assert_eq!(most, MAX_BLOCK_KEYS);
+        assert_eq!(MAX_BLOCK_KEYS, 511);
+        for c in [
+            CodecId::StreamVByte,
+            CodecId::VarIntGb,
+            CodecId::MaskedVByte,
+        ] {
+            assert!(Codec(c).max_keys() <= BYTE_CODEC_KEYS, "{c}");
+        }
+    }
+
     fn check(p: &Packed, region: &[u8], model: &[u64]) {
         let mut all = Vec::new();
         p.decode_all(region, &mut all).unwrap();
@@ -3093,8 +3123,8 @@ mod tests {
         let keys: Vec<u64> = (0..100).map(|i| i * 2).collect();
         assert!(p.build(&mut region, &keys).unwrap());
         assert_eq!(p.blocks(&region).unwrap(), 1);
-        // The list's payload end moved to 2,000 bytes: the one block now spans them.
-        region[2..4].copy_from_slice(&2000u16.to_le_bytes());
+        // The list's payload end moved past `SCRATCH` bytes: the one block now spans them.
+        region[2..4].copy_from_slice(&(SCRATCH as u16 + 100).to_le_bytes());
         assert!(p.insert(&mut region.clone(), 100, 51).is_err());
         assert!(p.remove(&mut region.clone(), 50).is_err());
     }

@@ -8,9 +8,10 @@ use tersedb_codecs::Descriptor;
 
 /// Slots per block of a plain (uncompressed) leaf, as scans and folds count blocks.
 pub const PLAIN_BLOCK: usize = 256;
-/// Keys a block may hold at most, start key included (the byte-oriented codecs' limit): the
-/// size of a decode buffer, and `packed::MAX_BLOCK_KEYS`.
-pub const MAX_KEYS: usize = 257;
+/// Keys a block may hold at most, start key included: the largest codec limit (Rice's 511,
+/// all that a descriptor's 9-bit count holds; the other codecs stop at 257 or 129), the size of
+/// a decode buffer, and `packed::MAX_BLOCK_KEYS`. A block's own limit is its codec's.
+pub const MAX_KEYS: usize = 511;
 
 /// COUNT, SUM, MIN and MAX of the keys in a range. SUM is exact (128 bits).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -342,7 +343,7 @@ impl BlockKeys<'_> {
     /// The exact sum of the keys.
     pub fn sum(&self) -> u128 {
         match self {
-            // Blocks hold at most 257 u32 keys: the sum fits a u64.
+            // Blocks hold at most 511 u32 keys: the sum fits a u64.
             BlockKeys::U32(k) => tersedb_codecs::sum::sum_u32(k) as u128,
             BlockKeys::U64(k) => k.iter().map(|&x| x as u128).sum(),
         }
