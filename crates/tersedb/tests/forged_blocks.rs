@@ -529,6 +529,109 @@ fn forged_block_indexes_give_corrupted_for_every_read() {
     }
 }
 
+/// Leaf `page` (of `id`) with block `b`'s key count field set to `count` (its low 9 bits; a
+/// count of 512 carries into the codec bits as the field's `+ 1` would) and the node's entry
+/// count moved by the same amount, so that the block index still adds up and only the block's
+/// own count is wrong; resealed.
+fn with_block_count(page: &[u8], id: u64, cfg: DbConfig, b: usize, count: usize) -> Vec<u8> {
+    let ix = index_of(page, cfg);
+    let at = desc_at(&ix, b);
+    let mut p = page.to_vec();
+    let old = count_of(&p, &ix, b);
+    let cb = u16::from_le_bytes([p[at + 2], p[at + 3]]);
+    let cb = (cb & !0x1ff).wrapping_add(count as u16);
+    p[at + 2..at + 4].copy_from_slice(&cb.to_le_bytes());
+    let n = u32_at(&p, 12) as usize + count - old;
+    p[12..16].copy_from_slice(&(n as u32).to_le_bytes());
+    seal(id, &mut p);
+    p
+}
+
+/// Block key counts against each codec's own limit (issue 21): Rice blocks hold up to 511 keys,
+/// all that a descriptor's 9-bit count holds, the other codecs 257 or 129, while the engine's
+/// decode buffers hold 511 for every codec. A leaf of full 511-key Rice blocks reads back whole
+/// and checks clean. A count beyond the block's codec's limit (a full Rice block's raised to
+/// 512: the field wraps to 0 and carries into the codec bits; a full StreamVByte block's raised
+/// to 258 and to 511, the node's entry count raised to match so that only the block is wrong)
+/// gives `Corrupted` for lookups in the block, cursors, folds and `check`. A Rice block's count
+/// raised to 511 within the limit is another valid reading of the same missing values (the last
+/// of them become keys): `check` sees the unused bits after them, and no read panics.
+#[test]
+fn block_counts_are_held_to_the_codec_limit() {
+    let none = RecordType::None;
+    let rice = DbConfig::raw(KeyType::U32, none).with_codec(Some(CodecId::Rice));
+    let svb = DbConfig::raw(KeyType::U32, none).with_codec(Some(CodecId::StreamVByte));
+    for (cfg, step, limit, counts) in [
+        (rice, 3, 511, &[512usize, 511][..]),
+        (svb, 5, 257, &[258, 511][..]),
+    ] {
+        let (good, leaves) = form_file(cfg, step, 0, 60_000);
+        assert!(leaves.len() >= 3, "{cfg:?}: {} leaves", leaves.len());
+        let (id, own) = &leaves[leaves.len() / 2];
+        let at = *id as usize * PAGE;
+        let page = &good[at..at + PAGE];
+        let ix = index_of(page, cfg);
+        let sizes: Vec<usize> = (0..ix.nb).map(|b| count_of(page, &ix, b)).collect();
+        assert_eq!(
+            sizes.iter().max(),
+            Some(&limit),
+            "{cfg:?}: blocks {sizes:?}"
+        );
+        // Accepted: the leaf of full blocks reads back whole.
+        let env = Env::open_with_storage(
+            Box::new(MemStorage::from_bytes(good.clone())),
+            &opts(),
+            false,
+        )
+        .unwrap();
+        common::assert_clean(&env);
+        let (all, stopped) = pass(&env, false);
+        assert!(!stopped && all.len() == 60_000, "{cfg:?}");
+        drop(env);
+        let full = sizes.iter().position(|&c| c == limit).unwrap();
+        let short = sizes.iter().position(|&c| c > 1 && c < limit);
+        for &count in counts {
+            let beyond = count > limit;
+            let b = match (beyond, short) {
+                (true, _) => full,
+                (false, Some(b)) => b,
+                (false, None) => panic!("{cfg:?}: no block short of {limit} keys: {sizes:?}"),
+            };
+            let what = format!("{cfg:?}: block {b} of {} keys counted {count}", sizes[b]);
+            let forged = with_block_count(page, *id, cfg, b, count);
+            let mut bad = good.clone();
+            bad[at..at + PAGE].copy_from_slice(&forged);
+            let env = Env::open_with_storage(Box::new(MemStorage::from_bytes(bad)), &opts(), false)
+                .unwrap();
+            let report = env.check().unwrap();
+            assert!(!report.faults.is_empty(), "{what}: check found nothing");
+            let _ = env.describe_page(*id);
+            let r = env.begin_read().unwrap();
+            let db = r.open_db("d").unwrap();
+            let before: usize = sizes[..b].iter().sum();
+            let k = own[before + sizes[b] / 2] as u32;
+            fn refused<T>(got: &tersedb::Result<T>) -> bool {
+                matches!(got, Err(Error::Corrupted { .. }))
+            }
+            for p in [k, k + 1] {
+                let got = r.contains(&db, p);
+                assert!(!beyond || refused(&got), "{what}: lookup of {p}: {got:?}");
+            }
+            for back in [false, true] {
+                let (_, stopped) = pass(&env, back);
+                assert!(
+                    !beyond || stopped,
+                    "{what}: pass back {back} ended without an error"
+                );
+            }
+            for sum in [false, true] {
+                let got = r.fold_keys(&db, own[0], own[own.len() - 1], sum);
+                assert!(!beyond || refused(&got), "{what}: fold sum {sum}: {got:?}");
+            }
+        }
+    }
+}
+
 /// A leaf of byte-string keys forged behind a valid checksum, for every key scheme: the head
 /// prefix's length one more and one less, a middle item's end offset moved by one and past
 /// the region, two neighbouring items swapped, and single bytes of the key region changed.

@@ -558,9 +558,22 @@ fn prove_order_fixed<const W: bool, const B: bool, const A: bool>(
     let descs = region
         .get(h.hs..h.hs + dl * h.nb)
         .ok_or(Fault("compressed key list longer than its region"))?;
+    // The most keys a block of the list's codec holds (of any `auto` candidate): the 9-bit
+    // count field reaches 511, Rice's limit, and a COUNT over whole blocks trusts the counts.
+    let most = h.codec.map_or_else(
+        || {
+            AUTO_CODECS
+                .iter()
+                .map(|&c| Codec(c).max_keys())
+                .max()
+                .unwrap_or(0)
+        },
+        |c| Codec(c).max_keys(),
+    );
     // `floor`: the least first key the next block may have (above a non-empty block's last
     // key, at least a gap's key).
     let (mut floor, mut off, mut keys, mut blocks, mut bad) = (0u64, 0usize, 0usize, 0, false);
+    let mut over = false;
     for d in descs.chunks_exact(dl) {
         let (o, count, first, last) = if W {
             let Some(d) = d.first_chunk::<DESC_WIDE>() else {
@@ -591,6 +604,7 @@ fn prove_order_fixed<const W: bool, const B: bool, const A: bool>(
         let full = count > 0;
         // `|`, not `||`: one flag, no branch per block.
         bad |= (first < floor) | (first > last) | (!full & (first != last)) | (o < off);
+        over |= count > most;
         floor = if full { last.saturating_add(1) } else { last };
         off = o;
         keys += count;
@@ -598,6 +612,11 @@ fn prove_order_fixed<const W: bool, const B: bool, const A: bool>(
     }
     if bad || off > h.data_end {
         return Err(Fault("compressed block index out of key order"));
+    }
+    if over {
+        return Err(Fault(
+            "compressed block holds more keys than its codec allows",
+        ));
     }
     if keys != n {
         return Err(COUNTS_DISAGREE);
