@@ -561,7 +561,11 @@ fn record_conditions_match_the_model() {
             let (kt, codec, page) = match kind {
                 0 => (KeyType::U32, None, 4096),
                 1 => (KeyType::U64, None, 1024),
-                2 => (KeyType::U32, Some(CodecId::ALL[rng.usize(0..9)]), 1024),
+                2 => (
+                    KeyType::U32,
+                    Some(CodecId::ALL[rng.usize(..CodecId::ALL.len())]),
+                    1024,
+                ),
                 3 => (KeyType::U32, None, 512),
                 _ => (KeyType::U64, None, 4096),
             };
