@@ -65,6 +65,10 @@ pub enum CodecId {
 }
 
 impl CodecId {
+    /// Entries of a table indexed by `CodecId as usize`: one past the largest id (ids start at 1,
+    /// so entry 0 stays unused).
+    pub const TABLE_LEN: usize = CodecId::Rice as usize + 1;
+
     /// Every codec, in id order.
     pub const ALL: [CodecId; 10] = [
         CodecId::VByte,

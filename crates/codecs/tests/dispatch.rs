@@ -112,6 +112,10 @@ fn with_codec_binds_the_type_of_the_id() {
         assert_eq!(Codec(id).to_string(), id.name());
     }
     assert_eq!(Codec::all().count(), CodecId::ALL.len());
+    // A table indexed by id (the engine's blocks per codec) has a slot for every codec.
+    assert!(CodecId::ALL
+        .iter()
+        .all(|&id| (id as usize) < CodecId::TABLE_LEN));
 }
 
 /// `Codec::encoded_len`, where a codec gives one, is the size its encoder writes, for random

@@ -66,7 +66,7 @@ pub struct DbStats {
     pub branch_keys: u64,
     /// The leaves' compressed key blocks per codec, indexed by `CodecId as usize` (an `auto`
     /// database mixes codecs; see [`DbStats::codec_mix`]).
-    pub key_blocks: [u64; 10],
+    pub key_blocks: [u64; CodecId::TABLE_LEN],
     /// The leaves' compressed record chunks per layout, indexed as [`DbStats::RECORD_LAYOUTS`]
     /// names them (see [`DbStats::record_mix`]).
     pub record_chunks: [u64; 5],

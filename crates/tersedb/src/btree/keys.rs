@@ -863,7 +863,11 @@ impl KeyList {
 
     /// Adds the list's compressed blocks to `out`, one count per codec (`CodecId as usize`);
     /// nothing for lists that are not blocks of codecs.
-    pub fn codec_blocks(&self, region: &[u8], out: &mut [u64; 10]) -> SResult<()> {
+    pub fn codec_blocks(
+        &self,
+        region: &[u8],
+        out: &mut [u64; tersedb_codecs::CodecId::TABLE_LEN],
+    ) -> SResult<()> {
         match self {
             KeyList::Packed(p) => p.codec_blocks(region, out),
             _ => Ok(()),

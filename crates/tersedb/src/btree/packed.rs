@@ -2217,7 +2217,7 @@ impl Packed {
     }
 
     /// Adds the list's non-empty blocks to `out`, one count per codec (`CodecId as usize`).
-    pub fn codec_blocks(&self, region: &[u8], out: &mut [u64; 10]) -> SResult<()> {
+    pub fn codec_blocks(&self, region: &[u8], out: &mut [u64; CodecId::TABLE_LEN]) -> SResult<()> {
         let h = self.hdr(region)?;
         for b in 0..h.nb {
             let blk = block_at(region, h, b)?;
