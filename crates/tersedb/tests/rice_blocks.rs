@@ -24,7 +24,7 @@ fn block_counts(env: &Env) -> (usize, usize) {
     let (mut most, mut full, mut all) = (0, 0, 0u64);
     r.scan_leaves(&db, &[(0, u64::MAX)], false, &mut |leaf, _| {
         leaf.blocks(&mut blocks, 0, u64::MAX)?;
-        for b in blocks.iter().filter(|b| b.len() > 0) {
+        for b in blocks.iter().filter(|b| !b.is_empty()) {
             most = most.max(b.len());
             full += usize::from(b.len() == 511);
             all += 1;
