@@ -8,8 +8,9 @@ cd "$(dirname "$0")/../.."
 
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}/sql"
 # The unit and integration tests, then the doc tests: not the timing examples, which a plain
-# `cargo test` links too (40 s of a cold CI run for three binaries that run nothing here; .ci/run's
-# clippy --all-targets still compiles them).
+# `cargo test` links too (40 s to relink the three after a change; a cold run builds them beside
+# DataFusion's own units and gained nothing measurable). .ci/run's clippy --all-targets still
+# compiles them.
 cargo test --manifest-path crates/datafusion/Cargo.toml --lib --tests
 cargo test --manifest-path crates/datafusion/Cargo.toml --doc
 cargo test -p tersedb-cli --features sql --test sql \
