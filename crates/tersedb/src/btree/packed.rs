@@ -543,6 +543,18 @@ fn prove_order(region: &[u8], h: Hdr, n: usize) -> SResult<usize> {
     }
 }
 
+/// The key limits of `auto`'s candidate codecs: the fewest, which every block of an `auto`
+/// list is written to fit ([`Packed::cap`]), and the most, beyond which no block of one is read
+/// ([`prove_order`]).
+fn auto_key_limits() -> (usize, usize) {
+    AUTO_CODECS
+        .iter()
+        .map(|&c| Codec(c).max_keys())
+        .fold((usize::MAX, 0), |(fewest, most), m| {
+            (fewest.min(m), most.max(m))
+        })
+}
+
 /// [`prove_order`] for a layout known at compile time: each descriptor is read as one chunk
 /// of its constant length and every condition is or-ed into one flag (no branch per block),
 /// so the walk costs a few instructions per block (callgrind: 24.7k instructions per call
@@ -560,16 +572,9 @@ fn prove_order_fixed<const W: bool, const B: bool, const A: bool>(
         .ok_or(Fault("compressed key list longer than its region"))?;
     // The most keys a block of the list's codec holds (of any `auto` candidate): the 9-bit
     // count field reaches 511, Rice's limit, and a COUNT over whole blocks trusts the counts.
-    let most = h.codec.map_or_else(
-        || {
-            AUTO_CODECS
-                .iter()
-                .map(|&c| Codec(c).max_keys())
-                .max()
-                .unwrap_or(0)
-        },
-        |c| Codec(c).max_keys(),
-    );
+    let most = h
+        .codec
+        .map_or_else(|| auto_key_limits().1, |c| Codec(c).max_keys());
     // `floor`: the least first key the next block may have (above a non-empty block's last
     // key, at least a gap's key).
     let (mut floor, mut off, mut keys, mut blocks, mut bad) = (0u64, 0usize, 0usize, 0, false);
@@ -1026,11 +1031,7 @@ impl Packed {
     #[inline]
     fn cap(&self) -> usize {
         let max = if self.auto {
-            AUTO_CODECS
-                .iter()
-                .map(|&c| Codec(c).max_keys())
-                .min()
-                .unwrap_or(0)
+            auto_key_limits().0
         } else {
             Codec(self.codec).max_keys()
         };
